@@ -1,0 +1,60 @@
+"""The proposer interface: given the context, return up to k draft tokens (and their q).
+
+Shaped after transformers' candidate generators (get candidates, then update the strategy),
+with the target's hidden states in the context from the start, so head-based proposers
+(Medusa, EAGLE) fit without changing the decode loop.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..sampling import SamplingConfig
+
+
+@dataclass
+class Context:
+    ids: torch.Tensor                  # (T,) every committed token: prompt + generated
+    hidden: torch.Tensor | None        # (T-1, H) target's final hidden state at each position whose
+                                       # next token is committed; hidden[-1] produced ids[-1].
+                                       # Filled only for proposers with needs_hidden=True.
+    sampling: SamplingConfig
+    generator: torch.Generator | None
+
+
+@dataclass
+class Draft:
+    tokens: torch.Tensor               # (k',) drafted ids, k' <= k (may be empty)
+    q: torch.Tensor | None = None      # (k', V) draft distributions; None for a deterministic proposer
+
+
+class Proposer:
+    """Subclasses implement propose(); the others are optional hooks."""
+
+    name = "proposer"
+    needs_hidden = False      # True: the decode loop keeps the target's hidden states in Context
+    deterministic = False     # True: q is one-hot on the drafted token (lookup)
+
+    def reset(self, prompt_ids: torch.Tensor) -> None:
+        """Start a new sequence."""
+
+    def propose(self, ctx: Context, k: int) -> Draft:
+        raise NotImplementedError
+
+    def update(self, ctx: Context, n_accepted: int) -> None:
+        """Called after verification with the new committed context (e.g. to roll back a KV cache)."""
+
+
+def empty_draft() -> Draft:
+    return Draft(tokens=torch.zeros(0, dtype=torch.long))
+
+
+class Plain(Proposer):
+    """No draft: every step is one ordinary decoding step. The baseline."""
+
+    name = "plain"
+    deterministic = True
+
+    def propose(self, ctx: Context, k: int) -> Draft:
+        return empty_draft()

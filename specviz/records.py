@@ -1,0 +1,113 @@
+"""Typed records: the only thing that crosses from the engine to the UI, CLI, bench and tests.
+
+Every number uses the names of shared/notes/metrics.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+TOP_N = 10  # how many tokens of p and q a step keeps for the bar charts
+
+
+@dataclass
+class TopTokens:
+    ids: list[int]
+    probs: list[float]
+
+
+@dataclass
+class StepRecord:
+    index: int                     # 0-based step number (= target pass number)
+    k: int                         # draft length asked for this step (adaptive k may change it)
+    context_len: int               # committed tokens before this step (prompt included)
+    drafted: list[int]             # draft token ids (may be empty: a step with no draft)
+    decisions: list[bool]          # per tested position: accepted?
+    draws: list[float | None]      # uniform r per tested position (None when greedy)
+    ratios: list[float]            # p(x)/q(x) per tested position
+    n_accepted: int
+    next_token: int                # correction or bonus
+    next_origin: str               # "correction" | "bonus"
+    emitted: list[int]             # accepted drafts + next_token (truncated at EOS / max_new_tokens)
+    draft_s: float                 # wall time spent drafting
+    verify_s: float                # wall time of the target pass (+ acceptance)
+    logit_top1: list[float]        # target's top logit at each emitted position
+    logit_gap: list[float]         # target's top1 - top2 logit at each emitted position
+    greedy: bool = True
+    q_deterministic: bool = False  # True when the proposer gave no q (lookup): q is one-hot
+    # For the charts (only filled when recording is on):
+    p_top: list[TopTokens] = field(default_factory=list)  # k+1 positions; softmax at T=1 when greedy
+    q_top: list[TopTokens] = field(default_factory=list)  # k drafted positions
+    p_rejected: torch.Tensor | None = None  # (V,) p at the rejected position (the distribution in force)
+    q_rejected: torch.Tensor | None = None  # (V,) q at the rejected position
+
+    @property
+    def n_drafted(self) -> int:
+        return len(self.drafted)
+
+    @property
+    def n_emitted(self) -> int:
+        return len(self.emitted)
+
+    @property
+    def rejected_at(self) -> int | None:
+        return self.n_accepted if self.n_accepted < len(self.drafted) else None
+
+    def origins(self) -> list[str]:
+        """Origin of each emitted token: 'accepted' draft, 'correction' or 'bonus'."""
+        out = ["accepted"] * self.n_accepted + [self.next_origin]
+        return out[: len(self.emitted)]
+
+
+@dataclass
+class RunSummary:
+    method: str
+    text: str
+    token_ids: list[int]
+    prompt_tokens: int
+    target_passes: int
+    drafted: int
+    accepted: int
+    acceptance_rate: float | None          # accepted / drafted; None when nothing was drafted
+    tokens_per_pass: float                 # emitted / target_passes
+    per_position_acceptance: list[float]   # a_i = P(position i accepted | positions < i accepted)
+    wall_s: float                          # end to end: prefill included, model load excluded
+    tokens_per_s: float
+    prefill_s: float
+    draft_s: float
+    verify_s: float
+    mean_k: float                          # mean drafted length per step (k-bar)
+    k_at_floor: int = 0                    # adaptive k: steps whose k sat at its floor of 1
+    stopped_at_eos: bool = False
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def summarize(method: str, text: str, token_ids: list[int], prompt_tokens: int,
+              steps: list[StepRecord], wall_s: float, prefill_s: float,
+              stopped_at_eos: bool = False) -> RunSummary:
+    drafted = sum(s.n_drafted for s in steps)
+    accepted = sum(s.n_accepted for s in steps)
+    emitted = sum(s.n_emitted for s in steps)
+    passes = len(steps)
+    max_k = max((s.n_drafted for s in steps), default=0)
+    per_pos = []
+    for i in range(max_k):
+        reached = [s for s in steps if s.n_drafted > i and s.n_accepted >= i]
+        if reached:
+            per_pos.append(sum(s.n_accepted > i for s in reached) / len(reached))
+    return RunSummary(
+        method=method, text=text, token_ids=token_ids, prompt_tokens=prompt_tokens,
+        target_passes=passes, drafted=drafted, accepted=accepted,
+        acceptance_rate=(accepted / drafted) if drafted else None,
+        tokens_per_pass=(emitted / passes) if passes else 0.0,
+        per_position_acceptance=per_pos, wall_s=wall_s,
+        tokens_per_s=(emitted / wall_s) if wall_s > 0 else 0.0,
+        prefill_s=prefill_s, draft_s=sum(s.draft_s for s in steps),
+        verify_s=sum(s.verify_s for s in steps),
+        mean_k=(drafted / passes) if passes else 0.0,
+        k_at_floor=sum(1 for s in steps if s.k == 1),
+        stopped_at_eos=stopped_at_eos,
+    )

@@ -1,0 +1,99 @@
+"""The project's one workload set: named prompts tagged copy-heavy or novel.
+
+Copy-heavy prompts carry most of their answer in the context (lookup's home ground); novel ones
+ask for text that is not there. The app's presets, the bench, the tests and the trained-proposer
+evaluation all read this list.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+COPY, NOVEL = "copy-heavy", "novel"
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    kind: str      # COPY or NOVEL
+    task: str      # what the prompt asks for, in a few words
+    prompt: str
+    chat: bool = True  # wrap in the model's chat template
+
+
+_PASSAGE = """The harbour town of Velmora sits at the mouth of a slow green river. Every spring the \
+fishing fleet is repainted in bright colours, and the whole town gathers on the quay to vote for \
+the best boat. The old lighthouse keeper, Marta Quill, has kept a logbook of the weather for forty \
+years. Her records show that the spring storms now arrive two weeks later than they did when she \
+started. The town council uses her logbook to decide when the fleet may sail, and the fishermen \
+trust her notes more than any forecast on the radio. Last year a young engineer named Tomas Reyes \
+installed solar panels on the lighthouse roof, so the lamp no longer depends on diesel from the \
+mainland."""
+
+_CODE = '''def total_price(items, tax_rate):
+    """Return the price of all items including tax."""
+    subtotal = 0
+    for item in items:
+        subtotal += item["price"] * item["quantity"]
+    tax = subtotal * tax_rate
+    return subtotal + tax
+
+
+def cheapest_item(items):
+    """Return the item with the lowest unit price."""
+    best = None
+    for item in items:
+        if best is None or item["price"] < best["price"]:
+            best = item
+    return best
+'''
+
+_DOC = """Library opening hours and rules.
+The main reading room is open from 9 am to 8 pm on weekdays and from 10 am to 4 pm on Saturdays. \
+It is closed on Sundays and public holidays. Members may borrow up to six books at a time for three \
+weeks. A loan can be renewed twice online unless another member has reserved the book. Late returns \
+cost 20 cents per book per day, up to a maximum of 5 euros per book. Laptops may be used in the \
+reading room, but phone calls must be taken in the entrance hall. Food is not allowed anywhere in \
+the library; water in a closed bottle is allowed."""
+
+_CSV = """name,city,age,role
+Alice Martin,Lyon,34,engineer
+Bruno Costa,Porto,41,designer
+Chen Wei,Shanghai,29,analyst
+Dana Novak,Prague,52,manager
+Elif Kaya,Izmir,38,teacher"""
+
+WORKLOADS: list[Workload] = [
+    Workload("summarise-passage", COPY, "summarise a passage, keeping its names",
+             f"Here is a passage:\n\n{_PASSAGE}\n\nRewrite the passage above sentence by sentence, "
+             "changing the name Marta Quill to Elena Stone and keeping everything else the same."),
+    Workload("edit-code", COPY, "edit code that must be echoed back",
+             f"Here is some Python code:\n\n{_CODE}\nRewrite the whole code, renaming the parameter "
+             "`items` to `products` everywhere. Reply with the full code only."),
+    Workload("quote-document", COPY, "answer from a quoted document",
+             f"Read this document:\n\n{_DOC}\n\nCopy the sentences of the document that say when the "
+             "reading room is open, how many books a member may borrow and what late returns cost. "
+             "Quote them exactly."),
+    Workload("csv-to-json", COPY, "reformat structured data",
+             f"Convert this CSV to a JSON list of objects, one object per row, with the keys name, "
+             f"city, age and role:\n\n{_CSV}"),
+    Workload("story", NOVEL, "an open-ended story",
+             "Write a short story about a robot who learns to bake bread in a small mountain village."),
+    Workload("brainstorm", NOVEL, "a brainstorm list",
+             "Give me ten creative names for a bakery that also sells books, each with a one-line reason."),
+    Workload("chat", NOVEL, "a short chat",
+             "Hi! I just moved to a new city and I feel a bit lonely. Any advice?"),
+    Workload("explain", NOVEL, "an explanation",
+             "Explain to a ten-year-old why the sky is blue and why sunsets are red."),
+]
+
+BY_NAME = {w.name: w for w in WORKLOADS}
+
+
+def of_kind(kind: str) -> list[Workload]:
+    return [w for w in WORKLOADS if w.kind == kind]
+
+
+def get(name: str) -> Workload:
+    if name not in BY_NAME:
+        raise KeyError(f"unknown workload '{name}' (known: {', '.join(BY_NAME)})")
+    return BY_NAME[name]
