@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -41,6 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-new-tokens", type=int, default=64)
     g.add_argument("--json", action="store_true", help="print one JSON object")
     add_model_args(g)
+    g.set_defaults(func=cmd_generate)
+    # Other commands (train, bench) live in their own modules, each with add_parser(sub) that
+    # registers a sub-parser and sets func=... on it.
+    for modname in ("specviz.train.cli", "specviz.bench"):
+        try:
+            mod = importlib.import_module(modname)
+        except ModuleNotFoundError as e:
+            if e.name != modname and not modname.startswith(e.name or "-"):
+                raise
+            continue
+        mod.add_parser(sub)
     return ap
 
 
@@ -105,9 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     a = ap.parse_args(argv)
     try:
-        if a.command == "generate":
-            return cmd_generate(a)
-        ap.error(f"unknown command {a.command}")
+        return a.func(a)
     except (InputError, ModelError, KeyError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"specviz: error: {msg}", file=sys.stderr)
