@@ -92,3 +92,20 @@ def drafter(name: str) -> LoadedModel | None:
     except (ModelError, InputError) as e:
         st.error(f"Could not load the drafter: {e}")
         return None
+
+
+# -- measured runs shared between pages (the calculator fills itself from these) ----------------
+def remember_run(method: str, summary, steps, plain_summary=None, k: int | None = None,
+                 n: int | None = None, v_table: dict | None = None) -> None:
+    """Keep the last measured run per method in this session (summary + step records).
+
+    plain_summary: the plain-decoding run measured alongside it (same prompt, same settings),
+    which gives the measured speedup and t1; v_table: {k: v(k)} if measured.
+    """
+    st.session_state.setdefault("measured_runs", {})[method] = {
+        "summary": summary, "steps": steps, "plain": plain_summary, "k": k, "n": n, "v_table": v_table}
+
+
+def measured_runs() -> dict:
+    """{method: {"summary", "steps", "plain", "k", "n", "v_table"}} for this session."""
+    return st.session_state.get("measured_runs", {})
