@@ -163,7 +163,7 @@ def tiny_llama(vocab_size: int = 96, layers: int = 2, hidden: int = 32, seed: in
     torch.manual_seed(seed)
     cfg = LlamaConfig(vocab_size=vocab_size, hidden_size=hidden, intermediate_size=2 * hidden,
                       num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                      max_position_embeddings=max_positions, tie_word_embeddings=True,
+                      max_position_embeddings=max_positions, tie_word_embeddings=False, initializer_range=0.2,
                       bos_token_id=0, eos_token_id=1, pad_token_id=1)
     model = LlamaForCausalLM(cfg).to(dtype).eval()
     return LoadedModel(name=f"tiny-llama-v{vocab_size}-l{layers}-s{seed}", model=model, tokenizer=None,
