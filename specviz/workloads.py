@@ -67,8 +67,8 @@ WORKLOADS: list[Workload] = [
              f"Here is a passage:\n\n{_PASSAGE}\n\nRewrite the passage above sentence by sentence, "
              "changing the name Marta Quill to Elena Stone and keeping everything else the same."),
     Workload("edit-code", COPY, "edit code that must be echoed back",
-             f"Here is some Python code:\n\n{_CODE}\nRewrite the whole code, renaming the parameter "
-             "`items` to `products` everywhere. Reply with the full code only."),
+             f"```python\n{_CODE}```\n\nRename the function `cheapest_item` to `lowest_price_item`. "
+             "Show the full code."),
     Workload("quote-document", COPY, "answer from a quoted document",
              f"Read this document:\n\n{_DOC}\n\nCopy the sentences of the document that say when the "
              "reading room is open, how many books a member may borrow and what late returns cost. "
