@@ -3,7 +3,8 @@ import streamlit as st
 
 from specviz.app_support import sidebar
 
-st.set_page_config(page_title="specviz — speculative decoding, step by step", layout="wide")
+st.set_page_config(page_title="specviz — speculative decoding, step by step", layout="wide",
+                   page_icon="🔎")  # an emoji favicon: a :material: one is fetched from the internet
 
 PAGES = {
     "Learn": [

@@ -1,4 +1,159 @@
+"""Break-even calculator: when does speculation pay, and with which k? Filled from a measured run in one click."""
 import streamlit as st
 
-st.title("breakeven")
-st.info("This page is being built.")
+from specviz import app_support as app
+from specviz import breakeven as be
+from specviz.viz import breakeven as vb
+
+K_MAX = 16
+CONSTANT, TABLE = "a constant", "the measured table"
+ss = st.session_state
+
+st.title("Break-even calculator")
+st.markdown(
+    "If each drafted token is accepted independently with probability **α**, one target pass commits on "
+    "average **E[τ] = (1 − α^(k+1)) / (1 − α)** tokens. The step costs one verify pass over k+1 positions, "
+    "**v(k)**, plus k draft steps of cost **c** each, both measured in plain decoding steps. "
+    "So the **speedup = E[τ] ÷ (v(k) + k·c)**: below some α speculation slows decoding down.")
+
+ss.setdefault("bk_alpha", 0.8)
+ss.setdefault("bk_k", 4)
+ss.setdefault("bk_c", 0.05)
+ss.setdefault("bk_v", 1.0)
+ss.setdefault("bk_vmode", CONSTANT)
+if ss.pop("_bk_use_table", False):
+    ss["bk_vmode"] = TABLE
+
+
+def v_in_use():
+    """The v the formulas use now, and a line saying what it is."""
+    table = app.v_table_if_measured()
+    if ss["bk_vmode"] == TABLE and table:
+        return table, "the measured v(k) table of " + app.target_label()
+    return float(ss["bk_v"]), f"a constant v = {ss['bk_v']:.2f}"
+
+
+def fill(method: str) -> None:
+    """One click: α, k, c (and v, if measured) from the session's last measured run of `method`."""
+    e = app.measured_runs()[method]
+    v, _ = v_in_use()
+    ch = be.run_checks(method, e["summary"], e["steps"], e.get("plain"), e.get("plain_steps"), v, e.get("k"))
+    if ch.alpha is not None:
+        ss["bk_alpha"] = round(ch.alpha, 2)
+    ss["bk_k"] = int(e.get("k") or max(1, round(ch.k_bar)))
+    if ch.c is not None:
+        ss["bk_c"] = round(ch.c, 3)
+    if e.get("v_table"):
+        ss.setdefault("v_tables", {})[tuple(app.settings().values())] = e["v_table"]
+    if app.v_table_if_measured():
+        ss["bk_vmode"] = TABLE
+    ss["bk_filled"] = method
+
+
+# -- fill from a measured run ------------------------------------------------------------------
+runs = {m: e for m, e in app.measured_runs().items() if m != "plain"}
+with st.container(border=True):
+    st.markdown("**Fill from a measured run**")
+    if not runs:
+        st.caption("No measured run in this session yet. Play a run on the Step-through page and press "
+                   "“Run plain decoding alongside” there (that gives c and the measured speedup), then come back.")
+        st.page_link("pages/step_through.py", label="Go to Step through", icon=":material/footprint:")
+    else:
+        c1, c2 = st.columns([2, 1])
+        pick = c1.selectbox("Run", list(runs), key="bk_pick", persist_state="session", format_func=lambda m: (
+            f"{m} — k = {runs[m].get('k')}, {len(runs[m]['summary'].token_ids)} tokens"
+            + ("" if runs[m].get("plain") else " (no plain run: α only)")))
+        c2.button("Fill α, k, c and v", on_click=fill, args=(pick,), type="primary", key="bk_fill_btn")
+
+# -- inputs ------------------------------------------------------------------------------------
+c1, c2, c3 = st.columns(3)
+alpha = c1.slider("Acceptance rate α", 0.0, 1.0, step=0.01, key="bk_alpha", persist_state="session")
+k = c2.number_input("Draft length k", step=1, key="bk_k", persist_state="session", help=f"1 to {K_MAX}")
+c = c3.number_input("Draft cost c per token (plain steps)", min_value=0.0, max_value=5.0, step=0.01,
+                    format="%.3f", key="bk_c", persist_state="session",
+                    help="Prompt lookup ≈ 0; a draft model about its size relative to the target, or more on a CPU")
+c1, c2, c3 = st.columns(3)
+c1.radio("Verification cost v(k) from", [CONSTANT, TABLE], key="bk_vmode", persist_state="session", horizontal=True)
+c2.number_input("Constant v", min_value=0.1, max_value=10.0, step=0.05, key="bk_v", persist_state="session",
+                disabled=ss["bk_vmode"] == TABLE and bool(app.v_table_if_measured()))
+with c3:
+    if st.button("Measure v(k) on this model", key="bk_measure"):
+        with st.spinner("Timing verify passes over 1…17 positions (a few seconds)…"):
+            table = app.measure_v_table()
+        if table:
+            ss["_bk_use_table"] = True
+            st.rerun()
+
+if ss["bk_vmode"] == TABLE and not app.v_table_if_measured():
+    st.warning("No v(k) table measured for this model yet: press “Measure v(k) on this model”. "
+               "Using the constant meanwhile.")
+
+
+def show(k: int) -> None:
+    """Outputs, charts and the checks of a filled run, for valid inputs."""
+    v, v_text = v_in_use()
+    tau = be.expected_tokens_per_pass(alpha, k)
+    s = be.speedup(alpha, k, c, v)
+    a0 = be.breakeven_alpha(k, c, v)
+    kb, sb = be.best_k(alpha, c, v, K_MAX)
+
+    m = st.columns(4)
+    m[0].metric("Expected tokens per pass E[τ]", f"{tau:.2f}")
+    m[1].metric("Predicted speedup", f"{s:.2f}×", help=f"step cost v(k) + k·c = {be.step_cost(k, c, v):.3f}")
+    m[2].metric("Break-even α at this k",
+                "pays at any α" if a0 == 0.0 else "never pays" if a0 is None else f"{a0:.2f}")
+    m[3].metric("Best k at this α", "don't speculate" if kb == 0 else f"k = {kb}",
+                help=f"predicted speedup at the best k: {sb:.2f}×")
+    st.caption(f"v(k) is {v_text}; step cost v({k}) + {k}·c = {be.step_cost(k, c, v):.3f} plain steps.")
+
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(vb.speedup_vs_alpha(k, c, v, alpha), width="stretch", key="bk_fig_alpha")
+    c2.plotly_chart(vb.speedup_vs_k(alpha, c, v, k, K_MAX), width="stretch", key="bk_fig_k")
+    table = app.v_table_if_measured()
+    if table:
+        with st.expander("The measured v(k) table", expanded=ss["bk_vmode"] == TABLE):
+            st.plotly_chart(vb.v_figure(table, float(ss["bk_v"]), K_MAX), width="stretch", key="bk_fig_v")
+            st.caption("Decode is bound by reading the weights, so checking k+1 positions costs little more than "
+                       "one: that is what speculation spends its spare arithmetic on.")
+
+    # -- the two checks of a measured run ----------------------------------------------------------
+    filled = ss.get("bk_filled")
+    if filled and filled in runs:
+        e = runs[filled]
+        ch = be.run_checks(filled, e["summary"], e["steps"], e.get("plain"), e.get("plain_steps"), v, e.get("k"))
+        st.subheader(f"Does the model fit the measured {filled} run?")
+        left, right = st.columns(2)
+        with left, st.container(border=True):
+            st.markdown("**Cost-model check** — the measured τ fed into τ ÷ (v(k̄) + k̄·c)")
+            if ch.predicted_speedup is None or ch.measured_speedup is None:
+                st.caption("Needs a plain run measured alongside (for t₁, c and the measured speedup): press "
+                           "“Run plain decoding alongside” on the Step-through page.")
+            else:
+                st.markdown(
+                    f"τ = {ch.tau:.2f} tokens per pass, k̄ = {ch.k_bar:.2f} drafted per step, "
+                    f"c = {ch.c:.3f}, v(k̄) = {ch.v_k_bar:.3f}, t₁ = {ch.t1 * 1e3:.1f} ms\n\n"
+                    f"predicted **{ch.predicted_speedup:.2f}×** vs measured **{ch.measured_speedup:.2f}×** "
+                    f"({ch.cost_model_gap:+.0%})")
+                if abs(ch.cost_model_gap) > 0.15:
+                    st.caption("A miss above 15% means time goes somewhere the model does not see: prefill, "
+                               "Python overhead per step, recording, a noisy machine.")
+        with right, st.container(border=True):
+            st.markdown("**Independence check** — E[τ] from the measured α̂ vs the measured τ")
+            if ch.tau_independent is None:
+                st.caption("Nothing was drafted in this run, so α̂ is undefined.")
+            else:
+                st.markdown(
+                    f"α̂ = {ch.alpha:.2f} → E[τ] = **{ch.tau_independent:.2f}** (averaged over each step's own "
+                    f"draft length) vs measured τ = **{ch.tau:.2f}** ({ch.independence_gap:+.0%})")
+                st.caption("The formula assumes every position is accepted independently. Prompt lookup is bursty: "
+                           "when it copies the right passage the whole draft is accepted, otherwise none of it, so "
+                           "the same α̂ gives more tokens per pass than the formula expects." if filled == "lookup"
+                           else "Acceptance falls with position (later guesses condition on earlier ones), which "
+                                "the single-α formula averages away.")
+
+
+# (no st.stop(): in Streamlit 1.67 a page that stops on a session's first run shows "Page not found")
+if 1 <= k <= K_MAX:
+    show(int(k))
+else:
+    st.error(f"k must be between 1 and {K_MAX}, got {k}.")

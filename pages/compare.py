@@ -1,4 +1,144 @@
+"""Compare proposers: every available method against plain decoding, measured live in one run."""
+import pandas as pd
 import streamlit as st
 
-st.title("compare")
-st.info("This page is being built.")
+from specviz import app_support as app
+from specviz import experiments as E
+from specviz.decode import InputError
+from specviz.models import ModelError
+from specviz.sampling import SamplingConfig
+from specviz.viz import compare as V
+from specviz.workloads import COPY, NOVEL, WORKLOADS, of_kind
+
+st.title("Compare proposers")
+st.write("The same prompt through every proposer, measured now, on this machine, through the one decode "
+         "loop — with plain decoding run in between as the yardstick. Speedup = method tokens/s ÷ plain "
+         "tokens/s, end to end (prefill included).")
+
+target = app.target()
+if target is None:
+    st.stop()
+drafter = app.drafter(app.drafter_names()[0]) if app.drafter_names() else None
+key = ("cmp_methods_for", target.name, getattr(drafter, "name", None))
+if key not in st.session_state:  # building a proposer may load weights: once per session
+    st.session_state[key] = E.try_methods(target, drafter)
+methods, why_not = st.session_state[key]
+trained = E.trained_available()
+if why_not:
+    st.info("Not available here: " + "; ".join(f"**{m}** — {r}" for m, r in why_not.items()))
+elif not trained.get("medusa") and not trained.get("eagle"):
+    st.info("No trained heads (Medusa / EAGLE) are in models/ yet.")
+
+CHOICES = {f"every {COPY} workload": of_kind(COPY), f"every {NOVEL} workload": of_kind(NOVEL),
+           "one of each kind": [of_kind(COPY)[0], of_kind(NOVEL)[0]], "all eight workloads": WORKLOADS}
+CHOICES.update({f"{w.name} ({w.kind})": [w] for w in WORKLOADS})
+c1, c2, c3 = st.columns([2, 2, 1])
+which = c1.selectbox("Workload", list(CHOICES), index=2, key="cmp_workloads")
+chosen = c2.multiselect("Methods (plain always runs)", methods, default=methods, key="cmp_methods")
+n = c3.number_input("lookup n", 1, 6, 3, key="cmp_n")
+c1, c2, c3, c4 = st.columns(4)
+ks = c1.multiselect("k values", list(range(1, 11)), default=[2] if app.TINY else [3, 6], key="cmp_ks")
+mode = c2.radio("Decoding", ["sampled", "greedy"], horizontal=True, key="cmp_mode",
+                help="A 135M model decoded greedily falls into loops, and lookup copies the loop: "
+                     "sampling shows lookup's real behaviour on novel text.")
+temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="cmp_temp", disabled=mode == "greedy")
+max_new = c3.number_input("max new tokens", 4, 256, 8 if app.TINY else 32, key="cmp_max_new")
+repeats = c4.number_input("repeats (medians)", 1, 5, 1, key="cmp_repeats")
+
+if st.button("Run the comparison", type="primary", key="cmp_run"):
+    sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
+    bar = st.progress(0.0, "starting…")
+    try:
+        runs = E.compare(target, CHOICES[which], chosen, sorted(ks), int(n), sampling, int(max_new),
+                         repeats=int(repeats), drafter=drafter, progress=lambda f, t: bar.progress(f, t))
+        st.session_state["cmp_result"] = {"runs": runs, "mode": mode if mode == "greedy" else f"sampled T={temp:g}"}
+        for r in runs:  # the calculator and other pages read the last run per method
+            if r.method != "plain":
+                plain = next(p for p in runs if p.method == "plain" and p.workload == r.workload
+                             and p.repeat == r.repeat)
+                app.remember_run(r.method, r.summary, r.steps, plain.summary, k=r.k, n=r.n)
+    except (InputError, ModelError) as e:
+        st.error(str(e))
+    bar.empty()
+
+res = st.session_state.get("cmp_result")
+if not res:
+    st.info("Choose a workload and press **Run the comparison**.")
+else:
+    runs = res["runs"]
+    rows = E.table(runs)
+    st.subheader(f"Measured ({res['mode']})")
+    st.plotly_chart(V.summary_bars(rows), key="cmp_bars")
+    df = pd.DataFrame(rows)[["workload", "kind", "method", "k", "acceptance_rate", "tokens_per_pass",
+                            "tokens_per_s", "speedup", "target_passes", "repetition"]]
+    st.dataframe(df, hide_index=True, column_config={
+        c: st.column_config.NumberColumn(format="%.2f")
+        for c in ["acceptance_rate", "tokens_per_pass", "tokens_per_s", "speedup", "repetition"]})
+    st.caption("repetition = share of the output's 4-grams that already appeared earlier in it "
+               "(how much the text loops).")
+
+    novel_plain = [r for r in rows if r["method"] == "plain" and r["kind"] == NOVEL]
+    loops = [r for r in novel_plain if r["repetition"] >= 0.2]
+    if res["mode"] == "greedy" and loops:
+        st.warning("Greedy decoding of this 135M model loops on novel prompts too: "
+                   + ", ".join(f"{r['workload']} repeats {r['repetition']:.0%} of its 4-grams" for r in loops)
+                   + ". Lookup copies the loop, so its numbers on these prompts flatter it. Switch to "
+                     "**sampled** to see lookup on genuinely new text.")
+    elif res["mode"] == "greedy" and novel_plain:
+        st.caption("Greedy mode: a small model's greedy output tends to loop, which lookup can copy; "
+                   "compare with sampled decoding before concluding anything about novel text.")
+
+    st.subheader("Acceptance by draft position")
+    st.plotly_chart(V.per_position(runs), key="cmp_pos")
+    st.caption("a_i = share of steps that reached draft position i and kept it.")
+
+    st.subheader("Where the time goes, step by step")
+    wl = st.selectbox("Workload to show", list(dict.fromkeys(r.workload for r in runs)), key="cmp_tl_w")
+    shown = [r for r in runs if r.workload == wl and r.repeat == 0]
+    st.plotly_chart(V.timeline(shown), key="cmp_timeline")
+    st.caption("Orange = drafting, blue = the target's verification pass. A draft model's k small passes "
+               "run one after another before verification can start; lookup's search does not register.")
+    st.plotly_chart(V.time_split([r for r in rows if r["workload"] == wl]), key="cmp_split")
+
+    st.subheader("Recommendation per workload kind (from these measurements)")
+    for rec in E.recommend(runs).values():
+        st.markdown("- " + rec.text())
+    kinds = {r.kind for r in runs}
+    if len(kinds) < 2:
+        st.caption("Only one kind was measured; choose 'one of each kind' to get both recommendations.")
+
+st.divider()
+st.subheader("Lookup on novel prompts: greedy vs sampled")
+st.write("The same novel prompts, lookup against plain decoding, once greedy and once sampled.")
+c1, c2, _ = st.columns([1, 1, 2], vertical_alignment="bottom")
+gk = c1.number_input("k for this check", 1, 10, 5, key="cmp_gvs_k")
+if c2.button("Run greedy vs sampled", key="cmp_gvs_run"):
+    bar = st.progress(0.0, "starting…")
+    try:
+        wls = of_kind(NOVEL)[:1] if app.TINY else of_kind(NOVEL)[:2]
+        st.session_state["cmp_gvs"] = E.greedy_vs_sampled(target, wls, int(gk), 3, 8 if app.TINY else 32,
+                                                          progress=lambda f, t: bar.progress(min(1.0, f), t))
+    except (InputError, ModelError) as e:
+        st.error(str(e))
+    bar.empty()
+gvs = st.session_state.get("cmp_gvs")
+if gvs:
+    st.plotly_chart(V.greedy_vs_sampled(gvs), key="cmp_gvs_fig")
+    for r in [r for r in gvs if r["method"] == "lookup"]:
+        plain = next(p for p in gvs if p["method"] == "plain" and p["workload"] == r["workload"]
+                     and p["mode"] == r["mode"])
+        st.markdown(f"- **{r['workload']}, {r['mode']}**: plain output repeats {plain['repetition']:.0%} of "
+                    f"its 4-grams; lookup τ = {r['tokens_per_pass']:.2f}, speedup {r['speedup']:.2f}×")
+
+bench = E.latest_bench()
+if bench:
+    st.divider()
+    st.subheader("Latest bench results file")
+    st.caption(f"{bench[0]} — recorded by `python -m specviz bench`, shown beside the live numbers above.")
+    rows_b = E.bench_rows(bench[1])
+    if rows_b:
+        st.dataframe(pd.DataFrame(rows_b), hide_index=True, column_config={
+            c: st.column_config.NumberColumn(format="%.2f")
+            for c in ["tokens_per_pass", "acceptance_rate", "tokens_per_s", "speedup"]})
+    else:
+        st.json(bench[1], expanded=False)

@@ -1,4 +1,93 @@
+"""Home: what speculative decoding is, where each page fits, and how to pick a proposer."""
 import streamlit as st
 
-st.title("specviz")
-st.write("Speculative decoding on a real small language model, step by step. (Pages are being built.)")
+from specviz import app_support as app
+
+st.title("specviz — speculative decoding, step by step")
+
+
+def load_status():
+    state, waited = app.preload()  # starts the target loading in the background; never blocks
+    if state == "loading":
+        st.info(f"Loading the target model in the background ({waited:.0f} s so far; the default model takes "
+                "about 20 s on a CPU). Read on — the live pages will be ready when you get there.",
+                icon=":material/hourglass_top:")
+    elif state == "ready":
+        st.success(f"Target model loaded: {app.target_label()}, {app.settings()['dtype']}.",
+                   icon=":material/check_circle:")
+    else:
+        st.error(f"The target model could not be loaded: {state.removeprefix('failed: ')}")
+    return state
+
+
+if app.preload()[0] == "loading":
+    @st.fragment(run_every=2)
+    def _poll():
+        if load_status() != "loading":
+            st.rerun()  # redraw the page once, without the timer
+    _poll()
+else:
+    load_status()
+
+st.markdown("""
+A language model writes one token per forward pass, and on a CPU or a GPU at batch size 1 that pass
+is limited by how fast the weights can be read, not by arithmetic. Checking **five** proposed tokens
+in one pass costs about as much as producing **one**. Speculative decoding exploits this: something
+cheap *proposes* a few tokens, the big model *verifies* them all in a single pass, keeps the longest
+prefix it agrees with and adds one token of its own. When the guesses are good, each expensive pass
+commits several tokens; when they are bad, the pass still commits one, and the only loss is the
+cost of guessing and of the slightly wider pass.
+
+The acceptance rule is built so that nothing is lost: a proposed token x is kept with probability
+min(1, p(x) / q(x)) — p is the target's distribution, q the proposer's — and after a rejection the
+replacement is drawn from what p has left over, norm(max(0, p − q)). The text then follows p exactly,
+however poor the proposer. With greedy decoding the rule reduces to "keep the guess while it is the
+target's own argmax".
+
+Everything here runs for real on **SmolLM2-135M-Instruct** on this machine; every number is measured.
+""")
+
+st.subheader("Where to go")
+c1, c2 = st.columns(2)
+with c1:
+    st.page_link("pages/step_through.py", label="Step through", icon=":material/footprint:")
+    st.caption("One target pass at a time: the drafted tokens, p against q at each position, the random draw "
+               "r against p(x)/q(x), the residual after a rejection, and the text coloured by where each "
+               "token came from.")
+    st.page_link("pages/breakeven.py", label="Break-even calculator", icon=":material/calculate:")
+    st.caption("Tokens per pass against the cost of a step: the acceptance rate below which speculation "
+               "slows you down, and the best draft length — filled from a run you measured.")
+    st.page_link("pages/compare.py", label="Compare proposers", icon=":material/compare_arrows:")
+    st.caption("The same prompts through every method, with measured speedups per workload.")
+    st.page_link("pages/experiments.py", label="k / n experiments", icon=":material/science:")
+    st.caption("Sweeps of the draft length k and lookup's match length n.")
+with c2:
+    st.page_link("pages/lossless.py", label="Is it lossless?", icon=":material/balance:")
+    st.caption("The acceptance rule tested against sampling from p directly.")
+    st.page_link("pages/pitfalls.py", label="Tokenizers & checkpoints", icon=":material/warning:")
+    st.caption("Why a drafter must share the tokenizer, and why heads belong to one checkpoint.")
+    st.page_link("pages/walkthrough.py", label="Walkthrough & interview prep", icon=":material/school:")
+    st.caption("A guided tour for a course, and the questions interviewers ask.")
+    st.page_link("pages/serve.py", label="Take it to a server", icon=":material/dns:")
+    st.caption("What these choices look like in a serving engine.")
+
+st.subheader("Choosing a proposer: start from the workload")
+st.markdown("""
+| | Prompt lookup (n-gram) | Separate draft model | Heads on the target (Medusa, EAGLE) |
+|---|---|---|---|
+| **Where guesses come from** | copies what followed the last n tokens earlier in the context | a small model with the **same tokenizer** runs k steps | small trained layers read the target's own hidden state |
+| **Cost per guess** | a search in an integer array: ≈ 0 | k small forward passes, **one after another** | one or a few tiny passes |
+| **Memory** | none | its weights plus its own KV cache for every sequence | a few MB of head weights |
+| **Works well on** | text that repeats the prompt: summaries that keep names, code edits, quoting, reformatting | genuinely new text the draft model predicts well | new text, once trained for this exact checkpoint |
+| **Fails on** | open-ended writing (nothing to copy) — a small cost each step, not a disaster | a drafter with another vocabulary cannot be used at all | a new or fine-tuned checkpoint: retrain and re-validate |
+""")
+st.markdown("""
+- **Lookup is free and shaped by the workload.** Play a copy-heavy preset and then a novel one on
+  Step through, and watch the acceptance rate move; the comparison page measures it per workload.
+- **A draft model's steps are serial**, so its cost c multiplies with k. The
+  calculator shows how quickly a modest c eats the gain.
+- **The tokenizer must match**: p and q must be over the same token ids, or p(x)/q(x) compares unrelated tokens.
+- **Heads are tied to one checkpoint**: they read one model's hidden states and must be retrained when it changes.
+- With a small model decoded greedily, the output tends to loop — and a loop is something lookup can copy.
+  Sample at a temperature above 0 to see lookup on genuinely novel text.
+""")

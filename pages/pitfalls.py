@@ -1,4 +1,96 @@
+"""Two lessons shown live: a drafter must share the target's tokenizer; trained heads belong to one checkpoint."""
+import pandas as pd
 import streamlit as st
 
-st.title("pitfalls")
-st.info("This page is being built.")
+from specviz import app_support as app
+from specviz import experiments as E
+from specviz import mismatch
+from specviz.decode import InputError
+from specviz.models import ModelError
+from specviz.sampling import SamplingConfig
+from specviz.viz import compare as V
+from specviz.workloads import COPY, NOVEL, of_kind
+
+st.title("Tokenizers & checkpoints")
+target = app.target()
+if target is None:
+    st.stop()
+
+# -- (a) tokenizers must match ------------------------------------------------------------------
+st.header("a · A drafter must share the target's tokenizer")
+st.write("The verifier compares p(x) and q(x) for the *same token id* x. If the drafter numbers its "
+         "tokens differently, id 345 means one piece of text to the drafter and another to the target, "
+         "so the ratio p(x)/q(x) compares unrelated things. specviz refuses such a pair.")
+
+
+@st.cache_resource(show_spinner="Training a small BPE tokenizer on the workload texts…")
+def _other_drafter():
+    return mismatch.other_drafter()
+
+
+other = _other_drafter()
+text = st.text_input("Text to tokenize with both", "The lighthouse keeper Marta Quill kept a logbook.",
+                     key="pit_text")
+if not text.strip():
+    st.warning("Type some text to compare the two tokenizers.")
+else:
+    d = mismatch.demo(target, other, text)
+    st.session_state["pit_demo"] = d
+d = st.session_state.get("pit_demo")
+if d:
+    c1, c2, c3 = st.columns(3)
+    c1.metric("target's token ids", f"{d.target_vocab:,}")
+    c2.metric("this drafter's token ids", f"{d.drafter_vocab:,}")
+    c3.metric("tokens for this text", f"{len(d.target_ids)} vs {len(d.drafter_ids)}")
+    n = max(len(d.target_ids), len(d.drafter_ids))
+    pad = lambda xs: [str(x) for x in xs] + [""] * (n - len(xs))  # noqa: E731
+    st.dataframe(pd.DataFrame({"target piece": pad(d.target_pieces), "target id": pad(d.target_ids),
+                               "drafter piece": pad(d.drafter_pieces),
+                               "drafter id": pad(d.drafter_ids)}), hide_index=True)
+    if d.first_difference is not None:
+        i = d.first_difference
+        st.markdown(f"The ids differ from position **{i}** on. Read the drafter's ids with the target's "
+                    "vocabulary and you get:")
+        st.code(target.tokenizer.decode(d.drafter_ids)[:200], language=None, wrap_lines=True)
+    if d.refusal:
+        st.error(f"Pairing refused: {d.refusal}")
+    st.caption("Engines that do pair different tokenizers add a translation layer (re-tokenise the "
+               "drafter's text for the target) that costs time on every step and loses acceptance at "
+               "token boundaries.")
+
+# -- (b) heads are trained per checkpoint -------------------------------------------------------
+st.header("b · Trained heads belong to one checkpoint")
+st.write("Medusa and EAGLE heads are fitted to one model's hidden states. Fine-tune the model and the "
+         "heads keep guessing for the old one until they are retrained. Lookup has no weights, so a "
+         "model swap leaves it untouched.")
+avail = E.trained_available()
+heads = [m for m in ("medusa", "eagle") if avail.get(m)]
+if not heads or not avail.get("lora"):
+    missing = [x for x in ("medusa or eagle heads", "the fine-tuned target") if
+               (x.startswith("medusa") and not heads) or (x.startswith("the") and not avail.get("lora"))]
+    st.info("This comparison needs trained artifacts that are not in models/ yet: " + ", ".join(missing)
+            + ". Once they ship, this section measures the heads on both checkpoints here.")
+else:
+    c1, c2, c3 = st.columns(3)
+    kind = c1.radio("Workload", [COPY, NOVEL], horizontal=True, key="pit_kind")
+    k = c2.number_input("k", 1, 8, 4, key="pit_k")
+    max_new = c3.number_input("max new tokens", 4, 128, 8 if app.TINY else 48, key="pit_max_new")
+    if st.button("Measure on both checkpoints", type="primary", key="pit_run"):
+        bar = st.progress(0.0, "loading the fine-tuned target…")
+        try:
+            from specviz import artifacts
+
+            tuned = artifacts.load_finetuned_target(target)
+            rows, refusals = E.checkpoint_swap(target, tuned, of_kind(kind)[0], heads + ["lookup"], int(k),
+                                               SamplingConfig(), int(max_new),
+                                               progress=lambda f, t: bar.progress(f, t))
+            st.session_state["pit_swap"] = (rows, refusals)
+        except (InputError, ModelError, FileNotFoundError) as e:
+            st.error(str(e))
+        bar.empty()
+    if "pit_swap" in st.session_state:
+        rows, refusals = st.session_state["pit_swap"]
+        st.plotly_chart(V.checkpoint_bars(rows), key="pit_swap_fig")
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+        for m, msg in refusals.items():
+            st.warning(f"Loading the {m} artifact for the fine-tuned target — {msg}")

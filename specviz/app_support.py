@@ -10,7 +10,10 @@ pages then run in well under a second per step, which is what AppTest uses.
 """
 from __future__ import annotations
 
+import functools
 import os
+import threading
+import time
 
 import streamlit as st
 
@@ -22,18 +25,78 @@ TINY = os.environ.get("SPECVIZ_TINY", "") not in ("", "0")
 
 @st.cache_resource(show_spinner="Loading the tokenizer…")
 def cached_tokenizer(name: str = DEFAULT):
+    return _tokenizer(name)
+
+
+@functools.lru_cache(maxsize=4)
+def _tokenizer(name: str):
     return load_tokenizer(name)
 
 
-@st.cache_resource(show_spinner="Loading model weights (the default model takes ~20 s on a CPU)…")
-def cached_model(name: str, device: str, dtype: str) -> LoadedModel:
+def _load(name: str, device: str, dtype: str) -> LoadedModel:
     if name.startswith("tiny:"):  # tiny:<seed> — a random test model with the SmolLM2 tokenizer
-        tok = cached_tokenizer(DEFAULT)
+        tok = _tokenizer(DEFAULT)
         m = tiny_llama(vocab_size=len(tok), layers=2, hidden=32, seed=int(name.split(":")[1]),
                        max_positions=2048)
         m.tokenizer = tok
         return m
-    return load_model(name, None if device == "auto" else device, dtype)
+    try:
+        return load_model(name, None if device == "auto" else device, dtype)
+    except ModelError:
+        raise
+    except Exception as e:  # noqa: BLE001 - e.g. device "cuda" on a machine without one
+        raise ModelError(f"could not load '{name}' on {device} as {dtype}: {type(e).__name__}: {e}") from e
+
+
+# Loads run in a background thread, one per (name, device, dtype), so a page can stay usable
+# (and say what is loading) while the weights arrive; cached_model() waits for the same job.
+_JOBS: dict[tuple, dict] = {}
+_JOBS_LOCK = threading.Lock()
+
+
+def _job(key: tuple) -> dict:
+    with _JOBS_LOCK:
+        job = _JOBS.get(key)
+        if job is None:
+            job = {"done": threading.Event(), "result": None, "error": None, "started": time.time()}
+            _JOBS[key] = job
+
+            def work():
+                try:
+                    job["result"] = _load(*key)
+                except Exception as e:  # noqa: BLE001 - handed to the waiting page
+                    job["error"] = e
+                    with _JOBS_LOCK:
+                        _JOBS.pop(key, None)  # a later attempt retries
+                finally:
+                    job["done"].set()
+
+            threading.Thread(target=work, name=f"specviz-load-{key[0]}", daemon=True).start()
+        return job
+
+
+def preload(name: str | None = None) -> tuple[str, float]:
+    """Start loading a model (default: the session's target) without waiting.
+
+    Returns (state, seconds since the load started): state is "ready", "loading" or "failed: <why>".
+    """
+    s = settings()
+    job = _job((name or s["target"], s["device"], s["dtype"]))
+    waited = time.time() - job["started"]
+    if not job["done"].is_set():
+        return "loading", waited
+    if job["error"] is not None:
+        return f"failed: {job['error']}", waited
+    return "ready", waited
+
+
+@st.cache_resource(show_spinner="Loading model weights (the default model takes ~20 s on a CPU)…")
+def cached_model(name: str, device: str, dtype: str) -> LoadedModel:
+    job = _job((name, device, dtype))
+    job["done"].wait()
+    if job["error"] is not None:
+        raise job["error"]
+    return job["result"]
 
 
 def settings() -> dict:
@@ -45,13 +108,22 @@ def settings() -> dict:
     return {"target": ss["target_name"], "device": ss["device"], "dtype": ss["dtype"]}
 
 
+def target_label(name: str | None = None) -> str:
+    """How a target name reads on a page ('default' -> the embedded model's full name)."""
+    name = name or settings()["target"]
+    return DEFAULT_LABEL if name == DEFAULT else name
+
+
 def sidebar() -> None:
     """Drawn by app.py on every page: which target, device and dtype."""
     s = settings()
     with st.sidebar:
         st.markdown("**Model**")
-        label = DEFAULT_LABEL if s["target"] == DEFAULT else s["target"]
-        st.caption(f"Target: {label}")
+        label = target_label(s["target"])
+        state, waited = preload()
+        note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far)"}.get(
+            state, " — failed to load (see the page)")
+        st.caption(f"Target: {label}, {s['dtype']} on {s['device']}{note}")
         with st.expander("Change model / device"):
             name = st.text_input("Target (default, a local folder or a cached Hugging Face id)",
                                  value=s["target"], key="target_input")
@@ -78,34 +150,111 @@ def target() -> LoadedModel | None:
         return None
 
 
+TRAINED_DRAFTER = "trained drafter (models/)"
+
+
+def _artifacts():
+    """specviz.artifacts when the trained proposers are present, else None."""
+    try:
+        from . import artifacts
+        return artifacts
+    except ImportError:
+        return None
+
+
 def drafter_names() -> list[str]:
     """Draft models the app can offer for the current target."""
     if TINY:
         return ["tiny:1"]
-    return []  # the trained default drafter registers here once it ships (models/)
+    art = _artifacts()
+    try:
+        if art is not None and art.available().get("drafter"):
+            return [TRAINED_DRAFTER]
+    except Exception:  # noqa: BLE001 - an unreadable models/ folder means nothing trained to offer
+        pass
+    return []
+
+
+@st.cache_resource(show_spinner="Loading the trained drafter…")
+def _trained_drafter(name: str, device: str, dtype: str) -> LoadedModel:
+    return _artifacts().load_drafter(cached_model(name, device, dtype))
 
 
 def drafter(name: str) -> LoadedModel | None:
     s = settings()
     try:
+        if name == TRAINED_DRAFTER:
+            return _trained_drafter(s["target"], s["device"], s["dtype"])
         return cached_model(name, s["device"], s["dtype"])
     except (ModelError, InputError) as e:
         st.error(f"Could not load the drafter: {e}")
         return None
+    except Exception as e:  # noqa: BLE001 - a broken artifact is a message, not a traceback
+        st.error(f"Could not load the drafter: {type(e).__name__}: {e}")
+        return None
+
+
+def methods_offered() -> list[str]:
+    """available_methods() of specviz.methods, with 'draft' only when a drafter can be offered."""
+    from . import methods as M
+    try:
+        return list(M.available_methods(drafter_available=bool(drafter_names())))
+    except TypeError:  # a newer signature without that keyword
+        return list(M.available_methods())
+
+
+def proposer_for(method: str, tgt: LoadedModel, n: int = 3, n_min: int | None = None,
+                 n_max: int | None = None, drafter_model: LoadedModel | None = None):
+    """methods.make_proposer with only the keywords it accepts (trained methods may add their own)."""
+    import inspect
+
+    from . import methods as M
+    kw = {"n": n, "n_min": n_min, "n_max": n_max, "drafter": drafter_model}
+    accepted = inspect.signature(M.make_proposer).parameters
+    return M.make_proposer(method, tgt, **{k: v for k, v in kw.items() if k in accepted})
 
 
 # -- measured runs shared between pages (the calculator fills itself from these) ----------------
 def remember_run(method: str, summary, steps, plain_summary=None, k: int | None = None,
-                 n: int | None = None, v_table: dict | None = None) -> None:
+                 n: int | None = None, v_table: dict | None = None, plain_steps=None) -> None:
     """Keep the last measured run per method in this session (summary + step records).
 
     plain_summary: the plain-decoding run measured alongside it (same prompt, same settings),
-    which gives the measured speedup and t1; v_table: {k: v(k)} if measured.
+    which gives the measured speedup and t1; v_table: {k: v(k)} if measured; plain_steps: that
+    plain run's step records (t1 is then their median pass time rather than a mean).
     """
     st.session_state.setdefault("measured_runs", {})[method] = {
-        "summary": summary, "steps": steps, "plain": plain_summary, "k": k, "n": n, "v_table": v_table}
+        "summary": summary, "steps": steps, "plain": plain_summary, "k": k, "n": n, "v_table": v_table,
+        "plain_steps": plain_steps, "at": time.time()}
 
 
 def measured_runs() -> dict:
-    """{method: {"summary", "steps", "plain", "k", "n", "v_table"}} for this session."""
+    """{method: {"summary", "steps", "plain", "k", "n", "v_table", "plain_steps", "at"}} for this session."""
     return st.session_state.get("measured_runs", {})
+
+
+# -- v(k), measured once per model / device / dtype (a few seconds) ------------------------------
+V_KS = (1, 2, 3, 4, 6, 8, 12, 16)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def measured_v(name: str, device: str, dtype: str, ks: tuple = V_KS) -> dict[int, float]:
+    """{k: v(k)} for this target (shared by all sessions: it describes the machine, not a user)."""
+    from .costs import measure_v
+    return measure_v(cached_model(name, device, dtype), ks=ks, context=256, repeats=5 if TINY else 7)
+
+
+def v_table_if_measured() -> dict[int, float] | None:
+    """The v(k) table this session measured for its current target, if any."""
+    s = settings()
+    return st.session_state.get("v_tables", {}).get((s["target"], s["device"], s["dtype"]))
+
+
+def measure_v_table() -> dict[int, float] | None:
+    """Measure (or fetch) v(k) for the session's target; st.error and None on failure."""
+    s = settings()
+    if target() is None:
+        return None
+    table = measured_v(s["target"], s["device"], s["dtype"])
+    st.session_state.setdefault("v_tables", {})[(s["target"], s["device"], s["dtype"])] = table
+    return table

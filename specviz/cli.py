@@ -15,7 +15,8 @@ from .sampling import SamplingConfig
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", default=DEFAULT, help="'default' (embedded SmolLM2-135M) or a HF id/local folder")
-    p.add_argument("--drafter", default=None, help="HF id/local folder of a draft model (method draft)")
+    p.add_argument("--drafter", default=None, help="HF id/local folder of a draft model (method draft; "
+                   "default: the trained drafter in models/, for the default target)")
     p.add_argument("--device", default="auto")
     p.add_argument("--dtype", default="auto", help="bfloat16 (default), float32, float16")
 
@@ -88,9 +89,7 @@ def cmd_generate(a) -> int:
         raise InputError(f"unknown method '{a.method}' (choose from: {', '.join(METHODS)})")
     target = load_model(a.target, a.device, a.dtype)
     drafter = None
-    if a.method == "draft":
-        if not a.drafter:
-            raise InputError("--method draft needs --drafter ID_OR_PATH")
+    if a.method == "draft" and a.drafter:   # without --drafter: the shipped trained drafter (default target)
         drafter = load_model(a.drafter, a.device, a.dtype)
     proposer = make_proposer(a.method, target, a.n, a.n_min, a.n_max, drafter)
     ids = encode_prompt(target.tokenizer, text, chat)

@@ -1,14 +1,14 @@
 """Method names -> proposers, and prompt encoding: the one place the app, CLI and bench build a run.
 
-Later proposers (trained drafter, Medusa, EAGLE) register here by adding to METHODS and to
-make_proposer(); the app lists available_methods().
+The trained proposers (Medusa, EAGLE, the distilled drafter) load from models/ (artifacts.py);
+the app lists available_methods().
 """
 from __future__ import annotations
 
 import torch
 
 from .decode import InputError
-from .models import LoadedModel, check_same_tokenizer
+from .models import DEFAULT_LABEL, LoadedModel, check_same_tokenizer
 from .proposers.base import Plain, Proposer
 from .proposers.draft_model import DraftModel
 from .proposers.lookup import PromptLookup
@@ -17,11 +17,24 @@ METHODS = {
     "plain": "plain decoding (no draft)",
     "lookup": "n-gram prompt lookup",
     "draft": "separate draft model",
+    "medusa": "Medusa heads (trained for the default model)",
+    "eagle": "EAGLE-style head (trained for the default model)",
+    "hybrid": "prompt lookup when the context has a match, else the EAGLE head",
 }
+TRAINED = {"medusa", "eagle", "hybrid"}   # need a shipped artifact in models/ (python -m specviz train ...)
 
 
 def available_methods(drafter_available: bool = True) -> list[str]:
-    return [m for m in METHODS if m != "draft" or drafter_available]
+    from . import artifacts
+
+    shipped = dict(artifacts.available())
+    shipped["hybrid"] = shipped["eagle"]
+    return [m for m in METHODS if (m != "draft" or drafter_available or shipped["drafter"])
+            and (m not in TRAINED or shipped[m])]
+
+
+def uses_default_target(target: LoadedModel) -> bool:
+    return target.name == DEFAULT_LABEL
 
 
 def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | None = None,
@@ -40,9 +53,21 @@ def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | Non
         return PromptLookup(n_min=lo, n_max=hi)
     if method == "draft":
         if drafter is None:
-            raise InputError("method 'draft' needs a drafter model")
+            from . import artifacts
+            if not (uses_default_target(target) and artifacts.available()["drafter"]):
+                raise InputError("method 'draft' needs a drafter model (the shipped trained drafter "
+                                 "serves only the default target)")
+            drafter = artifacts.load_drafter(target)
         check_same_tokenizer(target.tokenizer, drafter.tokenizer, target.vocab_size, drafter.vocab_size)
         return DraftModel(drafter.model, name="draft")
+    if method in TRAINED:
+        from . import artifacts
+        if not artifacts.available()["eagle" if method == "hybrid" else method]:
+            raise InputError(f"no trained {method} artifact in models/ (python -m specviz train {method})")
+        if method == "hybrid":
+            from .proposers.hybrid import Hybrid
+            return Hybrid(artifacts.load_eagle(target), n_min=n_min or 2, n_max=n_max or max(n, 2))
+        return artifacts.load_medusa(target) if method == "medusa" else artifacts.load_eagle(target)
     raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
 
 

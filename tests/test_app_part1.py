@@ -15,7 +15,6 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from specviz.plaincheck import bf16_ulp, first_divergence, is_near_tie  # noqa: E402
 from specviz.records import StepRecord, TopTokens  # noqa: E402
 from specviz.verify import residual  # noqa: E402
 from specviz.viz import step as vz  # noqa: E402
@@ -307,26 +306,6 @@ def test_calculator_measures_v_and_switches_to_the_table(warm):
 
 
 # -- pure helpers behind the pages -------------------------------------------------------------
-def test_bf16_near_tie_rule():
-    assert bf16_ulp(30.0) == 0.125 and bf16_ulp(-17.0) == 0.125 and bf16_ulp(3.0) == 2 ** -6
-    assert is_near_tie(30.0, 0.25) and is_near_tie(30.0, 0.0) and not is_near_tie(30.0, 0.3)
-
-
-def _plain_rec(i, tok, top1, gap):
-    return StepRecord(index=i, k=1, context_len=5 + i, drafted=[], decisions=[], draws=[], ratios=[],
-                      n_accepted=0, next_token=tok, next_origin="bonus", emitted=[tok], draft_s=0, verify_s=0.01,
-                      logit_top1=[top1], logit_gap=[gap])
-
-
-def test_first_divergence_reads_the_plain_runs_logits():
-    plain = [_plain_rec(i, t, 30.0, g) for i, (t, g) in enumerate([(5, 2.0), (6, 0.125), (7, 1.0)])]
-    d = first_divergence([5, 9, 7], [5, 6, 7], plain)
-    assert (d.position, d.method_token, d.plain_token, d.gap, d.near_tie) == (1, 9, 6, 0.125, True)
-    d = first_divergence([5, 6, 8], [5, 6, 7], plain)
-    assert d.position == 2 and not d.near_tie                 # a gap of 1.0 at logit 30 is no tie
-    assert first_divergence([5, 6], [5, 6, 7], plain) is None
-
-
 def test_decision_rows_for_lookup_in_sampled_mode():
     rec = StepRecord(index=0, k=2, context_len=9, drafted=[4, 8], decisions=[True, False], draws=[0.1, 0.9],
                      ratios=[0.6, 0.2], n_accepted=1, next_token=3, next_origin="correction", emitted=[4, 3],
@@ -338,3 +317,41 @@ def test_decision_rows_for_lookup_in_sampled_mode():
     assert rows[1]["p(x)"] == pytest.approx(0.2) and rows[1]["q(x)"] == 1.0 and rows[1]["r"] == 0.9
     html = vz.text_html([rec], lambda t: f"t{t}")
     assert re.findall(r'title="step 1 · ([a-z ]+)"', html) == ["accepted draft", "correction"]
+
+
+def test_a_near_tie_flip_is_pointed_out_and_explained(warm, monkeypatch):
+    # The detection itself is specviz.neartie's (tests/test_neartie.py); here: what the page says about it.
+    import specviz.plaincheck as pc
+    from specviz.neartie import Divergence
+    real = pc.against_plain
+
+    def flipped(*args, **kwargs):
+        chk = real(*args, **kwargs)
+        chk.divergence = Divergence(2, chk.plain.token_ids[2], chk.plain.token_ids[2] + 1, 30.0, 0.125, True)
+        return chk
+
+    monkeypatch.setattr(pc, "against_plain", flipped)
+    at = step_page(warm, stp_method="lookup", stp_n=1, stp_new=6)
+    at.button(key="stp_play").click().run()
+    at.button(key="stp_check_btn").click().run()
+    assert errors(at) == []
+    warning = " ".join(w.value for w in at.warning)
+    assert "near-tie flip, not a bug" in warning and "at new token 3" in warning
+    assert "differ by 0.125" in warning and "2 bfloat16 ulps there = 0.250" in warning
+
+
+def test_settings_and_the_run_survive_a_visit_to_another_page(warm):
+    at = step_page(warm, stp_method="lookup", stp_n=1, stp_k=6, stp_temp=0.5)
+    at.button(key="stp_one").click().run()
+    passes = metrics(at)["Target passes"]
+    at.switch_page("pages/breakeven.py").run()
+    at.slider(key="bk_alpha").set_value(0.42).run()
+    at.switch_page("pages/home.py").run()
+    at.switch_page("pages/step_through.py").run()
+    assert errors(at) == []
+    assert at.selectbox(key="stp_method").value == "lookup"
+    assert (at.number_input(key="stp_k").value, at.number_input(key="stp_n").value) == (6, 1)
+    assert at.number_input(key="stp_temp").value == 0.5
+    assert metrics(at)["Target passes"] == passes
+    at.switch_page("pages/breakeven.py").run()
+    assert at.slider(key="bk_alpha").value == 0.42

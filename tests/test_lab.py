@@ -36,7 +36,8 @@ def test_speculative_output_follows_p_not_q(preset):
     assert sim.trials == 6000 and sim.checkpoints[-1] == 6000
     assert matches(sim.counts, p)                       # chi-square at p = 1e-4
     if L.stats(p, q).tv > 0.1:
-        assert not matches(sim.counts, q)
+        if (q > 0).sum() >= 3:  # the chi-square needs some cells
+            assert not matches(sim.counts, q)
         assert sim.tv_to_q[-1] > sim.tv_to_p[-1] + 0.05
     # drafts kept: a binomial with success probability sum min(p, q)
     a = L.stats(p, q).acceptance

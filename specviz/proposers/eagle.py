@@ -1,0 +1,148 @@
+"""An EAGLE-style head: one decoder layer that drafts at the level of the target's features.
+
+Input at position t: the target's final hidden state f_t (which predicted token t+1) together
+with the embedding of token t+1; output: a guess for f_{t+1}, turned into a token by the target's
+own (frozen) LM head. Drafting feeds each guessed feature back in with the embedding of the token
+it produced, one small step per drafted token. The head keeps its own KV cache over the context,
+built from the target's real features; drafted entries are dropped after every step.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..sampling import logits_to_probs, sample
+from .base import Context, Draft, Proposer, empty_draft
+from .vocab import SubsetHead
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, hidden: int, eps: float = 1e-5):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(hidden))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype) * self.weight
+
+
+def rope(pos: torch.Tensor, head_dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    inv = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32, device=pos.device) / head_dim)
+    ang = pos.float()[:, None] * inv[None]                              # (T, hd/2)
+    emb = torch.cat([ang, ang], -1)                                     # (T, hd)
+    return emb.cos(), emb.sin()
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    x1, x2 = x.chunk(2, -1)
+    return x * cos.to(x.dtype) + torch.cat([-x2, x1], -1) * sin.to(x.dtype)
+
+
+class Layer(torch.nn.Module):
+    """A Llama decoder layer (grouped-query attention + SwiGLU MLP) with an explicit KV cache."""
+
+    def __init__(self, hidden: int, n_heads: int, n_kv: int, inter: int, eps: float, theta: float):
+        super().__init__()
+        self.nh, self.nkv, self.hd, self.theta = n_heads, n_kv, hidden // n_heads, theta
+        self.norm1, self.norm2 = RMSNorm(hidden, eps), RMSNorm(hidden, eps)
+        self.q = torch.nn.Linear(hidden, n_heads * self.hd, bias=False)
+        self.k = torch.nn.Linear(hidden, n_kv * self.hd, bias=False)
+        self.v = torch.nn.Linear(hidden, n_kv * self.hd, bias=False)
+        self.o = torch.nn.Linear(n_heads * self.hd, hidden, bias=False)
+        self.gate = torch.nn.Linear(hidden, inter, bias=False)
+        self.up = torch.nn.Linear(hidden, inter, bias=False)
+        self.down = torch.nn.Linear(inter, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor, pos: torch.Tensor, past: tuple | None = None):
+        """x (B, T, H) at positions pos (T,); past = (K, V) each (B, nkv, L, hd). Returns y, (K, V)."""
+        B, T, _ = x.shape
+        a = self.norm1(x)
+        q = self.q(a).view(B, T, self.nh, self.hd).transpose(1, 2)       # (B, nh, T, hd)
+        k = self.k(a).view(B, T, self.nkv, self.hd).transpose(1, 2)      # (B, nkv, T, hd)
+        v = self.v(a).view(B, T, self.nkv, self.hd).transpose(1, 2)
+        cos, sin = rope(pos, self.hd, self.theta)
+        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+        if past is not None:
+            k, v = torch.cat([past[0], k], 2), torch.cat([past[1], v], 2)  # (B, nkv, L+T, hd)
+        L = k.shape[2] - T
+        rep = self.nh // self.nkv
+        kk, vv = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)  # (B, nh, L+T, hd)
+        if T == 1:
+            att = F.scaled_dot_product_attention(q, kk, vv)
+        else:   # causal, with the cached prefix fully visible
+            mask = torch.ones(T, L + T, dtype=torch.bool, device=x.device).tril(L)  # (T, L+T)
+            att = F.scaled_dot_product_attention(q, kk, vv, attn_mask=mask)
+        x = x + self.o(att.transpose(1, 2).reshape(B, T, -1))
+        m = self.norm2(x)
+        return x + self.down(F.silu(self.gate(m)) * self.up(m)), (k, v)
+
+
+class EagleHead(torch.nn.Module):
+    def __init__(self, hidden: int, n_heads: int, n_kv: int, inter: int, eps: float = 1e-5,
+                 theta: float = 10000.0):
+        super().__init__()
+        self.fc = torch.nn.Linear(2 * hidden, hidden)
+        self.layer = Layer(hidden, n_heads, n_kv, inter, eps, theta)
+
+    @classmethod
+    def for_target(cls, config) -> "EagleHead":
+        rp = getattr(config, "rope_parameters", None) or {}
+        theta = rp.get("rope_theta", getattr(config, "rope_theta", 10000.0))
+        return cls(config.hidden_size, config.num_attention_heads, config.num_key_value_heads,
+                   config.intermediate_size, config.rms_norm_eps, theta)
+
+    def forward(self, feat: torch.Tensor, emb: torch.Tensor, pos: torch.Tensor, past: tuple | None = None):
+        """feat, emb (B, T, H) -> predicted next features (B, T, H), updated cache."""
+        return self.layer(self.fc(torch.cat([feat, emb], -1)), pos, past)
+
+
+class Eagle(Proposer):
+    name = "eagle"
+    needs_hidden = True
+
+    def __init__(self, head: EagleHead, embed: torch.nn.Module, out: SubsetHead, name: str = "eagle",
+                 add_prompt_ids: bool = True):
+        self.head, self.embed, self.out, self.name = head, embed, out, name
+        self.base_ids = out.ids.clone()
+        self.add_prompt_ids = add_prompt_ids
+        p = next(head.parameters())
+        self.dtype, self.device = p.dtype, p.device
+        self.past, self.n_real, self.f_last = None, 0, None
+
+    def reset(self, prompt_ids: torch.Tensor) -> None:
+        self.past, self.n_real, self.f_last = None, 0, None
+        if self.add_prompt_ids:
+            self.out.set_ids(torch.cat([self.base_ids, prompt_ids.to(self.base_ids.device)]))
+
+    def _step(self, feat: torch.Tensor, tokens: torch.Tensor, start: int) -> torch.Tensor:
+        emb = self.embed(tokens.to(self.device)).to(self.dtype)          # (T, H)
+        pos = torch.arange(start, start + len(tokens), device=self.device)
+        y, self.past = self.head(feat[None].to(self.device, self.dtype), emb[None], pos, self.past)
+        return y[0, -1]                                                  # (H,) guess of the next feature
+
+    @torch.inference_mode()
+    def propose(self, ctx: Context, k: int) -> Draft:
+        if ctx.hidden is None or len(ctx.hidden) == 0 or k < 1:
+            return empty_draft()
+        T = len(ctx.ids)
+        n_real = len(ctx.hidden)                                         # T-1 entries: (f_j, x_{j+1})
+        if self.past is not None and self.past[0].shape[2] > self.n_real:  # drop last step's drafts
+            self.past = tuple(t[:, :, : self.n_real] for t in self.past)
+        start = self.n_real if self.past is not None else 0
+        if start < n_real:                                               # catch up on real features
+            self.f_last = self._step(ctx.hidden[start:n_real], ctx.ids[start + 1:T], start)
+        self.n_real = n_real
+        f = self.f_last
+        tokens, qs = [], []
+        for i in range(k):
+            logits = self.out(f).float().cpu()                           # (V,)
+            q = logits_to_probs(logits, ctx.sampling)
+            x = int(logits.argmax()) if ctx.sampling.greedy else sample(q, ctx.generator)
+            tokens.append(x)
+            qs.append(q)
+            if i < k - 1:
+                f = self._step(f[None], torch.tensor([x]), n_real + i)
+        return Draft(tokens=torch.tensor(tokens, dtype=torch.long), q=torch.stack(qs))  # q: (k, V)

@@ -1,0 +1,33 @@
+"""Lookup when the context offers a match, a learned proposer otherwise.
+
+Copy-heavy stretches get lookup's free, long drafts; novel stretches fall back to the learned
+proposer, whose own state (KV cache, features) keeps catching up on every committed token.
+"""
+from __future__ import annotations
+
+import torch
+
+from .base import Context, Draft, Proposer
+from .lookup import lookup
+
+
+class Hybrid(Proposer):
+    def __init__(self, learned: Proposer, n_min: int = 2, n_max: int = 3, lookup_k: int | None = None):
+        self.learned, self.n_min, self.n_max, self.lookup_k = learned, n_min, n_max, lookup_k
+        self.name = f"lookup+{learned.name}"
+        self.needs_hidden = learned.needs_hidden
+        self.last_origin = None        # "lookup" or the learned proposer's name, for the step view
+
+    def reset(self, prompt_ids: torch.Tensor) -> None:
+        self.learned.reset(prompt_ids)
+
+    def propose(self, ctx: Context, k: int) -> Draft:
+        found, _ = lookup(ctx.ids.tolist(), self.n_min, self.n_max, self.lookup_k or k)
+        if found:
+            self.last_origin = "lookup"
+            return Draft(tokens=torch.tensor(found[:k], dtype=torch.long))
+        self.last_origin = self.learned.name
+        return self.learned.propose(ctx, k)
+
+    def update(self, ctx: Context, n_accepted: int) -> None:
+        self.learned.update(ctx, n_accepted)

@@ -1,0 +1,74 @@
+"""Medusa heads: K small heads on the target's last hidden state, each guessing one later token.
+
+The target's hidden state h_t at position t predicts token t+1 through its LM head; head i
+(i = 1..K) maps h_t to a guess for token t+1+i through a zero-initialised residual block feeding
+the same frozen LM head. All K guesses come from one call: drafting costs no serial steps, but
+the heads cannot see each other's choices, so later positions are accepted less often.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..sampling import logits_to_probs, sample
+from .base import Context, Draft, Proposer, empty_draft
+from .vocab import SubsetHead
+
+
+class ResBlock(torch.nn.Module):
+    """x + SiLU(W x + b), with W = 0 at start: an identity, so head i starts as 'repeat the target'."""
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.linear = torch.nn.Linear(hidden, hidden)
+        torch.nn.init.zeros_(self.linear.weight)
+        torch.nn.init.zeros_(self.linear.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + F.silu(self.linear(x))
+
+
+class MedusaHeads(torch.nn.Module):
+    def __init__(self, hidden: int, n_heads: int = 4):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([ResBlock(hidden) for _ in range(n_heads)])  # separate modules
+
+    @property
+    def n_heads(self) -> int:
+        return len(self.blocks)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return torch.stack([b(h) for b in self.blocks])  # (K, ..., H): head i's hidden guess
+
+
+class Medusa(Proposer):
+    """Chain drafting: the top-1 (or a sample) of heads 1..k, verified left to right."""
+
+    name = "medusa"
+    needs_hidden = True
+
+    def __init__(self, heads: MedusaHeads, out: SubsetHead, name: str = "medusa",
+                 add_prompt_ids: bool = True):
+        self.heads, self.out, self.name = heads, out, name
+        self.base_ids = out.ids.clone()
+        self.add_prompt_ids = add_prompt_ids
+        p = next(heads.parameters())
+        self.dtype, self.device = p.dtype, p.device
+
+    def reset(self, prompt_ids: torch.Tensor) -> None:
+        if self.add_prompt_ids:                      # the prompt's tokens join the draft vocabulary
+            self.out.set_ids(torch.cat([self.base_ids, prompt_ids.to(self.base_ids.device)]))
+
+    @torch.inference_mode()
+    def propose(self, ctx: Context, k: int) -> Draft:
+        if ctx.hidden is None or len(ctx.hidden) == 0 or k < 1:
+            return empty_draft()
+        h = ctx.hidden[-1].to(self.device, self.dtype)                   # (H,) produced ids[-1]
+        g = self.heads(h)[:k]                                            # (k, H)
+        logits = self.out(g).float().cpu()                               # (k, V), -inf off the subset
+        q = logits_to_probs(logits, ctx.sampling)                        # (k, V)
+        if ctx.sampling.greedy:
+            tokens = logits.argmax(-1)                                   # (k,)
+        else:
+            tokens = torch.tensor([sample(q[i], ctx.generator) for i in range(len(q))])
+        return Draft(tokens=tokens.long(), q=q)

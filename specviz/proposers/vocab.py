@@ -1,0 +1,54 @@
+"""A reduced draft vocabulary: the target's own output layer restricted to a subset of token ids.
+
+Same tokenizer, same ids: the draft distribution q is simply zero outside the subset. Drafting
+over 8-16K rows instead of 49K cuts the largest share of a head's or a drafter's step cost.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+class SubsetHead(torch.nn.Module):
+    """Logits over `ids` only, from the rows of a frozen (V, H) output weight shared with the target."""
+
+    def __init__(self, weight: torch.Tensor, ids: torch.Tensor):
+        super().__init__()
+        self.weight = weight                      # (V, H) the target's tensor, not a copy
+        self.vocab_size = weight.shape[0]
+        self.set_ids(ids)
+
+    def set_ids(self, ids: torch.Tensor) -> None:
+        ids = torch.unique(ids.long().flatten().clamp(0, self.vocab_size - 1))       # (N,) sorted
+        self.ids = ids.to(self.weight.device)
+        self.rows = self.weight.detach().index_select(0, self.ids).contiguous()      # (N, H)
+        to_sub = torch.full((self.vocab_size,), -1, dtype=torch.long)
+        to_sub[ids] = torch.arange(len(ids))
+        self.to_sub = to_sub                                                          # (V,) id -> row or -1
+
+    def extend(self, extra: torch.Tensor) -> None:
+        """Add ids (e.g. the prompt's tokens, so a copy task can draft them)."""
+        extra = extra.long().flatten().to(self.ids.device)
+        if bool((self.to_sub[extra.cpu()] < 0).any()):
+            self.set_ids(torch.cat([self.ids, extra]))
+
+    def sub_logits(self, h: torch.Tensor) -> torch.Tensor:
+        return F.linear(h, self.rows.to(h.dtype))                                     # (..., N)
+
+    def full(self, sub: torch.Tensor) -> torch.Tensor:
+        """Scatter subset logits into the full vocabulary, -inf elsewhere (q is 0 there)."""
+        out = torch.full((*sub.shape[:-1], self.vocab_size), float("-inf"), dtype=sub.dtype, device=sub.device)
+        return out.index_copy_(-1, self.ids, sub) if sub.dim() == 1 else \
+            out.index_copy_(sub.dim() - 1, self.ids, sub)                              # (..., V)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return self.full(self.sub_logits(h))
+
+
+def frequent_ids(labels: torch.Tensor, size: int, vocab_size: int, always: list[int] = ()) -> torch.Tensor:
+    """The `size` ids most often predicted by the target in the corpus (ties: lower id first),
+    topped up with the lowest ids (BPE merges come roughly in frequency order), plus `always`."""
+    counts = torch.bincount(labels.long().flatten(), minlength=vocab_size).float()   # (V,)
+    counts += 1e-6 * (vocab_size - torch.arange(vocab_size)) / vocab_size              # tie-break: low ids
+    ids = torch.topk(counts, min(size, vocab_size)).indices
+    return torch.unique(torch.cat([ids, torch.tensor(list(always), dtype=torch.long)]))

@@ -1,0 +1,133 @@
+"""python -m specviz train {corpus,drafter,medusa,eagle,lora,evaluate,readme}: resumable jobs with progress bars."""
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("train", help="build the self-distillation corpus and train the proposers")
+    jobs = p.add_subparsers(dest="job", required=True)
+
+    def common(j: argparse.ArgumentParser, run: str) -> None:
+        j.add_argument("--target", default="default", help="'default' (embedded SmolLM2-135M) or a HF id/folder")
+        j.add_argument("--device", default="auto", help="cpu, cuda or auto")
+        j.add_argument("--dtype", default="bfloat16", help="the frozen target's dtype")
+        j.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+        j.add_argument("--run", default=run, help="run folder (checkpoints; rerun to resume)")
+        j.add_argument("--max-minutes", type=float, default=None, help="stop (and ship) after this much training")
+
+    c = jobs.add_parser("corpus", help="the target answers a seeded prompt set; label every position")
+    common(c, "runs/corpus")
+    c.add_argument("--prompts", type=int, default=256)
+    c.add_argument("--batch", type=int, default=16)
+    c.add_argument("--max-new-tokens", type=int, default=128)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--sampled-share", type=float, default=0.5, help="share of shards sampled at --temperature")
+    c.add_argument("--temperature", type=float, default=0.8)
+    c.set_defaults(func=cmd_corpus)
+
+    for name, steps, tokens in (("drafter", 300, 1024), ("medusa", 300, 512), ("eagle", 300, 768)):
+        j = jobs.add_parser(name, help=f"train the {name} on the corpus and ship it to models/")
+        common(j, f"runs/{name}")
+        j.add_argument("--corpus", default="runs/corpus")
+        j.add_argument("--out", default=None, help="artifact folder (default: models/)")
+        j.add_argument("--steps", type=int, default=steps)
+        j.add_argument("--tokens-per-step", type=int, default=tokens)
+        j.add_argument("--lr", type=float, default=1e-3)
+        j.add_argument("--vocab", type=int, default=8192, help="draft vocabulary size (most frequent ids)")
+        if name == "drafter":
+            j.add_argument("--layers", type=int, default=2)
+            j.add_argument("--loss", choices=["ce", "kl"], default="ce",
+                           help="ce: the target's greedy tokens; kl: its top-8 distribution")
+        if name == "medusa":
+            j.add_argument("--heads", type=int, default=4)
+        if name == "eagle":
+            j.add_argument("--passes", type=int, default=3, help="unrolled passes on its own features")
+        j.set_defaults(func=cmd_job)
+
+    lo = jobs.add_parser("lora", help="LoRA fine-tune of the target on Python's documentation (a 2nd checkpoint)")
+    common(lo, "runs/lora")
+    lo.add_argument("--out", default=None)
+    lo.add_argument("--corpus", default="runs/corpus", help="for the chat fluency check (skipped if absent)")
+    lo.add_argument("--steps", type=int, default=120)
+    lo.add_argument("--batch", type=int, default=2)
+    lo.add_argument("--chunk", type=int, default=128)
+    lo.add_argument("--lr", type=float, default=2e-3)
+    lo.add_argument("--rank", type=int, default=8)
+    lo.set_defaults(func=cmd_job)
+    _add_evaluate(jobs)
+
+
+def _add_evaluate(jobs) -> None:
+    e = jobs.add_parser("evaluate", help="measure the shipped proposers on the workloads (real decode loop)")
+    e.add_argument("--target", default="default")
+    e.add_argument("--device", default="auto")
+    e.add_argument("--dtype", default="bfloat16")
+    e.add_argument("--threads", type=int, default=0)
+    e.add_argument("--part", choices=["greedy", "sampled", "finetuned"], default="greedy")
+    e.add_argument("--max-new-tokens", type=int, default=64)
+    e.add_argument("--run", default="runs/eval", help="folder for the per-run JSON lines and tables")
+    e.set_defaults(func=cmd_evaluate)
+    r = jobs.add_parser("readme", help="write models/README.md from the cards and the evaluation tables")
+    r.add_argument("--run", default="runs/eval")
+    r.add_argument("--notes", default="", help="a markdown file with the closing notes to include")
+    r.set_defaults(func=cmd_readme)
+
+
+def cmd_readme(a) -> int:
+    from pathlib import Path
+
+    from .readme import write
+
+    print(write(eval_dir=a.run, notes=Path(a.notes).read_text() if a.notes else ""))
+    return 0
+
+
+def cmd_evaluate(a) -> int:
+    from .evaluate import markdown, run_part
+
+    tab = run_part(_target(a), a.part, a.run, a.max_new_tokens)
+    print(markdown(tab, a.part))
+    return 0
+
+
+def _target(a):
+    from ..models import load_model
+    from .common import set_threads
+
+    set_threads(a.threads)
+    return load_model(a.target, a.device, a.dtype)
+
+
+def cmd_corpus(a) -> int:
+    from . import corpus
+
+    t = _target(a)
+    meta = corpus.build(t, a.run, n_prompts=a.prompts, batch=a.batch, max_new=a.max_new_tokens, seed=a.seed,
+                        sampled_share=a.sampled_share, temperature=a.temperature)
+    print(json.dumps(meta, indent=1))
+    return 0
+
+
+def cmd_job(a) -> int:
+    from pathlib import Path
+
+    from . import jobs
+
+    t = _target(a)
+    kw = dict(run_dir=a.run, out_dir=a.out, steps=a.steps, lr=a.lr, max_minutes=a.max_minutes)
+    if a.job == "lora":
+        corpus = a.corpus if Path(a.corpus).exists() else None
+        card = jobs.lora(t, batch=a.batch, chunk=a.chunk, rank=a.rank, alpha=2.0 * a.rank,
+                         corpus_dir=corpus, **kw)
+    else:
+        kw.update(corpus_dir=a.corpus, tokens=a.tokens_per_step, vocab=a.vocab)
+        if a.job == "drafter":
+            card = jobs.drafter(t, n_layers=a.layers, mode=a.loss, **kw)
+        elif a.job == "medusa":
+            card = jobs.medusa(t, n_heads=a.heads, **kw)
+        else:
+            card = jobs.eagle(t, n_passes=a.passes, **kw)
+    print(json.dumps(card, indent=1))
+    return 0

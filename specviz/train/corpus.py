@@ -1,0 +1,159 @@
+"""Self-distillation corpus: the target answers a seeded prompt set; every position is labelled.
+
+Each shard (one batch of prompts) holds, for every token of prompt + reply: the token id, the
+target's final normed hidden state there (bf16), its greedy next-token prediction (the label all
+proposers are trained on) and its top-8 logits (for a KL variant). Shards already on disk are
+skipped, so an interrupted run resumes where it stopped.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from ..models import LoadedModel
+from .prompts import COPY, make_prompts
+
+TOPK = 8
+
+
+def encode_chat(tok, text: str) -> list[int]:
+    out = tok.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True)
+    ids = out["input_ids"] if isinstance(out, dict) or hasattr(out, "keys") else out
+    return list(ids)
+
+
+@torch.inference_mode()
+def generate_batch(target: LoadedModel, prompts: list[list[int]], max_new: int, temperature: float,
+                   seed: int, pad: int, eos: int | None) -> list[list[int]]:
+    """Batched generation with left padding; each reply is cut after its first end-of-turn token."""
+    dev = target.device
+    width = max(map(len, prompts))
+    x = torch.full((len(prompts), width), pad, dtype=torch.long)            # (B, P)
+    mask = torch.zeros_like(x)
+    for i, p in enumerate(prompts):
+        x[i, width - len(p):] = torch.tensor(p)
+        mask[i, width - len(p):] = 1
+    torch.manual_seed(seed)
+    kw = dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0 else \
+        dict(do_sample=False)
+    out = target.model.generate(input_ids=x.to(dev), attention_mask=mask.to(dev), max_new_tokens=max_new,
+                                pad_token_id=pad, eos_token_id=eos, **kw)  # (B, P+N)
+    replies = []
+    for row in out[:, width:].tolist():
+        if eos is not None and eos in row:
+            row = row[: row.index(eos) + 1]
+        replies.append(row)
+    return replies
+
+
+@torch.inference_mode()
+def label_batch(target: LoadedModel, seqs: list[list[int]]) -> list[dict]:
+    """Teacher-forced pass: hidden (T, H) bf16, greedy label (T,), top-8 logits per position."""
+    model, dev = target.model, target.device
+    body, head = model.get_decoder(), model.get_output_embeddings()
+    width = max(map(len, seqs))
+    x = torch.zeros((len(seqs), width), dtype=torch.long)                  # (B, T), right padded
+    mask = torch.zeros_like(x)
+    for i, s in enumerate(seqs):
+        x[i, : len(s)] = torch.tensor(s)
+        mask[i, : len(s)] = 1
+    h = body(input_ids=x.to(dev), attention_mask=mask.to(dev)).last_hidden_state  # (B, T, H)
+    out = []
+    for i, s in enumerate(seqs):
+        hi = h[i, : len(s)]                                                 # (T, H)
+        logits = head(hi).float()                                           # (T, V)
+        top = torch.topk(logits, TOPK, dim=-1)
+        out.append(dict(hidden=hi.to(torch.bfloat16).cpu(), label=logits.argmax(-1).int().cpu(),
+                        topv=top.values.half().cpu(), topi=top.indices.int().cpu()))
+    return out
+
+
+def build(target: LoadedModel, out_dir: str | Path, n_prompts: int = 480, batch: int = 16,
+          max_new: int = 160, seed: int = 0, sampled_share: float = 0.5, temperature: float = 0.8,
+          progress: bool = True) -> dict:
+    """The chat corpus: the seeded prompt set, answered by the target; see build_from_ids."""
+    tok = target.tokenizer
+    prompts = make_prompts(n_prompts, seed)
+    encoded = [encode_chat(tok, p) for _, p in prompts]
+    order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))  # similar lengths share a batch
+    meta = build_from_ids(target, [encoded[i] for i in order], [prompts[i][0] == COPY for i in order],
+                          out_dir, batch, max_new, seed, sampled_share, temperature, progress=progress)
+    meta.update(n_prompts=n_prompts)
+    (Path(out_dir) / "meta.json").write_text(json.dumps(meta, indent=1))
+    return meta
+
+
+def build_from_ids(target: LoadedModel, encoded: list[list[int]], is_copy: list[bool], out_dir: str | Path,
+                   batch: int = 16, max_new: int = 160, seed: int = 0, sampled_share: float = 0.5,
+                   temperature: float = 0.8, label_batch_size: int = 8, pad_id: int | None = None,
+                   eos_id: int | None = None, progress: bool = True) -> dict:
+    """Generate and label shard by shard (shards on disk are skipped); returns the meta summary."""
+    from tqdm import tqdm
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tok = target.tokenizer
+    if tok is not None:
+        eos_id = tok.eos_token_id if eos_id is None else eos_id
+        pad_id = (tok.pad_token_id if tok.pad_token_id is not None else eos_id) if pad_id is None else pad_id
+    n_shards = (len(encoded) + batch - 1) // batch
+    t0 = time.perf_counter()
+    for s in tqdm(range(n_shards), desc="corpus shards", disable=not progress):
+        path = out / f"shard_{s:04d}.safetensors"
+        if path.exists():
+            continue
+        enc, cp = encoded[s * batch:(s + 1) * batch], is_copy[s * batch:(s + 1) * batch]
+        temp = temperature if (s * sampled_share) % 1 + sampled_share >= 1 else 0.0  # every 1/share-th shard
+        replies = generate_batch(target, enc, max_new, temp, seed * 100003 + s, pad_id, eos_id)
+        seqs = [e + r for e, r in zip(enc, replies)]
+        rows = []
+        for i in range(0, len(seqs), label_batch_size):
+            rows += label_batch(target, seqs[i:i + label_batch_size])
+        save_file({
+            "ids": torch.tensor([t for q in seqs for t in q], dtype=torch.int32),
+            "hidden": torch.cat([r["hidden"] for r in rows]),              # (N, H) bf16
+            "label": torch.cat([r["label"] for r in rows]),                # (N,)
+            "topv": torch.cat([r["topv"] for r in rows]),                  # (N, 8)
+            "topi": torch.cat([r["topi"] for r in rows]),                  # (N, 8)
+            "starts": torch.tensor([0] + [len(q) for q in seqs]).cumsum(0),  # (S+1,)
+            "prompt_len": torch.tensor([len(e) for e in enc], dtype=torch.int32),
+            "copy": torch.tensor(cp, dtype=torch.int8),
+            "temperature": torch.tensor([temp]),
+        }, str(path))
+    meta = summarize(out)
+    meta.update(seed=seed, max_new_tokens=max_new, temperature=temperature, sampled_share=sampled_share,
+                target_fingerprint=target.fingerprint(), last_run_wall_s=round(time.perf_counter() - t0, 1))
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    return meta
+
+
+def shards(corpus_dir: str | Path) -> list[Path]:
+    return sorted(Path(corpus_dir).glob("shard_*.safetensors"))
+
+
+def summarize(corpus_dir: str | Path) -> dict:
+    n_tok = n_reply = n_seq = 0
+    for p in shards(corpus_dir):
+        d = load_file(str(p))
+        n_tok += len(d["ids"])
+        n_seq += len(d["prompt_len"])
+        n_reply += int((d["starts"][1:] - d["starts"][:-1]).sum() - d["prompt_len"].sum())
+    return dict(shards=len(shards(corpus_dir)), sequences=n_seq, tokens=n_tok, reply_tokens=n_reply)
+
+
+def load(corpus_dir: str | Path, keys=("ids", "hidden", "label")) -> list[dict]:
+    """One dict per sequence: the requested per-token tensors plus prompt_len and copy."""
+    seqs = []
+    for p in shards(corpus_dir):
+        d = load_file(str(p))
+        st = d["starts"].tolist()
+        for i in range(len(st) - 1):
+            row = {k: d[k][st[i]:st[i + 1]] for k in keys}
+            row["prompt_len"] = int(d["prompt_len"][i])
+            row["copy"] = bool(d["copy"][i])
+            seqs.append(row)
+    return seqs

@@ -1,0 +1,82 @@
+"""Train the EAGLE-style head on cached target features, unrolled on its own predictions.
+
+Pass 1 sees the target's real features f_t with the embedding of token t+1 and learns f_{t+1}
+(regression) and the target's greedy token at t+1 (cross-entropy through the frozen LM head).
+Pass j > 1 feeds back pass j-1's predicted features instead of the real ones, so the head learns
+to keep drafting from its own output (the calibration's features drifted after one step).
+"""
+from __future__ import annotations
+
+import random
+
+import torch
+import torch.nn.functional as F
+
+from ..proposers.eagle import EagleHead
+from ..proposers.vocab import SubsetHead
+from .common import pack, pad_stack
+from .data import most_frequent_baseline, reply_mask
+
+
+def batch_tensors(seqs: list[dict], out: SubsetHead):
+    feat = pad_stack([s["hidden"] for s in seqs]).float()                      # (B, T, H)
+    ids = pad_stack([s["ids"].long() for s in seqs])                           # (B, T)
+    lab = pad_stack([out.to_sub[s["label"].long()] for s in seqs], -1)        # (B, T) subset rows
+    valid = pad_stack([torch.ones(len(s["ids"]), dtype=torch.bool) for s in seqs], False)
+    reply = pad_stack([reply_mask(s) for s in seqs], False)
+    return feat, ids, lab, valid, reply
+
+
+def unroll(head: EagleHead, embed: torch.nn.Module, feat, ids, n_passes: int) -> list[torch.Tensor]:
+    """Predicted features per pass; entry t of pass j guesses f_{t+1}. Each (B, T-1, H)."""
+    B, T, _ = feat.shape
+    emb = embed(ids[:, 1:]).float()                                            # (B, T-1, H)
+    pos = torch.arange(T - 1, device=feat.device)
+    x = feat[:, :-1]                                                           # real features
+    preds = []
+    for _ in range(n_passes):
+        y, _ = head(x, emb.to(x.dtype), pos)
+        preds.append(y)
+        x = torch.cat([feat[:, :1], y[:, :-1]], 1)                             # own guesses, shifted
+    return preds
+
+
+def make_loss(head, embed, out: SubsetHead, train: list[dict], tokens: int, n_passes: int = 3,
+              decay: float = 0.7, reg: float = 1.0):
+    dev = next(head.parameters()).device
+
+    def loss_fn(step: int, rng: random.Random) -> torch.Tensor:
+        feat, ids, lab, valid, _ = batch_tensors(pack(train, rng, tokens), out)
+        feat, ids, lab, valid = feat.to(dev), ids.to(dev), lab.to(dev), valid.to(dev)
+        m = valid[:, 1:]                                                       # (B, T-1)
+        total = 0.0
+        for j, y in enumerate(unroll(head, embed, feat, ids, n_passes)):
+            logits = out.sub_logits(y[m]).float()                              # (n, N)
+            ce = F.cross_entropy(logits, lab[:, 1:][m], ignore_index=-1)
+            r = F.smooth_l1_loss(y[m].float(), feat[:, 1:][m])
+            total = total + decay ** j * (ce + reg * r)
+        return total
+    return loss_fn
+
+
+@torch.no_grad()
+def evaluate(head, embed, out: SubsetHead, held: list[dict], train: list[dict], n_passes: int = 3) -> dict:
+    """Held-out top-1 agreement with the target's greedy token on reply positions, per drafting step
+    (step j = the head running on its own features for j-1 steps)."""
+    dev = next(head.parameters()).device
+    hits, n, loss_sum = [0] * n_passes, 0, [0.0] * n_passes
+    for s in held:
+        feat, ids, lab, valid, reply = batch_tensors([s], out)
+        preds = unroll(head, embed, feat.to(dev), ids.to(dev), n_passes)
+        m = reply[:, 1:] & valid[:, 1:]
+        y = lab[:, 1:][m]
+        n += len(y)
+        for j, p in enumerate(preds):
+            logits = out.sub_logits(p[m.to(dev)]).float().cpu()
+            hits[j] += int((logits.argmax(-1) == y).sum())
+            ok = y >= 0
+            loss_sum[j] += float(F.cross_entropy(logits[ok], y[ok], reduction="sum"))
+    return {"heldout_top1_per_step": [round(h / max(1, n), 4) for h in hits],
+            "heldout_loss_per_step": [round(x / max(1, n), 4) for x in loss_sum],
+            "heldout_positions": n,
+            "most_frequent_token_top1": round(most_frequent_baseline(train, held, offset=1), 4)}

@@ -1,0 +1,163 @@
+"""One function per training job: load data, train (resumably), evaluate, ship artifact + card."""
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+from pathlib import Path
+
+import torch
+
+from .. import artifacts
+from ..models import LoadedModel
+from . import common, corpus as corpus_mod
+from .data import draft_vocab, load_split
+
+
+def _corpus_info(corpus_dir) -> dict:
+    meta = Path(corpus_dir) / "meta.json"
+    info = json.loads(meta.read_text()) if meta.exists() else corpus_mod.summarize(corpus_dir)
+    return {k: info[k] for k in ("shards", "sequences", "tokens", "reply_tokens", "seed", "temperature",
+                                 "sampled_share", "n_prompts") if k in info}
+
+
+def _card(target: LoadedModel, corpus_dir, log: dict, **extra) -> dict:
+    losses = log.get("losses", [])
+    tail = losses[-20:] or [float("nan")]
+    return dict(
+        target=target.name, target_fingerprint=target.fingerprint(),
+        hidden_size=target.model.config.hidden_size,
+        corpus=_corpus_info(corpus_dir) if corpus_dir else None,
+        steps=log["steps_done"], wall_s=round(log["wall_s"], 1),
+        device=str(next(iter(target.model.parameters())).device), threads=torch.get_num_threads(),
+        machine=platform.processor() or platform.machine(),
+        final_loss=round(sum(tail) / len(tail), 4), first_loss=losses[0] if losses else None,
+        stopped_early=bool(log.get("stopped_early")),
+        trained_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        **extra)
+
+
+def _vocab(target, train, size):
+    tok = target.tokenizer
+    always = [i for i in {getattr(tok, "eos_token_id", None), getattr(tok, "bos_token_id", None)}
+              if i is not None] if tok is not None else []
+    return draft_vocab(train, size, target.vocab_size, always)
+
+
+def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 512,
+           lr: float = 1e-3, vocab: int = 8192, n_heads: int = 4, max_minutes=None, progress=True) -> dict:
+    from ..proposers.medusa import MedusaHeads
+    from ..proposers.vocab import SubsetHead
+    from . import medusa as tm
+
+    train, held = load_split(corpus_dir)
+    ids = _vocab(target, train, vocab)
+    out = SubsetHead(target.model.get_output_embeddings().weight, ids)
+    heads = MedusaHeads(target.model.config.hidden_size, n_heads).to(target.device)
+    H, Y, _ = tm.flatten(train, n_heads, out)
+    before = tm.evaluate(heads, out, held, train)
+    log = common.train(heads, tm.make_loss(heads, out, H, Y, tokens), run_dir, steps, lr=lr,
+                       max_minutes=max_minutes, device=target.device, progress=progress, desc="medusa",
+                       eval_fn=lambda: tm.evaluate(heads, out, held, train))
+    c = _card(target, corpus_dir, log, kind="medusa", n_heads=n_heads, tokens_per_step=tokens, lr=lr,
+              draft_vocab_size=len(ids), heldout_before=before, heldout=log["eval"])
+    tensors = {f"heads.{k}": v for k, v in heads.state_dict().items()}
+    tensors["vocab_ids"] = ids.int()
+    return artifacts.save("medusa", tensors, c, out_dir)
+
+
+def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
+          lr: float = 1e-3, vocab: int = 8192, n_passes: int = 3, max_minutes=None, progress=True,
+          init_from_last_layer: bool = True) -> dict:
+    from ..proposers.eagle import EagleHead
+    from ..proposers.vocab import SubsetHead
+    from . import eagle as te
+
+    train, held = load_split(corpus_dir)
+    ids = _vocab(target, train, vocab)
+    out = SubsetHead(target.model.get_output_embeddings().weight, ids)
+    head = EagleHead.for_target(target.model.config)
+    if init_from_last_layer:
+        _init_from(head.layer, target.model.model.layers[-1])
+    head.to(target.device)
+    embed = target.model.get_input_embeddings()
+    before = te.evaluate(head, embed, out, held, train, n_passes)
+    log = common.train(head, te.make_loss(head, embed, out, train, tokens, n_passes), run_dir, steps, lr=lr,
+                       max_minutes=max_minutes, device=target.device, progress=progress, desc="eagle",
+                       eval_fn=lambda: te.evaluate(head, embed, out, held, train, n_passes))
+    c = _card(target, corpus_dir, log, kind="eagle", unrolled_passes=n_passes, tokens_per_step=tokens,
+              lr=lr, draft_vocab_size=len(ids), init="target's last layer" if init_from_last_layer else "random",
+              heldout_before=before, heldout=log["eval"])
+    tensors = {f"head.{k}": v for k, v in head.state_dict().items()}
+    tensors["vocab_ids"] = ids.int()
+    return artifacts.save("eagle", tensors, c, out_dir)
+
+
+def _init_from(layer, llama_layer) -> None:
+    """Copy a Llama decoder layer's weights into the head's layer (a better start than random)."""
+    a, m = llama_layer.self_attn, llama_layer.mlp
+    pairs = [(layer.q, a.q_proj), (layer.k, a.k_proj), (layer.v, a.v_proj), (layer.o, a.o_proj),
+             (layer.gate, m.gate_proj), (layer.up, m.up_proj), (layer.down, m.down_proj)]
+    with torch.no_grad():
+        for dst, src in pairs:
+            dst.weight.copy_(src.weight.float())
+        layer.norm1.weight.copy_(llama_layer.input_layernorm.weight.float())
+        layer.norm2.weight.copy_(llama_layer.post_attention_layernorm.weight.float())
+
+
+def drafter(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 1024,
+            lr: float = 1e-3, vocab: int = 8192, n_layers: int = 2, mode: str = "ce", max_minutes=None,
+            progress=True, ship: bool = True) -> dict:
+    from . import drafter as td
+
+    keys = ("ids", "label", "topv", "topi") if mode == "kl" else ("ids", "label")
+    train, held = load_split(corpus_dir, keys)
+    ids = _vocab(target, train, vocab)
+    L = target.model.config.num_hidden_layers
+    init = (0, L - 1) if n_layers == 2 else tuple(range(n_layers))
+    m = td.build_drafter(target.model, n_layers, ids, init_layers=init)
+    m.model.layers.float()
+    m.model.norm.float()
+    out = m.lm_head
+    before = td.evaluate(m, out, held, train)
+    log = common.train(m, td.make_loss(m, out, train, tokens, mode), run_dir, steps, lr=lr,
+                       max_minutes=max_minutes, device=target.device, progress=progress, desc=f"drafter-{mode}",
+                       eval_fn=lambda: td.evaluate(m, out, held, train))
+    c = _card(target, corpus_dir, log, kind="drafter", n_layers=n_layers, init_layers=list(init), loss=mode,
+              tokens_per_step=tokens, lr=lr, draft_vocab_size=len(ids), heldout_before=before,
+              heldout=log["eval"])
+    if not ship:
+        return c
+    tensors = {f"model.{k}": v for k, v in td.own_state(m).items()}
+    tensors["vocab_ids"] = ids.int()
+    return artifacts.save("drafter", tensors, c, out_dir)
+
+
+def lora(target: LoadedModel, run_dir, out_dir=None, steps: int = 120, batch: int = 2, chunk: int = 128,
+         lr: float = 2e-3, rank: int = 8, alpha: float = 16.0, corpus_dir=None, max_minutes=None,
+         progress=True, chunks=None) -> dict:
+    """Fine-tune a copy of the target; report held-out loss on the new domain and on chat replies."""
+    import copy
+
+    from . import lora as tl
+
+    train, held = chunks if chunks is not None else tl.docs_chunks(target.tokenizer, chunk)
+    model = copy.deepcopy(target.model)      # frozen in the target's dtype; the LoRA matrices train in float32
+    base_docs = tl.heldout_loss(model, held)
+    wrapped = tl.attach(model, rank, alpha)
+    log = common.train(model, tl.make_loss(model, train, batch), run_dir, steps, lr=lr, max_minutes=max_minutes,
+                       device=target.device, progress=progress, desc="lora",
+                       eval_fn=lambda: {"docs_heldout_loss": round(tl.heldout_loss(model, held), 4)})
+    extra = {}
+    if corpus_dir is not None:        # fluency check: loss on the held-out chat replies of the corpus
+        _, h = load_split(corpus_dir, ("ids", "label"))
+        reps = [s["ids"].long()[s["prompt_len"]:][:chunk] for s in h if len(s["ids"]) - s["prompt_len"] > 8]
+        reps = [r for r in reps if len(r) == len(reps[0])] or reps[:1]
+        extra["chat_heldout_loss_finetuned"] = round(tl.heldout_loss(model, reps, 1), 4)
+        tl.detach(model, wrapped)
+        extra["chat_heldout_loss_base"] = round(tl.heldout_loss(model, reps, 1), 4)
+    c = _card(target, None, log, kind="lora", rank=rank, alpha=alpha, modules=["q_proj", "v_proj"],
+              data="Python reference documentation (pydoc_data.topics, shipped with Python)",
+              tokens_per_step=batch * chunk, lr=lr, train_chunks=len(train),
+              docs_heldout_loss_base=round(base_docs, 4), **log["eval"], **extra)
+    return artifacts.save("lora", tl.delta_tensors(wrapped), c, out_dir)

@@ -1,0 +1,92 @@
+"""models/README.md from the cards and the evaluation tables (python -m specviz train readme)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .. import artifacts
+from .evaluate import markdown
+
+
+def _cards(folder) -> dict:
+    return {n: artifacts.card(n, folder) for n, ok in artifacts.available(folder).items() if ok}
+
+
+def artifact_table(cards: dict) -> str:
+    rows = ["| artifact | what | bytes | steps | wall (min) | final train loss | held-out top-1 vs target (reply positions) | most-frequent-token baseline |",
+            "|---|---|---|---|---|---|---|---|"]
+    for n, c in cards.items():
+        h = c.get("heldout", {})
+        if n == "medusa":
+            what, acc = f"{c['n_heads']} heads, draft vocab {c['draft_vocab_size']}", h.get("heldout_top1_per_head")
+        elif n == "eagle":
+            what, acc = (f"1 layer, {c['unrolled_passes']} unrolled passes, draft vocab {c['draft_vocab_size']}",
+                         h.get("heldout_top1_per_step"))
+        elif n == "drafter":
+            what, acc = f"{c['n_layers']} layers, {c['loss']} loss, draft vocab {c['draft_vocab_size']}", h.get("heldout_top1")
+        else:
+            what = f"rank {c['rank']} on {', '.join(c['modules'])}"
+            acc = (f"docs loss {c['docs_heldout_loss_base']} → {c['docs_heldout_loss']}; chat loss "
+                   f"{c.get('chat_heldout_loss_base')} → {c.get('chat_heldout_loss_finetuned')}")
+        base = h.get("most_frequent_token_top1", "–")
+        rows.append(f"| {n} | {what} | {c['bytes']:,} | {c['steps']} | {c['wall_s'] / 60:.1f} | {c['final_loss']} | {acc} | {base} |")
+    return "\n".join(rows)
+
+
+def tables(eval_dir) -> str:
+    out = []
+    for part, title in (("greedy", "Base target, greedy (all 8 workloads)"),
+                        ("sampled", "Base target, sampled at temperature 0.8 (novel workloads, seeds 0 and 1)"),
+                        ("finetuned", "LoRA-fine-tuned target, greedy: the same heads on another checkpoint")):
+        p = Path(eval_dir) / f"table_{part}.json"
+        if p.exists():
+            t = json.loads(p.read_text())
+            out.append(markdown(t["rows"], f"{title} — {t['max_new_tokens']} new tokens, target: {t['target']}"))
+    return "\n\n".join(out)
+
+
+def write(folder=None, eval_dir="runs/eval", notes: str = "") -> str:
+    folder = Path(folder) if folder else artifacts.MODELS_DIR
+    cards = _cards(folder)
+    total = sum(c["bytes"] for c in cards.values())
+    fp = next(iter(cards.values()), {}).get("target_fingerprint", "?")
+    text = f"""# Trained proposers for the default target
+
+Trained here, on a 2-core CPU shared with other jobs, against **SmolLM2-135M-Instruct** (the embedded
+GGUF, run in bfloat16), target fingerprint `{fp}`. Each artifact is a bfloat16 safetensors file
+(weights only, never pickle) with a JSON card: fingerprint, corpus, steps, wall time, losses, held-out
+top-1 agreement with the target's greedy token. Loading an artifact against another checkpoint warns.
+All artifacts together: {total / 1e6:.1f} MB.
+
+## Artifacts
+
+{artifact_table(cards)}
+
+## Measured with the real decode loop (bfloat16, this CPU)
+
+Speedup = method tokens/s ÷ plain tokens/s on the same workload and decoding mode (geometric mean
+over the workloads of the kind); tokens per pass = emitted ÷ target passes; runs interleaved
+(each workload runs every method in a rotated order). Absolute tokens/s are low because the machine
+was shared with several other jobs at the time; the ratios are what the table is for.
+
+{tables(eval_dir)}
+
+{notes}
+
+## Reproduce
+
+```
+python -m specviz train corpus  --threads 1          # self-distillation corpus (runs/corpus)
+python -m specviz train medusa  --threads 1 --steps 300 --tokens-per-step 512
+python -m specviz train eagle   --threads 1 --steps 300 --tokens-per-step 512 --passes 2
+python -m specviz train drafter --threads 1 --steps 300 --tokens-per-step 512 --max-minutes 14
+python -m specviz train lora    --threads 1 --steps 80 --batch 1 --chunk 128
+python -m specviz train evaluate --threads 1 --part greedy     # also: sampled, finetuned
+python -m specviz train readme
+```
+Every job resumes from its run folder (runs/<job>/ckpt.*) when started again; add `--device cuda`
+on a GPU. `--threads 1` matters on a busy 2-core machine: two OpenMP threads that keep waiting for
+each other ran several times slower than one.
+"""
+    (folder / "README.md").write_text(text)
+    return text

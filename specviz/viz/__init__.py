@@ -1,0 +1,1 @@
+"""Plotly figures built from step records and formulas: pure, testable without Streamlit."""

@@ -1,0 +1,65 @@
+"""Charts of the break-even calculator (pure; formulas from specviz.breakeven)."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .. import breakeven as be
+
+K_CURVES = (1, 2, 4, 8, 16)
+
+
+def speedup_vs_alpha(k: int, c: float, v: be.VCost, alpha: float | None = None,
+                     ks: tuple[int, ...] = K_CURVES, points: int = 101) -> go.Figure:
+    """Predicted speedup against acceptance rate, one curve per k (the chosen k drawn thick)."""
+    alphas = [i / (points - 1) for i in range(points)]
+    fig = go.Figure()
+    for kk in sorted(set(ks) | {k}):
+        fig.add_trace(go.Scatter(
+            x=alphas, y=[be.speedup(a, kk, c, v) for a in alphas], mode="lines", name=f"k = {kk}",
+            line=dict(width=4 if kk == k else 1.5),
+            hovertemplate=f"k = {kk}<br>α = %{{x:.2f}}<br>speedup %{{y:.2f}}×<extra></extra>"))
+    fig.add_hline(y=1.0, line_dash="dash", line_color="gray", annotation_text="plain decoding",
+                  annotation_position="bottom right")
+    if alpha is not None:
+        fig.add_vline(x=alpha, line_dash="dot", line_color="black", annotation_text=f"α = {alpha:.2f}",
+                      annotation_position="top left")
+    fig.update_layout(title=dict(text="Speedup vs acceptance rate α", font_size=14), height=360,
+                      xaxis_title="acceptance rate α", yaxis_title="predicted speedup (×)",
+                      margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def speedup_vs_k(alpha: float, c: float, v: be.VCost, k: int | None = None, k_max: int = 16) -> go.Figure:
+    """Predicted speedup against draft length at one α; the best k marked."""
+    ks = list(range(0, k_max + 1))
+    ys = [1.0 / be.v_at(v, 0)] + [be.speedup(alpha, kk, c, v) for kk in ks[1:]]
+    kb, sb = be.best_k(alpha, c, v, k_max)
+    fig = go.Figure([go.Scatter(x=ks, y=ys, mode="lines+markers", name=f"α = {alpha:.2f}",
+                                hovertemplate="k = %{x}<br>speedup %{y:.2f}×<extra></extra>")])
+    fig.add_trace(go.Scatter(x=[kb], y=[sb], mode="markers+text", name="best k",
+                             marker=dict(size=16, symbol="star", color="#d62728"),
+                             text=[f"best k = {kb}: {sb:.2f}×"], textposition="top center"))
+    if k is not None:
+        fig.add_vline(x=k, line_dash="dot", line_color="black", annotation_text=f"k = {k}",
+                      annotation_position="bottom right")
+    fig.add_hline(y=1.0, line_dash="dash", line_color="gray")
+    fig.update_layout(title=dict(text=f"Speedup vs draft length k at α = {alpha:.2f}", font_size=14),
+                      height=360, xaxis_title="draft length k (0 = plain decoding)",
+                      yaxis_title="predicted speedup (×)", margin=dict(l=10, r=10, t=40, b=10),
+                      showlegend=False)
+    return fig
+
+
+def v_figure(table: dict[int, float] | None, constant: float | None = None, k_max: int = 16) -> go.Figure:
+    """The verification cost v(k) in use: the measured table, or a flat constant."""
+    fig = go.Figure()
+    if table:
+        ks = sorted(table)
+        fig.add_trace(go.Scatter(x=ks, y=[table[k] for k in ks], mode="lines+markers", name="measured v(k)"))
+    if constant is not None:
+        fig.add_trace(go.Scatter(x=[0, k_max], y=[constant, constant], mode="lines", name="constant v",
+                                 line=dict(dash="dash")))
+    fig.update_layout(title=dict(text="Verification cost v(k) (one plain step = 1)", font_size=14),
+                      height=260, xaxis_title="k", yaxis_title="v(k)", margin=dict(l=10, r=10, t=40, b=10),
+                      legend=dict(orientation="h", y=-0.35))
+    return fig

@@ -1,0 +1,45 @@
+"""Plotly figures for the losslessness lab. Pure: tensors in, figures out."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+P, Q, EMP, RES = "#4c78a8", "#e4572e", "#54a24b", "#b279a2"
+
+
+def toy(p, q, res, labels: list[str]) -> go.Figure:
+    """p, q, min(p, q) (the kept mass) and the residual over a toy vocabulary."""
+    import torch
+
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=labels, y=p.tolist(), name="p (target)", marker_color=P))
+    fig.add_trace(go.Bar(x=labels, y=q.tolist(), name="q (draft)", marker_color=Q))
+    fig.add_trace(go.Bar(x=labels, y=torch.minimum(p, q).tolist(), name="min(p, q)", marker_color="#9d9d9d"))
+    fig.add_trace(go.Bar(x=labels, y=res.tolist(), name="residual norm(max(0, p − q))", marker_color=RES))
+    fig.update_layout(barmode="group", height=330, yaxis_title="probability", margin=dict(t=20, b=10, l=10, r=10),
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def histogram(freq, p, q, labels: list[str], trials: int) -> go.Figure:
+    """Share of each token among the emitted tokens, next to p and q."""
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=labels, y=p.tolist(), name="p (target)", marker_color=P))
+    fig.add_trace(go.Bar(x=labels, y=freq.tolist(), name=f"speculative output ({trials} trials)",
+                         marker_color=EMP))
+    fig.add_trace(go.Bar(x=labels, y=q.tolist(), name="q (draft)", marker_color=Q, opacity=0.6))
+    fig.update_layout(barmode="group", height=340, yaxis_title="share", margin=dict(t=20, b=10, l=10, r=10),
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def convergence(sim) -> go.Figure:
+    """Total variation distance of the output's histogram from p and from q as trials grow."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=sim.checkpoints, y=sim.tv_to_p, mode="lines+markers", name="distance to p",
+                             line_color=P))
+    fig.add_trace(go.Scatter(x=sim.checkpoints, y=sim.tv_to_q, mode="lines+markers", name="distance to q",
+                             line_color=Q))
+    fig.update_layout(height=320, xaxis_type="log", xaxis_title="trials",
+                      yaxis_title="total variation distance", margin=dict(t=20, b=10, l=10, r=10),
+                      legend=dict(orientation="h", y=1.1))
+    return fig
