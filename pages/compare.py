@@ -110,13 +110,15 @@ else:
 st.divider()
 st.subheader("Lookup on novel prompts: greedy vs sampled")
 st.write("The same novel prompts, lookup against plain decoding, once greedy and once sampled.")
-c1, c2, _ = st.columns([1, 1, 2], vertical_alignment="bottom")
+c1, c2, c3, _ = st.columns([1, 1, 1, 1], vertical_alignment="bottom")
 gk = c1.number_input("k for this check", 1, 10, 5, key="cmp_gvs_k")
-if c2.button("Run greedy vs sampled", key="cmp_gvs_run"):
+g_new = c2.number_input("max new tokens", 4, 256, 8 if app.TINY else 64, key="cmp_gvs_max_new",
+                        help="A small model's greedy output starts to loop after a few dozen tokens.")
+if c3.button("Run greedy vs sampled", key="cmp_gvs_run"):
     bar = st.progress(0.0, "starting…")
     try:
         wls = of_kind(NOVEL)[:1] if app.TINY else of_kind(NOVEL)[:2]
-        st.session_state["cmp_gvs"] = E.greedy_vs_sampled(target, wls, int(gk), 3, 8 if app.TINY else 32,
+        st.session_state["cmp_gvs"] = E.greedy_vs_sampled(target, wls, int(gk), 3, int(g_new),
                                                           progress=lambda f, t: bar.progress(min(1.0, f), t))
     except (InputError, ModelError) as e:
         st.error(str(e))

@@ -81,4 +81,6 @@ if res["method"] == "lookup" and len({p.n for p in points}) > 1:
 st.dataframe(pd.DataFrame([{"k": p.k, "n": p.n, "acceptance_rate": p.summary.acceptance_rate,
                             "tokens_per_pass": p.summary.tokens_per_pass, "speedup": p.speedup,
                             "tokens_per_s": p.summary.tokens_per_s, "target_passes": p.summary.target_passes}
-                           for p in points]), hide_index=True)
+                           for p in points]), hide_index=True, column_config={
+    c: st.column_config.NumberColumn(format="%.2f")
+    for c in ["acceptance_rate", "tokens_per_pass", "speedup", "tokens_per_s"]})

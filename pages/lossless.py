@@ -123,7 +123,8 @@ if "lab_real" in st.session_state:
     st.plotly_chart(V.histogram(L.project(sim.freq, shown), L.project(red.p, shown), L.project(red.q, shown),
                                 toks, sim.trials), key="lab_real_hist")
     acc = float(L.stats(case.p, case.q).acceptance)
-    where = f"{ahead} tokens into the target's greedy reply" if ahead else "the first reply token"
+    where = (f"{ahead} token{'s' if ahead > 1 else ''} into the target's greedy reply" if ahead
+             else "the first reply token")
     st.markdown(f"**{name}** on *{wname_r}*, at {where}: Σ min(p, q) = **{acc:.3f}** over all "
                 f"{len(case.p)} token ids ({red.acceptance:.3f} over the vocabulary the draws use); "
                 f"drafts kept in the trials: **{sim.accepted / sim.trials:.3f}**. After {sim.trials} trials "

@@ -22,6 +22,9 @@ picked = next((r for r in recs.values() if r.method in TO_VLLM), None)
 if picked and "srv_method" not in st.session_state:
     st.session_state["srv_method"] = TO_VLLM[picked.method]
     st.session_state["srv_k"] = int(picked.k)
+    n_run = next((r.n for r in res["runs"] if r.method == "lookup" and r.n), None)
+    if picked.method == "lookup" and n_run:  # specviz ran one n: min = max = n
+        st.session_state["srv_nmin"] = st.session_state["srv_nmax"] = int(n_run)
 if picked:
     st.caption(f"Pre-filled from your comparison: {picked.method}, k = {picked.k} "
                f"({picked.speedup:.2f}× on {picked.kind} prompts).")

@@ -181,7 +181,8 @@ elif one or play:
                 bar.progress(min(1.0, len(dec.new_tokens) / dec.cfg.max_new_tokens),
                              f"step {rec.index + 1}: drafted {rec.n_drafted}, accepted {rec.n_accepted}")
             live_box.empty()
-        ss["stp_show"] = len(dec.steps)
+        drafted = [r.index + 1 for r in dec.steps if r.n_drafted] if play else []
+        ss["stp_show"] = drafted[-1] if drafted else len(dec.steps)  # after a play: the last step that drafted
         done(run)
 if run is not None and run["sig"] != sig:
     b[3].caption("Settings changed: the next click starts a new run (the one below is kept until then).")

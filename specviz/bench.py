@@ -109,10 +109,13 @@ def trained_drafter(target: LoadedModel, skipped: dict) -> LoadedModel | None:
         return None
 
 
-def trained_methods(env: Env, skipped: dict) -> list[str]:
+def trained_methods(env: Env, skipped: dict, keep: set | None = None) -> list[str]:
     """The trained proposers that build for this target (the others land in skipped, with why)."""
     out = []
     for m in TRAINED:
+        if keep is not None and m not in keep:
+            skipped[m] = "left out of this run (--methods)"
+            continue
         if m not in METHODS:
             skipped.setdefault(m, "not registered in specviz.methods")
             continue
@@ -222,22 +225,19 @@ def bf16_equality(b: Bench, dtype_name: str) -> None:
                                           plain.top1, plain.gap, exact))
 
 
-def equality_pass(b: Bench, env32: Env, prompts: dict, trained: list[str]) -> None:
-    """float32: every greedy method, at every setting the bench uses, must match plain exactly."""
+def equality_pass(b: Bench, env32: Env, prompts: dict) -> None:
+    """float32: every specviz method, at every setting the bench chose (greedy or sampled), decoded
+    greedily, must match plain decoding exactly; so must transformers' own greedy generate()."""
     plan = b.plan
     samp = SamplingConfig()
     for w in plan.workloads:
         plain = run(env32, Spec("plain", "specviz", "plain"), prompts[w.name], plan.max_new, samp, 0,
                     keep_logits=True)
-        specs = {}
-        for (mode, kind, m), s in b.chosen.items():
-            if kind == w.kind:
-                specs[(s.label, s.setting)] = s
-        specs.update({(s.label, s.setting): s for s in timed_specs(b, GREEDY, w.kind, trained, env32.drafter is not None)
-                      if s.label != "plain"})
+        specs = {(s.label, s.setting): s for (_, kind, _), s in b.chosen.items() if kind == w.kind}
+        specs[("hf plain", "")] = Spec("hf plain", "hf", "plain")
         for (label, setting), s in sorted(specs.items()):
             r = run(env32, s, prompts[w.name], plan.max_new, samp, 0)
-            name = f"{label} ({setting})" if setting and s.engine == "specviz" else label
+            name = f"{label} ({setting})" if setting else label
             b.equality.append(compare_ids(w.name, name, "float32", r.ids, plain.ids, plain.top1, plain.gap, True))
         b.log(f"equality float32 {w.name}")
 
@@ -309,12 +309,8 @@ def cmd_bench(a) -> int:
     env, b.skipped = load_env(a.target, a.device, a.dtype)
     dtype_name = str(env.target.dtype).replace("torch.", "")
     prompts = {w.name: encode_prompt(env.target.tokenizer, w.prompt, w.chat) for w in plan.workloads}
-    trained = trained_methods(env, b.skipped)
-    if a.methods:
-        keep = {x.strip() for x in a.methods.split(",")}
-        for m in [m for m in trained if m not in keep]:
-            b.skipped[m] = "left out with --methods"
-        trained = [m for m in trained if m in keep]
+    keep = None if a.methods is None else {x.strip() for x in a.methods.split(",") if x.strip()}
+    trained = trained_methods(env, b.skipped, keep)
     b.meta = dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
                   threads=torch.get_num_threads(), torch=torch.__version__, quick=plan.quick,
                   repeats=plan.repeats, seeds=list(plan.seeds), max_new_tokens=plan.max_new,
@@ -337,7 +333,7 @@ def cmd_bench(a) -> int:
     if not a.skip_equality:
         b.phase("equality (float32)")
         env32 = env if dtype_name == "float32" else load_env(a.target, a.device, "float32")[0]
-        equality_pass(b, env32, prompts, trained)
+        equality_pass(b, env32, prompts)
         del env32
     b.phase("done")
     save(b, a.out, complete=True)
@@ -377,7 +373,7 @@ def add_parser(sub) -> None:
     p.add_argument("--max-new-tokens", type=int, default=None, help="default 128")
     p.add_argument("--tune-tokens", type=int, default=None, help="new tokens per tuning run (default 64)")
     p.add_argument("--methods", default=None,
-                   help="trained proposers to include, comma-separated (default: all that load: draft,medusa,eagle)")
+                   help="trained proposers to include, comma-separated, '' for none (default: all that load: draft,medusa,eagle)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--skip-equality", action="store_true", help="skip the float32 equality pass")
     p.set_defaults(func=cmd_bench)

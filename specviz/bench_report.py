@@ -36,7 +36,7 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     kind_of = {w.name: w.kind for w in b.plan.workloads}
     out = {"format": FORMAT, "meta": dict(b.meta), "skipped": dict(b.skipped),
            "v": {str(k): v for k, v in sorted(b.v.items())}}
-    out["meta"]["workloads"] = {w.name: w.kind for w in b.plan.workloads}
+    out["meta"]["workloads"] = [[w.name, w.kind] for w in b.plan.workloads]  # a list: keeps the order
     out["meta"]["load_average"] = [dict(phase=p, at_s=t, load1=la) for p, t, la in b.load]
     plain_cv = [statistics.pstdev([r.wall_s for r in rs]) / statistics.mean([r.wall_s for r in rs])
                 for (m, _, label), rs in b.runs.items() if label == "plain" and len(rs) > 1 and m == GREEDY]
@@ -141,7 +141,8 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 def markdown(res: dict) -> str:
     m = res["meta"]
-    ws = list(m["workloads"])
+    ws = [w for w, _ in m["workloads"]]
+    kind_of = dict(m["workloads"])
     la = [x["load1"] for x in m["load_average"]]
     parts = [
         "# specviz bench results",
@@ -166,10 +167,10 @@ def markdown(res: dict) -> str:
         if not sp or not sp["per_workload"]:
             continue
         wl = [w for w in ws if any(w in d for d in sp["per_workload"].values())]
-        kinds = sorted({m["workloads"][w] for w in wl})
+        kinds = sorted({kind_of[w] for w in wl})
         rep = res.get("output_repetition", {}).get(mode, {})
         rows = [["*plain output's repeated 4-grams*", ""] + [_f(rep.get(w), "{:.0%}") for w in wl] + [""] * len(kinds)]
-        for lab, d in sp["per_workload"].items():
+        for lab, d in sorted(sp["per_workload"].items(), key=lambda x: _order(x[0])):
             setting = "; ".join(sorted({r["setting"] for r in res["per_run"][mode][lab].values() if r["setting"]}))
             rows.append([lab, setting] + [_f(d.get(w)) for w in wl] + [_f(sp["by_kind"][lab].get(k)) for k in kinds])
         title = ("## Greedy speedup (× plain)" if mode == GREEDY else
@@ -181,7 +182,7 @@ def markdown(res: dict) -> str:
                 "Sampling breaks the loops: this is where lookup has little to copy. Same seeds for every method.")
         parts += [title, note, _table(["method", "setting"] + wl + [f"median {k}" for k in kinds], rows)]
         rows = []
-        for lab, d in res["per_run"][mode].items():
+        for lab, d in sorted(res["per_run"][mode].items(), key=lambda x: _order(x[0])):
             for w in wl:
                 r = d.get(w)
                 if r and r["engine"] == "specviz" and lab != "plain":
@@ -208,7 +209,7 @@ def markdown(res: dict) -> str:
         parts += [f"### {meth}", _table(["setting"] + [f"{mode} {kind}" for mode, kind in cols], rows)]
     ro = res["recording_overhead"]
     parts += ["## Recording overhead (lookup, greedy)",
-              _table(["workload", "overhead"], [[w, _f(x, "{:.1%}")] for w, x in ro["per_workload"].items()]
+              _table(["workload", "overhead"], [[w, _f(ro["per_workload"][w], "{:.1%}")] for w in ws if w in ro["per_workload"]]
                      + [["**median**", _f(ro["median"], "{:.1%}")]])]
     parts += ["## Cost-model check (greedy) and independence check",
               "predicted = τ ÷ (v(k̄) + k̄·c); error = predicted ÷ measured − 1. E[τ] i.i.d. = "
@@ -216,7 +217,7 @@ def markdown(res: dict) -> str:
               "'predicted incl. prefill' adds the measured prefill time P to both sides, "
               "(P + N·t₁) ÷ (P + N/τ·(v(k̄) + k̄·c)·t₁), to show how much of a miss the prefill explains "
               "(a diagnosis, not the target).",
-              "v(k) measured: " + ", ".join(f"v({k})={v:.2f}" for k, v in res["v"].items()),
+              "v(k) measured: " + ", ".join(f"v({k})={v:.2f}" for k, v in sorted(res["v"].items(), key=lambda x: int(x[0]))),
               _table(["method", "workload", "τ", "k̄", "c", "v(k̄)", "predicted", "measured", "error",
                       "predicted incl. prefill", "α̂", "E[τ] i.i.d."],
                      [[c["method"], c["workload"], _f(c["tau"]), _f(c["k_bar"]), _f(c["c"], "{:.3f}"),
@@ -234,7 +235,7 @@ def markdown(res: dict) -> str:
                             [[e["dtype"], e["method"], e["workload"], str(e["position"]), _f(e["top1"], "{:.3f}"),
                               _f(e["gap"], "{:.3f}"), e["note"]] for e in diffs]))
     if res["skipped"]:
-        parts += ["## Not run", _table(["method", "why"], [[k, v] for k, v in res["skipped"].items()])]
+        parts += ["## Not run", _table(["method", "why"], [[k, v] for k, v in sorted(res["skipped"].items())])]
     return "\n\n".join(parts) + "\n"
 
 
@@ -248,10 +249,12 @@ def figures(res: dict) -> list:
         if not sp or not sp["per_workload"]:
             continue
         fig = go.Figure()
-        for lab, d in sp["per_workload"].items():
+        ws = [w for w, _ in res["meta"]["workloads"]]
+        for lab, d in sorted(sp["per_workload"].items(), key=lambda x: _order(x[0])):
             if lab == "plain":
                 continue
-            fig.add_bar(name=lab, x=list(d), y=list(d.values()),
+            xs = [w for w in ws if w in d]
+            fig.add_bar(name=lab, x=xs, y=[d[w] for w in xs],
                         hovertemplate="%{x}<br>" + lab + ": %{y:.2f}× plain<extra></extra>")
         fig.add_hline(y=1.0, line_dash="dot", annotation_text="plain")
         title = "Greedy" if mode == GREEDY else f"Sampled (T={res['meta']['temperature']})"
@@ -291,6 +294,7 @@ def write(b, folder: str, costs: list, sp_greedy: dict, sp_sampled: dict) -> lis
 
 
 def write_results(res: dict, folder: str) -> list[str]:
+    res = json.loads(json.dumps(res, sort_keys=True))  # exactly what a rebuild from the file will see
     os.makedirs(folder, exist_ok=True)
     paths = [os.path.join(folder, f) for f in ("results.json", "results.md", "results.html")]
     with open(paths[0], "w") as fh:

@@ -226,3 +226,24 @@ def test_serve_builds_valid_configs_and_flags_bad_ones():
     cfg = json.loads(at.code[0].value)
     assert cfg == {"method": "eagle3", "num_speculative_tokens": 7, "model": "org/eagle3-head"}
     assert any("EAGLE-3" in w.value for w in at.warning)  # what does not carry over
+
+
+def test_serve_prefills_from_the_measured_recommendation():
+    from specviz import experiments as E
+    from specviz.records import RunSummary
+
+    def run(method, k, tpp, tps):
+        s = RunSummary(method=method, text="", token_ids=[], prompt_tokens=1, target_passes=10, drafted=10,
+                       accepted=5, acceptance_rate=0.5, tokens_per_pass=tpp, per_position_acceptance=[],
+                       wall_s=1.0, tokens_per_s=tps, prefill_s=0.1, draft_s=0.0, verify_s=0.9, mean_k=1.0)
+        return E.Run("csv-to-json", "copy-heavy", method, k, 2 if method == "lookup" else None, s, [], 10.0)
+
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.session_state["cmp_result"] = {"runs": [run("plain", 0, 1.0, 10.0), run("lookup", 6, 2.8, 25.0),
+                                               run("lookup", 3, 2.0, 18.0)], "mode": "greedy"}
+    at.switch_page("pages/serve.py").run()
+    ok(at)
+    assert json.loads(at.code[0].value) == {"method": "ngram", "num_speculative_tokens": 6,
+                                            "prompt_lookup_min": 2, "prompt_lookup_max": 2}
+    assert any("Pre-filled from your comparison" in c.value for c in at.caption)

@@ -94,6 +94,18 @@ class EagleHead(torch.nn.Module):
         return cls(config.hidden_size, config.num_attention_heads, config.num_key_value_heads,
                    config.intermediate_size, config.rms_norm_eps, theta)
 
+    def identity_init(self) -> "EagleHead":
+        """Start as 'the next feature equals this one' (fc passes the feature through, the layer's
+        output projections are zero): like Medusa's zero-initialised blocks, a sensible first guess."""
+        H = self.fc.out_features
+        with torch.no_grad():
+            self.fc.weight.zero_()
+            self.fc.bias.zero_()
+            self.fc.weight[:, :H].copy_(torch.eye(H))
+            self.layer.o.weight.zero_()
+            self.layer.down.weight.zero_()
+        return self
+
     def forward(self, feat: torch.Tensor, emb: torch.Tensor, pos: torch.Tensor, past: tuple | None = None):
         """feat, emb (B, T, H) -> predicted next features (B, T, H), updated cache."""
         return self.layer(self.fc(torch.cat([feat, emb], -1)), pos, past)

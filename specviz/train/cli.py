@@ -44,6 +44,8 @@ def add_parser(subparsers) -> None:
             j.add_argument("--heads", type=int, default=4)
         if name == "eagle":
             j.add_argument("--passes", type=int, default=3, help="unrolled passes on its own features")
+            j.add_argument("--init", choices=["identity", "last-layer", "random"], default="identity",
+                           help="identity: start as 'next feature = this feature'")
         j.set_defaults(func=cmd_job)
 
     lo = jobs.add_parser("lora", help="LoRA fine-tune of the target on Python's documentation (a 2nd checkpoint)")
@@ -128,6 +130,6 @@ def cmd_job(a) -> int:
         elif a.job == "medusa":
             card = jobs.medusa(t, n_heads=a.heads, **kw)
         else:
-            card = jobs.eagle(t, n_passes=a.passes, **kw)
+            card = jobs.eagle(t, n_passes=a.passes, init=a.init, **kw)
     print(json.dumps(card, indent=1))
     return 0

@@ -68,7 +68,7 @@ def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
 
 def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
           lr: float = 1e-3, vocab: int = 8192, n_passes: int = 3, max_minutes=None, progress=True,
-          init_from_last_layer: bool = True) -> dict:
+          init: str = "identity") -> dict:
     from ..proposers.eagle import EagleHead
     from ..proposers.vocab import SubsetHead
     from . import eagle as te
@@ -77,8 +77,10 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
     ids = _vocab(target, train, vocab)
     out = SubsetHead(target.model.get_output_embeddings().weight, ids)
     head = EagleHead.for_target(target.model.config)
-    if init_from_last_layer:
+    if init == "last-layer":
         _init_from(head.layer, target.model.model.layers[-1])
+    elif init == "identity":
+        head.identity_init()
     head.to(target.device)
     embed = target.model.get_input_embeddings()
     before = te.evaluate(head, embed, out, held, train, n_passes)
@@ -86,7 +88,7 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
                        max_minutes=max_minutes, device=target.device, progress=progress, desc="eagle",
                        eval_fn=lambda: te.evaluate(head, embed, out, held, train, n_passes))
     c = _card(target, corpus_dir, log, kind="eagle", unrolled_passes=n_passes, tokens_per_step=tokens,
-              lr=lr, draft_vocab_size=len(ids), init="target's last layer" if init_from_last_layer else "random",
+              lr=lr, draft_vocab_size=len(ids), init=init,
               heldout_before=before, heldout=log["eval"])
     tensors = {f"head.{k}": v for k, v in head.state_dict().items()}
     tensors["vocab_ids"] = ids.int()

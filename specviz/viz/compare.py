@@ -86,11 +86,11 @@ def time_split(rows: list[dict]) -> go.Figure:
 def greedy_vs_sampled(rows: list[dict]) -> go.Figure:
     """Lookup's tokens per pass and speedup per workload, greedy vs sampled (rows carry 'mode')."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=["lookup tokens per pass τ", "lookup speedup ×"])
-    for mode in dict.fromkeys(r["mode"] for r in rows):
+    for i, mode in enumerate(dict.fromkeys(r["mode"] for r in rows)):
         rs = [r for r in rows if r["mode"] == mode and r["method"] == "lookup"]
         for c, key in enumerate(["tokens_per_pass", "speedup"], start=1):
             fig.add_trace(go.Bar(x=[r["workload"] for r in rs], y=[r[key] for r in rs], name=mode,
-                                 legendgroup=mode, showlegend=c == 1), row=1, col=c)
+                                 legendgroup=mode, showlegend=c == 1, marker_color=PALETTE[i]), row=1, col=c)
     fig.add_hline(y=1.0, line_dash="dot", line_color="grey")
     fig.update_layout(barmode="group", height=330, margin=dict(t=40, b=10, l=10, r=10))
     return fig
@@ -100,14 +100,15 @@ def greedy_vs_sampled(rows: list[dict]) -> go.Figure:
 def sweep_lines(points) -> go.Figure:
     """Acceptance, tokens per pass and speedup against k; one line per n (lookup) or one line."""
     fig = make_subplots(rows=1, cols=3, subplot_titles=[t for _, t in METRICS], horizontal_spacing=0.07)
-    for n in dict.fromkeys(p.n for p in points):
+    for i, n in enumerate(dict.fromkeys(p.n for p in points)):
         ps = sorted((p for p in points if p.n == n), key=lambda p: p.k)
         name = f"n={n}" if n is not None else "measured"
         vals = [[p.summary.acceptance_rate for p in ps], [p.summary.tokens_per_pass for p in ps],
                 [p.speedup for p in ps]]
         for c, y in enumerate(vals, start=1):
             fig.add_trace(go.Scatter(x=[p.k for p in ps], y=y, mode="lines+markers", name=name,
-                                     legendgroup=name, showlegend=c == 1), row=1, col=c)
+                                     legendgroup=name, showlegend=c == 1, line_color=PALETTE[i % len(PALETTE)]),
+                          row=1, col=c)
     fig.add_hline(y=1.0, line_dash="dot", line_color="grey", row=1, col=3)
     fig.update_xaxes(title_text="k", dtick=1)
     fig.update_yaxes(range=[0, 1.05], row=1, col=1)

@@ -97,7 +97,8 @@ def residual_figure(rec: StepRecord, label: Label, top: int = 8) -> go.Figure | 
     ticks = [f"<b>★{n}</b>" if t == rec.next_token else n for t, n in zip(ids, names)]
     fig = go.Figure([
         go.Bar(name="p (target)", x=ticks, y=[float(p[t]) for t in ids], marker_color=P_COLOR),
-        go.Bar(name="q (draft)", x=ticks, y=[float(q[t]) for t in ids], marker_color=Q_COLOR),
+        go.Bar(name="q (lookup: one-hot)" if rec.q_deterministic else "q (draft)", x=ticks,
+               y=[float(q[t]) for t in ids], marker_color=Q_COLOR),
         go.Bar(name="residual norm(max(0, p − q))", x=ticks, y=[float(r[t]) for t in ids], marker_color=R_COLOR),
     ])
     fig.update_layout(
