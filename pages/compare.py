@@ -12,8 +12,8 @@ from specviz.workloads import COPY, NOVEL, WORKLOADS, of_kind
 
 st.title("Compare proposers")
 st.write("The same prompt through every proposer, measured now, on this machine, through the one decode "
-         "loop — with plain decoding run in between as the yardstick. Speedup = method tokens/s ÷ plain "
-         "tokens/s, end to end (prefill included).")
+         "loop. Plain decoding runs before and after each method's runs as the yardstick: speedup = method "
+         "tokens/s ÷ the mean plain tokens/s around it, end to end (prefill included).")
 
 target = app.target()
 if target is None:
@@ -54,9 +54,7 @@ if st.button("Run the comparison", type="primary", key="cmp_run"):
         st.session_state["cmp_result"] = {"runs": runs, "mode": mode if mode == "greedy" else f"sampled T={temp:g}"}
         for r in runs:  # the calculator and other pages read the last run per method
             if r.method != "plain":
-                plain = next(p for p in runs if p.method == "plain" and p.workload == r.workload
-                             and p.repeat == r.repeat)
-                app.remember_run(r.method, r.summary, r.steps, plain.summary, k=r.k, n=r.n)
+                app.remember_run(r.method, r.summary, r.steps, r.plain, k=r.k, n=r.n)
     except (InputError, ModelError) as e:
         st.error(str(e))
     bar.empty()
@@ -94,7 +92,8 @@ else:
 
     st.subheader("Where the time goes, step by step")
     wl = st.selectbox("Workload to show", list(dict.fromkeys(r.workload for r in runs)), key="cmp_tl_w")
-    shown = [r for r in runs if r.workload == wl and r.repeat == 0]
+    first_plain = next(r for r in runs if r.workload == wl and r.method == "plain")
+    shown = [r for r in runs if r.workload == wl and r.repeat == 0 and (r.method != "plain" or r is first_plain)]
     st.plotly_chart(V.timeline(shown), key="cmp_timeline")
     st.caption("Orange = drafting, blue = the target's verification pass. A draft model's k small passes "
                "run one after another before verification can start; lookup's search does not register.")

@@ -11,8 +11,8 @@ from specviz.viz import compare as V
 from specviz.workloads import NOVEL, WORKLOADS, get
 
 st.title("k / n experiments")
-st.write("Sweep the draft length k (and, for lookup, the match length n) on one workload. A plain run "
-         "precedes each k, and speedups are taken against the median of those plain runs. Short outputs "
+st.write("Sweep the draft length k (and, for lookup, the match length n) on one workload. Plain runs "
+         "bracket each k, and each speedup is taken against the two plain runs around it. Short outputs "
          "keep a full sweep to about a minute on a CPU.")
 
 target = app.target()
@@ -39,7 +39,7 @@ mode = c1.radio("Decoding", ["greedy", "sampled"], horizontal=True, key="exp_mod
 temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="exp_temp", disabled=mode == "greedy")
 max_new = c3.number_input("max new tokens", 4, 128, 6 if app.TINY else 32, key="exp_max_new")
 ks, ns = list(range(k_lo, k_hi + 1)), list(range(n_lo, n_hi + 1)) if method == "lookup" else None
-st.caption(f"{len(ks) * (1 + (len(ns) if ns else 1))} runs of up to {max_new} new tokens each.")
+st.caption(f"{1 + len(ks) * (1 + (len(ns) if ns else 1))} runs of up to {max_new} new tokens each.")
 
 if st.button("Run the sweep", type="primary", key="exp_run", disabled=method is None):
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))

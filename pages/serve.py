@@ -31,16 +31,18 @@ if picked:
 else:
     st.caption("Run **Compare proposers** first to pre-fill this from a measurement; defaults shown.")
 
+for key, default in (("srv_k", 4), ("srv_nmin", 2), ("srv_nmax", 4)):
+    st.session_state.setdefault(key, default)  # widgets below take their values from here
 c1, c2 = st.columns(2)
 method = c1.selectbox("Method", list(LABELS), format_func=LABELS.get, key="srv_method")
-k = c2.number_input("num_speculative_tokens (k)", 1, 16, 4, key="srv_k")
+k = c2.number_input("num_speculative_tokens (k)", 1, 16, key="srv_k")
 target = st.text_input("Target model to serve (Hugging Face id or path)", "HuggingFaceTB/SmolLM2-135M-Instruct",
                        key="srv_target")
 n_min = n_max = model = None
 if method == "ngram":
     c1, c2 = st.columns(2)
-    n_min = c1.number_input("prompt_lookup_min", 1, 10, 2, key="srv_nmin")
-    n_max = c2.number_input("prompt_lookup_max", 1, 10, 4, key="srv_nmax")
+    n_min = c1.number_input("prompt_lookup_min", 1, 10, key="srv_nmin")
+    n_max = c2.number_input("prompt_lookup_max", 1, 10, key="srv_nmax")
 else:
     model = st.text_input("model — the draft checkpoint (Hugging Face id or path)", "", key="srv_model",
                           placeholder="e.g. an EAGLE / Medusa / drafter checkpoint trained for this target")

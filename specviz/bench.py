@@ -2,11 +2,13 @@
 
 Phases (each printed with its elapsed time; results are written even when a check fails):
   1. load the target, warm up, measure v(k)                         (costs.measure_v)
-  2. tune k (and n) for every proposer on a separate repeat, per workload kind:
-     greedy on all workloads, sampled on the novel ones (grid k in {2,4,8}, n in {2,3,4}, or adaptive)
+  2. tune k (and n) for every proposer on a separate repeat (64 new tokens), per workload kind:
+     greedy on all workloads, sampled on the novel ones (grid k in {2,4,8}, n in {2,3,4}, or adaptive
+     k up to 8); never picked from the timed repeats
   3. greedy, timed: 5 interleaved repeats of every method on every workload
   4. sampled at T=0.8, timed: several seeds of every method on the novel workloads
-  5. equality pass in float32: every method's greedy ids against plain decoding's
+  5. equality pass in float32: every method's greedy ids against plain decoding's (the bfloat16
+     timed runs are checked too: differences only at near-ties); a failure exits with code 1
 Speedup = method tokens/s ÷ plain tokens/s within one repeat (or seed), median over repeats,
 then median over the workloads of a kind. Numbers use metrics.md's names.
 """
@@ -113,14 +115,14 @@ def trained_methods(env: Env, skipped: dict, keep: set | None = None) -> list[st
     """The trained proposers that build for this target (the others land in skipped, with why)."""
     out = []
     for m in TRAINED:
-        if keep is not None and m not in keep:
-            skipped[m] = "left out of this run (--methods)"
-            continue
         if m not in METHODS:
             skipped.setdefault(m, "not registered in specviz.methods")
             continue
         if m == "draft" and env.drafter is None:
             skipped.setdefault(m, "no drafter")
+            continue
+        if keep is not None and m not in keep:
+            skipped[m] = "left out of this run (--methods)"
             continue
         try:
             env.proposer(m, 3)
@@ -316,7 +318,8 @@ def cmd_bench(a) -> int:
                   repeats=plan.repeats, seeds=list(plan.seeds), max_new_tokens=plan.max_new,
                   tuning_tokens=plan.tune_new,
                   temperature=plan.temperature, methods=["plain", "lookup"] + trained,
-                  started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+                  started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  command=("python -m specviz " + " ".join(sys.argv[1:])) if sys.argv[0].endswith("__main__.py") else None)
     for s in (Spec("plain", "specviz", "plain"), Spec("hf plain", "hf", "plain")):  # warm-up
         run(env, s, prompts[plan.workloads[0].name], 8, SamplingConfig(), 0)
     b.phase("v(k)")

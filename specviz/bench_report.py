@@ -151,6 +151,7 @@ def markdown(res: dict) -> str:
         f"T={m['temperature']} · started {m['started']} · {m['wall_s'] / 60:.1f} min"
         + (" · **quick run**" if m.get("quick") else "")
         + ("" if m.get("complete", True) else " · **partial: written before the run finished**"),
+        (f"Command: `{m['command']}`" if m.get("command") else ""),
         f"Machine noise: 1-minute load average {min(la):.1f}–{max(la):.1f} across phases "
         f"(2 cores); plain runs' wall-time coefficient of variation (median over workloads): "
         f"{_f(m.get('plain_wall_cv_median'), '{:.1%}')}.",

@@ -30,8 +30,9 @@ class Run:
     n: int | None               # lookup's n (None for other methods)
     summary: RunSummary
     steps: list[StepRecord] = field(repr=False)
-    plain_tokens_per_s: float   # the plain run measured right before it
+    plain_tokens_per_s: float   # mean tokens/s of the plain runs right before and after its block
     repeat: int = 0
+    plain: RunSummary | None = field(default=None, repr=False)  # the plain run right before it
 
     @property
     def speedup(self) -> float:
@@ -97,7 +98,8 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
             n: int = 3, sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 48,
             seed: int = 0, repeats: int = 1, drafter: LoadedModel | None = None,
             proposers: dict | None = None, progress=None) -> list[Run]:
-    """Plain + every method at every k, per workload, interleaved. Runs of method 'plain' included.
+    """Plain + every method at every k, per workload. Plain runs bracket each method's block, and each
+    method run is compared with the mean of the two plain runs around it (machine load drifts).
 
     proposers: optional {method: callable() -> Proposer} for methods built outside make_proposer.
     """
@@ -106,24 +108,39 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
     if not ks or min(ks) < 1:
         raise InputError("choose at least one k >= 1")
     spec = [m for m in methods if m != "plain"]
-    total = len(workloads) * repeats * (1 + len(spec) * len(ks))
+    total = len(workloads) * repeats * (1 + len(spec) * (1 + len(ks)))
     done, out = 0, []
     for w in workloads:
+        warm_up(target, w, sampling, seed)
         for r in range(repeats):
             plain, psteps = run_one(target, w, "plain", 1, None, sampling, max_new_tokens, seed)
-            out.append(Run(w.name, w.kind, "plain", 0, None, plain, psteps, plain.tokens_per_s, r))
+            out.append(Run(w.name, w.kind, "plain", 0, None, plain, psteps, plain.tokens_per_s, r, plain))
             done += 1
             _tick(progress, done, total, f"{w.name}: plain")
             for m in spec:
+                block = []
                 for k in ks:
                     prop = proposers[m]() if proposers and m in proposers else None
-                    s, steps = run_one(target, w, m, k, n if m == "lookup" else None, sampling,
-                                       max_new_tokens, seed, drafter, prop)
-                    out.append(Run(w.name, w.kind, m, k, n if m == "lookup" else None, s, steps,
-                                   plain.tokens_per_s, r))
+                    nn = n if m == "lookup" else None
+                    s, steps = run_one(target, w, m, k, nn, sampling, max_new_tokens, seed, drafter, prop)
+                    block.append(Run(w.name, w.kind, m, k, nn, s, steps, 0.0, r, plain))
                     done += 1
                     _tick(progress, done, total, f"{w.name}: {m} k={k}")
+                after, asteps = run_one(target, w, "plain", 1, None, sampling, max_new_tokens, seed)
+                base = (plain.tokens_per_s + after.tokens_per_s) / 2
+                for x in block:
+                    x.plain_tokens_per_s = base
+                out += block
+                out.append(Run(w.name, w.kind, "plain", 0, None, after, asteps, after.tokens_per_s, r, after))
+                plain = after
+                done += 1
+                _tick(progress, done, total, f"{w.name}: plain")
     return out
+
+
+def warm_up(target: LoadedModel, workload: Workload, sampling: SamplingConfig, seed: int = 0) -> None:
+    """A short untimed run: the first passes after a load or a pause are slower than the rest."""
+    run_one(target, workload, "plain", 1, None, sampling, 4, seed)
 
 
 def _tick(progress, done: int, total: int, text: str) -> None:
@@ -225,8 +242,8 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
           sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 32, seed: int = 0,
           drafter: LoadedModel | None = None, proposer_factory=None, progress=None
           ) -> tuple[list[SweepPoint], list[RunSummary]]:
-    """Every k (and every n for lookup). A plain run precedes each k's block; speedups are against the
-    median plain tokens/s of the sweep. Returns (points, plain runs)."""
+    """Every k (and every n for lookup). Plain runs bracket each k's block; each point's speedup is
+    against the mean tokens/s of the two plain runs around it. Returns (points, plain runs)."""
     if method == "plain":
         raise InputError("choose a speculative method to sweep")
     if not ks or min(ks) < 1:
@@ -234,21 +251,26 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
     grid_n = (ns or [3]) if method == "lookup" else [None]
     if method == "lookup" and min(grid_n) < 1:
         raise InputError("n values must be >= 1")
-    total = len(ks) * (1 + len(grid_n))
-    done, points, plains = 0, [], []
+    total = 1 + len(ks) * (1 + len(grid_n))
+    warm_up(target, workload, sampling, seed)
+    plains = [run_one(target, workload, "plain", 1, None, sampling, max_new_tokens, seed)[0]]
+    done, points = 1, []
+    _tick(progress, done, total, "plain")
     for k in ks:
-        plains.append(run_one(target, workload, "plain", 1, None, sampling, max_new_tokens, seed)[0])
-        done += 1
-        _tick(progress, done, total, f"plain (before k={k})")
+        block = []
         for n in grid_n:
             prop = proposer_factory() if proposer_factory else None
             s, _ = run_one(target, workload, method, k, n, sampling, max_new_tokens, seed, drafter, prop)
-            points.append(SweepPoint(k, n, s))
+            block.append(SweepPoint(k, n, s))
             done += 1
             _tick(progress, done, total, f"{method} k={k}" + (f" n={n}" if n else ""))
-    base = statistics.median(p.tokens_per_s for p in plains)
-    for p in points:
-        p.speedup = p.summary.tokens_per_s / base if base else 0.0
+        plains.append(run_one(target, workload, "plain", 1, None, sampling, max_new_tokens, seed)[0])
+        done += 1
+        _tick(progress, done, total, f"plain (after k={k})")
+        base = (plains[-2].tokens_per_s + plains[-1].tokens_per_s) / 2
+        for p in block:
+            p.speedup = p.summary.tokens_per_s / base if base else 0.0
+        points += block
     return points, plains
 
 

@@ -74,7 +74,7 @@ def test_compare_measures_every_method_and_recommends_per_kind():
     per_run = dict(zip([t.split(" · ")[1] for t in titles], draft_ms))
     assert per_run["draft k=2"] > 5 * per_run["lookup k=2"] and per_run["plain"] < per_run["draft k=1"]
     df = at.dataframe[0].value
-    assert set(df["method"]) == {"plain", "lookup", "draft"} and len(df) == 2 * 5
+    assert set(df["method"]) == {"plain", "lookup", "draft"} and len(df) == 2 * 5  # plain rows: medians
     rec = [m.value for m in at.markdown if m.value.startswith("- **copy-heavy**") or m.value.startswith("- **novel**")]
     assert len(rec) == 2
     # measured runs reach the calculator's store

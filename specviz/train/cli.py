@@ -70,6 +70,8 @@ def _add_evaluate(jobs) -> None:
     e.add_argument("--part", choices=["greedy", "sampled", "finetuned"], default="greedy")
     e.add_argument("--max-new-tokens", type=int, default=64)
     e.add_argument("--run", default="runs/eval", help="folder for the per-run JSON lines and tables")
+    e.add_argument("--only", default="", help="comma-separated method names to keep, e.g. plain,medusa")
+    e.add_argument("--tag", default="", help="suffix for the output files")
     e.set_defaults(func=cmd_evaluate)
     r = jobs.add_parser("readme", help="write models/README.md from the cards and the evaluation tables")
     r.add_argument("--run", default="runs/eval")
@@ -89,7 +91,7 @@ def cmd_readme(a) -> int:
 def cmd_evaluate(a) -> int:
     from .evaluate import markdown, run_part
 
-    tab = run_part(_target(a), a.part, a.run, a.max_new_tokens)
+    tab = run_part(_target(a), a.part, a.run, a.max_new_tokens, a.only, a.tag)
     print(markdown(tab, a.part))
     return 0
 

@@ -109,13 +109,13 @@ def plan(part: str, target: LoadedModel):
              "draft": lambda: make_proposer("draft", target, drafter=artifacts.load_drafter(target))}
     if part == "greedy":
         methods = {"plain": (None, 1), "lookup k=4": (lookup, 4)}
-        for name, ks in (("medusa", (2, 3)), ("eagle", (2, 3)), ("draft", (2, 3))):
+        for name, ks in (("medusa", (1, 2)), ("eagle", (1, 2)), ("draft", (1, 2))):
             for k in ks:
                 methods[f"{name} k={k}"] = (heads[name], k)
-        methods["lookup+eagle k=3"] = (lambda: make_proposer("hybrid", target, n=3, n_min=2, n_max=3), 3)
+        methods["lookup+eagle k=2"] = (lambda: make_proposer("hybrid", target, n=3, n_min=2, n_max=3), 2)
         return target, methods, SamplingConfig(), (0,), None, 1
-    methods = {"plain": (None, 1), "lookup k=3": (lookup, 3)}
-    methods.update({f"{n} k=3": (f, 3) for n, f in heads.items()})
+    methods = {"plain": (None, 1), "lookup k=2": (lookup, 2)}
+    methods.update({f"{n} k=2": (f, 2) for n, f in heads.items()})
     if part == "sampled":
         return target, methods, SamplingConfig(temperature=0.8), (0, 1), of_kind(NOVEL), 1
     if part == "finetuned":
@@ -123,7 +123,7 @@ def plan(part: str, target: LoadedModel):
     raise ValueError(f"unknown part '{part}' (greedy, sampled, finetuned)")
 
 
-def run_part(target: LoadedModel, part: str, out_dir, max_new: int = 64) -> list[dict]:
+def run_part(target: LoadedModel, part: str, out_dir, max_new: int = 64, only: str = "", tag: str = "") -> list[dict]:
     import warnings
     from pathlib import Path
 
@@ -131,12 +131,16 @@ def run_part(target: LoadedModel, part: str, out_dir, max_new: int = 64) -> list
 
     warnings.simplefilter("ignore", CheckpointMismatch)      # expected: that is what this part measures
     t, methods, sampling, seeds, wls, reps = plan(part, target)
+    if only:     # e.g. "plain,medusa": keep methods whose label starts with one of these names
+        keep = tuple(x.strip() + " " for x in only.split(",")) + tuple(x.strip() for x in only.split(",") if x.strip() == "plain")
+        methods = {m: v for m, v in methods.items() if m.startswith(keep) or m in keep}
+    name = part + (f"_{tag}" if tag else "")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / f"eval_{part}.jsonl", "w") as f:
+    with open(out / f"eval_{name}.jsonl", "w") as f:
         rows = measure(t, methods, reps, max_new, sampling, seeds, wls,
                        log=lambda line: (f.write(line + "\n"), f.flush()))
     tab = table(rows)
-    (out / f"table_{part}.json").write_text(json.dumps(dict(part=part, target=t.name, max_new_tokens=max_new,
+    (out / f"table_{name}.json").write_text(json.dumps(dict(part=part, target=t.name, max_new_tokens=max_new,
                                                              reps=reps, seeds=list(seeds), rows=tab), indent=1))
     return tab
