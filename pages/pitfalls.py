@@ -92,5 +92,7 @@ else:
         rows, refusals = st.session_state["pit_swap"]
         st.plotly_chart(V.checkpoint_bars(rows), key="pit_swap_fig")
         st.dataframe(pd.DataFrame(rows), hide_index=True)
-        for m, msg in refusals.items():
-            st.warning(f"Loading the {m} artifact for the fine-tuned target — {msg}")
+        for what, msg in refusals.items():
+            st.warning(f"Loading {what} — {msg}")
+        st.caption("Greedy decoding, the same prompt and k on both checkpoints; lookup is the control: it has "
+                   "no weights to go stale.")

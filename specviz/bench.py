@@ -24,7 +24,7 @@ import torch
 
 from . import bench_report, workloads as W
 from .bench_checks import compare_ids, cost_check
-from .bench_run import Env, Result, Spec, median, run
+from .bench_run import Env, Spec, median, run
 from .costs import draft_cost, measure_v, plain_step_time
 from .decode import InputError
 from .experiments import build_proposer

@@ -319,16 +319,17 @@ def checkpoint_swap(base: LoadedModel, tuned: LoadedModel, workload: Workload, m
     proposer is run on the fine-tune anyway) — is returned as {method: message}."""
     rows, notes = [], {}
     plan = [(lab, tgt, m) for lab, tgt in (("base", base), ("fine-tuned", tuned)) for m in ["plain", *methods]]
+    warm_up(base, workload, sampling, seed)
     for i, (lab, tgt, m) in enumerate(plan):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 prop = build_proposer(m, tgt)
             except Exception as e:  # noqa: BLE001 - the loader's own refusal is part of the lesson
-                notes[m] = f"refused: {e}"
+                notes[f"{m} on the {lab} target"] = f"refused: {e}"
                 prop = build_proposer(m, base)
-        if caught and lab == "fine-tuned":
-            notes.setdefault(m, "warned: " + str(caught[0].message))
+        if caught:
+            notes.setdefault(f"{m} on the {lab} target", "warned: " + str(caught[0].message))
         s, _ = run_one(tgt, workload, m, k, 3 if m == "lookup" else None, sampling, max_new_tokens, seed,
                        proposer=prop)
         rows.append({"target": lab, "method": m, "tokens_per_pass": s.tokens_per_pass,

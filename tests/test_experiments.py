@@ -119,7 +119,8 @@ def test_checkpoint_swap_reports_a_refusal_and_runs_anyway(tiny, monkeypatch):
     rows, refusals = E.checkpoint_swap(t, tuned, get("csv-to-json"), ["lookup"], k=2, max_new_tokens=4)
     assert [(r["target"], r["method"]) for r in rows] == [("base", "plain"), ("base", "lookup"),
                                                         ("fine-tuned", "plain"), ("fine-tuned", "lookup")]
-    assert refusals["lookup"].startswith("refused") and "fingerprint" in refusals["lookup"]
+    note = refusals["lookup on the fine-tuned target"]
+    assert note.startswith("refused") and "fingerprint" in note and len(refusals) == 1
 
 
 @pytest.mark.slow

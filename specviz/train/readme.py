@@ -33,15 +33,19 @@ def artifact_table(cards: dict) -> str:
     return "\n".join(rows)
 
 
+TITLES = {"greedy": "base target, greedy, all 8 workloads",
+          "sampled": "base target, sampled at temperature 0.8, the 4 novel workloads × seeds 0 and 1",
+          "finetuned": "LoRA-fine-tuned target, greedy, all 8 workloads: the heads on a checkpoint they were not trained for"}
+
+
 def tables(eval_dir) -> str:
+    """One table per measuring process (each has its own interleaved plain baseline)."""
     out = []
-    for part, title in (("greedy", "Base target, greedy (all 8 workloads)"),
-                        ("sampled", "Base target, sampled at temperature 0.8 (novel workloads, seeds 0 and 1)"),
-                        ("finetuned", "LoRA-fine-tuned target, greedy: the same heads on another checkpoint")):
-        p = Path(eval_dir) / f"table_{part}.json"
-        if p.exists():
-            t = json.loads(p.read_text())
-            out.append(markdown(t["rows"], f"{title} — {t['max_new_tokens']} new tokens, target: {t['target']}"))
+    for p in sorted(Path(eval_dir).glob("table_*.json")):
+        t = json.loads(p.read_text())
+        group = p.stem[len("table_"):]
+        out.append(markdown(t["rows"], f"{group}: {TITLES.get(t['part'], t['part'])} "
+                                       f"({t['max_new_tokens']} new tokens, {t['reps']} repetition)"))
     return "\n\n".join(out)
 
 
