@@ -91,7 +91,13 @@ else:
     if "pit_swap" in st.session_state:
         rows, refusals = st.session_state["pit_swap"]
         st.plotly_chart(V.checkpoint_bars(rows), key="pit_swap_fig")
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
+        st.markdown("Measured: " + "; ".join(E.swap_verdict(rows)) + ".")
+        st.caption("Heads that accept little on the base checkpoint have little left to lose: the drop shows "
+                   "most clearly with heads trained well enough to matter. Whatever the numbers, the heads must "
+                   "be re-validated (and usually retrained) for every new checkpoint; lookup needs neither.")
+        st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
+            c: st.column_config.NumberColumn(format="%.2f") for c in ["tokens_per_pass", "acceptance_rate",
+                                                                     "tokens_per_s"]})
         for what, msg in refusals.items():
             st.warning(f"Loading {what} — {msg}")
         st.caption("Greedy decoding, the same prompt and k on both checkpoints; lookup is the control: it has "

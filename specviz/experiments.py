@@ -353,3 +353,19 @@ def bench_rows(data) -> list[dict]:
                              "tokens_per_s": r.get("tokens_per_s"),
                              "speedup": sp.get(mode, {}).get("per_workload", {}).get(label, {}).get(w)})
     return rows
+
+
+def swap_verdict(rows: list[dict]) -> list[str]:
+    """One measured sentence per proposer of checkpoint_swap(): tokens per pass, base -> fine-tuned."""
+    out = []
+    for m in dict.fromkeys(r["method"] for r in rows if r["method"] != "plain"):
+        a, b = (next(r for r in rows if r["method"] == m and r["target"] == t) for t in ("base", "fine-tuned"))
+        d = b["tokens_per_pass"] - a["tokens_per_pass"]
+        trend = "dropped" if d < -0.05 else "rose" if d > 0.05 else "held"
+        out.append(f"{m}: τ {a['tokens_per_pass']:.2f} on the base → {b['tokens_per_pass']:.2f} on the fine-tune "
+                   f"({trend}; acceptance {_pct(a['acceptance_rate'])} → {_pct(b['acceptance_rate'])})")
+    return out
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{x:.0%}"

@@ -247,3 +247,31 @@ def test_serve_prefills_from_the_measured_recommendation():
     assert json.loads(at.code[0].value) == {"method": "ngram", "num_speculative_tokens": 6,
                                             "prompt_lookup_min": 2, "prompt_lookup_max": 2}
     assert any("Pre-filled from your comparison" in c.value for c in at.caption)
+
+
+def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch):
+    """The heads-vs-fine-tune section's plumbing, with stand-ins: the tiny target cannot load the real heads."""
+    from specviz import artifacts
+    from specviz import experiments as E
+    from specviz.models import tiny_llama
+    from specviz.proposers.lookup import PromptLookup
+
+    def tuned_of(target):
+        m = tiny_llama(vocab_size=target.vocab_size, seed=5, max_positions=2048)
+        m.tokenizer = target.tokenizer
+        return m
+
+    real = E.build_proposer
+    monkeypatch.setattr(E, "trained_available", lambda: {"medusa": True, "eagle": False, "lora": True})
+    monkeypatch.setattr(artifacts, "load_finetuned_target", tuned_of)
+    monkeypatch.setattr(E, "build_proposer", lambda m, t, n=3, d=None: PromptLookup(n=1) if m == "medusa"
+                        else real(m, t, n, d))
+    at = page("pitfalls")
+    at.number_input(key="pit_k").set_value(2)
+    ok(at.button(key="pit_run").click().run())
+    assert not at.error or all("Pairing refused" in e.value for e in at.error)
+    fig = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    assert [tr["name"] for tr in fig["data"]] == ["base target", "fine-tuned target"]
+    assert all(tr["x"] == ["medusa", "lookup"] for tr in fig["data"])
+    assert any(m.value.startswith("Measured: medusa: τ") for m in at.markdown)
+    assert len(at.dataframe[-1].value) == 6

@@ -152,3 +152,13 @@ def test_bench_rows_flatten_a_results_file(tmp_path):
     (tmp_path / "bench" / "results.json").write_text(json.dumps(data))
     path, got = E.latest_bench(str(tmp_path))
     assert os.path.basename(path) == "results.json" and got == data
+
+
+def test_swap_verdict_states_the_measured_direction():
+    rows = [{"target": t, "method": m, "tokens_per_pass": tpp, "acceptance_rate": a}
+            for t, m, tpp, a in [("base", "plain", 1.0, None), ("base", "medusa", 1.8, 0.4), ("base", "lookup", 2.0, 0.7),
+                                 ("fine-tuned", "plain", 1.0, None), ("fine-tuned", "medusa", 1.2, 0.1),
+                                 ("fine-tuned", "lookup", 2.02, 0.7)]]
+    medusa, lookup = E.swap_verdict(rows)
+    assert medusa.startswith("medusa: τ 1.80 on the base → 1.20") and "dropped" in medusa and "40% → 10%" in medusa
+    assert lookup.startswith("lookup:") and "held" in lookup

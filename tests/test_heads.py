@@ -134,3 +134,15 @@ def test_the_drafter_is_an_ordinary_assistant_model_for_transformers(target):
     kw = dict(max_new_tokens=16, do_sample=False, pad_token_id=1, eos_token_id=None)
     ref = target.model.generate(x, **kw)
     assert torch.equal(target.model.generate(x, assistant_model=d, **kw), ref)
+
+
+def test_shipped_heads_refuse_a_target_of_another_shape(target):
+    """The shipped artifacts were trained for the 576-wide default model: a tiny target gets one clear error."""
+    from specviz import artifacts
+    from specviz.methods import make_proposer
+    from specviz.models import ModelError
+
+    if not artifacts.available()["medusa"]:
+        pytest.skip("no shipped Medusa artifact")
+    with pytest.warns(artifacts.CheckpointMismatch), pytest.raises(ModelError, match="hidden size"):
+        make_proposer("medusa", target)

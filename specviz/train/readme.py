@@ -68,6 +68,10 @@ All artifacts together: {total / 1e6:.1f} MB.
 
 ## Measured with the real decode loop (bfloat16, this CPU)
 
+{notes}
+
+## Every measuring run
+
 Speedup = method tokens/s ÷ plain tokens/s on the same workload and decoding mode (geometric mean
 over the workloads of the kind); tokens per pass = emitted ÷ target passes; runs interleaved
 (each workload runs every method in a rotated order). Absolute tokens/s are low because the machine
@@ -75,18 +79,18 @@ was shared with several other jobs at the time; the ratios are what the table is
 
 {tables(eval_dir)}
 
-{notes}
-
 ## Reproduce
 
 ```
-python -m specviz train corpus  --threads 1          # self-distillation corpus (runs/corpus)
+python -m specviz train corpus  --threads 1 --prompts 256 --max-new-tokens 128   # runs/corpus
 python -m specviz train medusa  --threads 1 --steps 300 --tokens-per-step 512
-python -m specviz train eagle   --threads 1 --steps 300 --tokens-per-step 512 --passes 2
+python -m specviz train eagle   --threads 1 --steps 300 --tokens-per-step 512 --passes 2 --max-minutes 12
 python -m specviz train drafter --threads 1 --steps 300 --tokens-per-step 512 --max-minutes 14
 python -m specviz train lora    --threads 1 --steps 80 --batch 1 --chunk 128
-python -m specviz train evaluate --threads 1 --part greedy     # also: sampled, finetuned
-python -m specviz train readme
+# each measuring run above: --part greedy|sampled|finetuned, --only picks the methods, --tag names the files
+python -m specviz train evaluate --threads 1 --part greedy --only plain,lookup,medusa,draft --tag a
+python -m specviz train evaluate --threads 1 --part greedy --only plain,eagle --tag rep2_eagle
+python -m specviz train readme --notes runs/notes.md
 ```
 Every job resumes from its run folder (runs/<job>/ckpt.*) when started again; add `--device cuda`
 on a GPU. `--threads 1` matters on a busy 2-core machine: two OpenMP threads that keep waiting for

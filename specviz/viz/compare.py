@@ -29,8 +29,8 @@ def summary_bars(rows: list[dict]) -> go.Figure:
                                  hovertemplate="%{x}: %{y:.2f}<extra>" + w + "</extra>"), row=1, col=c)
             shown = True
     fig.add_hline(y=1.0, line_dash="dot", line_color="grey", row=1, col=3)
-    fig.update_layout(barmode="group", height=380, margin=dict(t=40, b=10, l=10, r=10),
-                      legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(barmode="group", height=400, margin=dict(t=40, b=10, l=10, r=10),
+                      legend=dict(title_text="workload"))
     fig.update_yaxes(range=[0, 1.05], row=1, col=1)
     return fig
 
