@@ -4,3 +4,10 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+# One intra-op thread for the whole test process: on 2 cores shared with a Streamlit server (the
+# browser test) or anything else, two spinning OpenMP threads run many times slower than one.
+# No test is timed, and the equality tests compare runs made in this same process.
+torch.set_num_threads(1)

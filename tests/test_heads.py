@@ -12,7 +12,6 @@ from specviz.proposers.vocab import SubsetHead
 from specviz.sampling import SamplingConfig
 from specviz.train.drafter import build_drafter
 
-torch.set_num_threads(1)   # 2 OpenMP threads on 2 busy shared cores are far slower than 1
 
 V = 96
 SUBSET = torch.arange(2, 80)          # a reduced draft vocabulary: q is zero outside it

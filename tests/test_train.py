@@ -9,7 +9,6 @@ from specviz import artifacts
 from specviz.models import tiny_llama
 from specviz.train import corpus, jobs
 
-torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="module")
