@@ -1,4 +1,4 @@
-"""The real-browser test: `streamlit run app.py` with the real default model, driven by Playwright in
+"""The real-browser test: the app as `make app` starts it (specviz.launch) with the real default model, driven by Playwright in
 Debian's chromium (/usr/bin/chromium; never `playwright install`). Opens every page listed in app.py,
 plays a run on the Step-through page, and fails on any exception box, page error or console error.
 
@@ -88,7 +88,7 @@ def server(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("browser") / "server.log"
     env = {k: v for k, v in os.environ.items() if k != "SPECVIZ_TINY"}  # the real default model
     env["HF_HUB_OFFLINE"] = "1"
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+    cmd = [sys.executable, "-m", "specviz.launch", "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
     log = open(log_path, "w")
@@ -160,7 +160,14 @@ def _boxes(page, url: str) -> list[str]:
 def test_every_page_opens_and_a_run_plays(server, browser):
     base, log_path = server
     problems: list[str] = []
-    # Home first: it starts loading the model in the background and says so; wait for it here.
+    # A deep link as the fresh server's very first visit must still route through app.py
+    # (st.navigation), not run pages/compare.py alone as a legacy multipage app.
+    page = _open(browser, base + "/compare", problems)
+    _wait_ready(page)
+    body = page.inner_text("body")
+    assert "Compare proposers" in body and "Tokenizers & checkpoints" in body, body[:1500]
+    page.close()
+    # Home next: it starts loading the model in the background and says so; wait for it here.
     page = _open(browser, base + "/", problems)
     _wait_ready(page, "Target model loaded")
     problems += _boxes(page, "/")
