@@ -61,12 +61,17 @@ class LoadedModel:
 
 
 def fingerprint(model: torch.nn.Module) -> str:
-    """sha256 over the weights in float32, tensors in sorted name order (metrics.md)."""
+    """sha256 over the weights as float32, tensors in sorted name order (metrics.md).
+
+    Each weight is first rounded to bfloat16, so the same checkpoint gives the same fingerprint
+    whether it runs in float32 or bfloat16 (bf16 -> float32 is exact; float32 -> bf16 rounds).
+    """
     h = hashlib.sha256()
     state = model.state_dict()
     for name in sorted(state):
         h.update(name.encode())
-        h.update(state[name].detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+        w = state[name].detach().to("cpu").to(torch.bfloat16).to(torch.float32)
+        h.update(w.contiguous().numpy().tobytes())
     return h.hexdigest()
 
 

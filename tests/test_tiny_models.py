@@ -179,3 +179,13 @@ def test_bad_input_is_refused(target):
         make_proposer("lookup", target, n_min=4, n_max=2)
     with pytest.raises(InputError, match="unknown method"):
         make_proposer("telepathy", target)
+
+
+def test_fingerprint_ignores_running_dtype_but_not_weights(target):
+    from specviz.models import fingerprint
+    m32 = copy.deepcopy(target.model)
+    m16 = copy.deepcopy(target.model).to(torch.bfloat16)
+    assert fingerprint(m32) == fingerprint(m16)
+    with torch.no_grad():
+        m32.lm_head.weight[0, 0] += 0.5
+    assert fingerprint(m32) != fingerprint(m16)
