@@ -343,12 +343,13 @@ def bench_rows(data) -> list[dict]:
     if not isinstance(data, dict) or not isinstance(data.get("per_run"), dict):
         return []
     sp = data.get("speedup", {})
+    kinds = dict(data.get("meta", {}).get("workloads") or {})  # [[name, kind], ...] or {name: kind}
     rows = []
     for mode, labels in data["per_run"].items():
         for label, per_w in labels.items():
             for w, r in per_w.items():
                 rows.append({"mode": mode, "method": label, "workload": w,
-                             "kind": data.get("meta", {}).get("workloads", {}).get(w),
+                             "kind": kinds.get(w),
                              "tokens_per_pass": r.get("tokens_per_pass"), "acceptance_rate": r.get("acceptance_rate"),
                              "tokens_per_s": r.get("tokens_per_s"),
                              "speedup": sp.get(mode, {}).get("per_workload", {}).get(label, {}).get(w)})

@@ -162,3 +162,15 @@ def test_swap_verdict_states_the_measured_direction():
     medusa, lookup = E.swap_verdict(rows)
     assert medusa.startswith("medusa: τ 1.80 on the base → 1.20") and "dropped" in medusa and "40% → 10%" in medusa
     assert lookup.startswith("lookup:") and "held" in lookup
+
+
+def test_bench_rows_read_the_committed_results_file():
+    """The Compare page reads bench/results.json as the bench writes it (workloads as [name, kind] pairs)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "results.json"
+    if not path.exists():
+        pytest.skip("no committed bench results")
+    rows = E.bench_rows(json.loads(path.read_text()))
+    assert rows and all(r["kind"] in (COPY, NOVEL) for r in rows)
