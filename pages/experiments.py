@@ -18,11 +18,7 @@ st.write("Sweep the draft length k (and, for lookup, the match length n) on one 
 target = app.target()
 if target is None:
     st.stop()
-drafter = app.drafter(app.drafter_names()[0]) if app.drafter_names() else None
-key = ("cmp_methods_for", target.name, getattr(drafter, "name", None))
-if key not in st.session_state:
-    st.session_state[key] = E.try_methods(target, drafter)
-methods, why_not = st.session_state[key]
+methods, why_not, drafter = app.usable_methods(target)
 if why_not:
     st.info("Not available here: " + "; ".join(f"**{m}** — {r}" for m, r in why_not.items()))
 

@@ -80,11 +80,7 @@ st.write("The same test on the target's actual next-token distribution p (all of
 target = app.target()
 if target is None:
     st.stop()
-drafter = app.drafter(app.drafter_names()[0]) if app.drafter_names() else None
-key = ("cmp_methods_for", target.name, getattr(drafter, "name", None))
-if key not in st.session_state:
-    st.session_state[key] = E.try_methods(target, drafter)
-methods, why_not = st.session_state[key]
+methods, why_not, drafter = app.usable_methods(target)
 if "draft" not in methods and not {"medusa", "eagle"} & set(methods):
     st.info("No model proposer (draft model or trained heads) is available for this target, so only "
             "lookup's one-hot q can be tested here.")

@@ -258,3 +258,19 @@ def measure_v_table() -> dict[int, float] | None:
     table = measured_v(s["target"], s["device"], s["dtype"])
     st.session_state.setdefault("v_tables", {})[(s["target"], s["device"], s["dtype"])] = table
     return table
+
+
+def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | None]:
+    """(methods that build for this target, why the others don't, the first offered drafter).
+
+    Building a proposer may load weights, so the answer is kept once per session and target.
+    """
+    from . import experiments
+
+    names = drafter_names()
+    d = drafter(names[0]) if names else None
+    key = ("cmp_methods_for", target.name, getattr(d, "name", None))
+    if key not in st.session_state:
+        st.session_state[key] = experiments.try_methods(target, d)
+    methods, why_not = st.session_state[key]
+    return methods, why_not, d
