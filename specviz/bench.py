@@ -4,7 +4,7 @@ Phases (each printed with its elapsed time; results are written even when a chec
   1. load the target, warm up, measure v(k)                         (costs.measure_v)
   2. tune k (and n) for every proposer on a separate repeat (64 new tokens), per workload kind:
      greedy on all workloads, sampled on the novel ones (grid k in {2,4,8}, n in {2,3,4}, or adaptive
-     k up to 8); never picked from the timed repeats
+     k up to 16 for lookup, 8 for the others); never picked from the timed repeats
   3. greedy, timed: 5 interleaved repeats of every method on every workload
   4. sampled at T=0.8, timed: several seeds of every method on the novel workloads
   5. equality pass in float32: every method's greedy ids against plain decoding's (the bfloat16
@@ -33,7 +33,11 @@ from .models import DEFAULT, LoadedModel, load_model, load_tokenizer, resolve_dt
 from .sampling import SamplingConfig
 
 GREEDY, SAMPLED = "greedy", "sampled"
-KS, NS, ADAPTIVE_MAX = (2, 4, 8), (2, 3, 4), 8
+KS, NS = (2, 4, 8), (2, 3, 4)
+# adaptive k's ceiling: lookup drafts cost nothing and come right or wrong in runs, so it may grow
+# further than a model's drafts, whose every token costs a draft step
+ADAPTIVE_MAX = {"lookup": 16}
+ADAPTIVE_MAX_MODEL = 8
 QUICK_KS, QUICK_NS = (2, 8), (3,)        # --quick: a smaller grid, only to keep the bench working
 V_KS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)
 TRAINED = ("draft", "medusa", "eagle")  # run when they build for this target
@@ -134,13 +138,14 @@ def trained_methods(env: Env, skipped: dict, keep: set | None = None) -> list[st
 
 # -- the method grid ---------------------------------------------------------------------------------
 def candidates(method: str, quick: bool = False) -> list[Spec]:
-    """The fixed tuning grid: k in {2,4,8} (x n in {2,3,4} for lookup), and adaptive k up to 8."""
+    """The fixed tuning grid: k in {2,4,8} (x n in {2,3,4} for lookup), and adaptive k (up to 16 for
+    lookup, 8 for the model-based proposers)."""
     ks, ns = (QUICK_KS, QUICK_NS) if quick else (KS, NS)
     if method == "lookup":
         fixed = [Spec(method, "specviz", method, k, n) for k in ks for n in ns]
-        return fixed + [Spec(method, "specviz", method, ADAPTIVE_MAX, n, adaptive=True) for n in ns]
+        return fixed + [Spec(method, "specviz", method, ADAPTIVE_MAX[method], n, adaptive=True) for n in ns]
     return [Spec(method, "specviz", method, k) for k in ks] + \
-        [Spec(method, "specviz", method, ADAPTIVE_MAX, adaptive=True)]
+        [Spec(method, "specviz", method, ADAPTIVE_MAX.get(method, ADAPTIVE_MAX_MODEL), adaptive=True)]
 
 
 def timed_specs(b: Bench, mode: str, kind: str, trained: list[str], has_drafter: bool) -> list[Spec]:
@@ -228,14 +233,15 @@ def bf16_equality(b: Bench, dtype_name: str) -> None:
 
 
 def equality_pass(b: Bench, env32: Env, prompts: dict) -> None:
-    """float32: every specviz method, at every setting the bench chose (greedy or sampled), decoded
-    greedily, must match plain decoding exactly; so must transformers' own greedy generate()."""
+    """float32: every specviz method, at the greedy setting the bench chose for this kind of workload,
+    must match plain decoding exactly; so must transformers' own greedy generate()."""
     plan = b.plan
     samp = SamplingConfig()
     for w in plan.workloads:
         plain = run(env32, Spec("plain", "specviz", "plain"), prompts[w.name], plan.max_new, samp, 0,
                     keep_logits=True)
-        specs = {(s.label, s.setting): s for (_, kind, _), s in b.chosen.items() if kind == w.kind}
+        specs = {(s.label, s.setting): s for (mode, kind, _), s in b.chosen.items()
+                 if kind == w.kind and mode == GREEDY}
         specs[("hf plain", "")] = Spec("hf plain", "hf", "plain")
         for (label, setting), s in sorted(specs.items()):
             r = run(env32, s, prompts[w.name], plan.max_new, samp, 0)
@@ -270,9 +276,12 @@ def cost_checks(b: Bench) -> list:
         tau = median([r.tokens_per_pass for r in rs])
         k_bar = median([r.mean_k for r in rs])
         alpha = median([r.acceptance_rate for r in rs])
+        plain = b.runs[(mode, wn, "plain")]
+        decode = median([r.decode_tokens_per_s / p.decode_tokens_per_s for r, p in zip(rs, plain)
+                         if r.decode_tokens_per_s and p.decode_tokens_per_s])
         out.append(cost_check(wn, label, tau, k_bar, c, b.v, sp[(wn, label)], alpha,
                               tokens=median([r.tokens for r in rs]), prefill_s=median([r.prefill_s for r in rs]),
-                              t1=t1))
+                              t1=t1, measured_decode=decode))
     return out
 
 
@@ -323,7 +332,8 @@ def cmd_bench(a) -> int:
     for s in (Spec("plain", "specviz", "plain"), Spec("hf plain", "hf", "plain")):  # warm-up
         run(env, s, prompts[plan.workloads[0].name], 8, SamplingConfig(), 0)
     b.phase("v(k)")
-    b.v = measure_v(env.target, ks=V_KS, repeats=5 if plan.quick else 15)
+    b.v = measure_v(env.target, ks=V_KS, repeats=3 if plan.quick else 15,
+                    prompt_ids=prompts[plan.workloads[0].name])
     b.phase("tuning")
     tune(b, env, prompts, ["lookup"] + trained)
     b.phase("greedy")

@@ -73,26 +73,36 @@ def expected_tau(alpha: float | None, k: float) -> float | None:
 
 @dataclass
 class CostCheck:
+    """metrics.md's cost-model check, compared two ways that each put like beside like:
+    end to end (the prediction plus the measured prefill, against the measured speedup: the target)
+    and decode only (metrics.md's formula as it stands, against the speedup with prefill left out)."""
     workload: str
     method: str
     tau: float            # measured tokens per pass
     k_bar: float          # mean drafted length per step
     c: float              # draft time per token / t1
     v: float              # v(k_bar), interpolated from the measured table
-    predicted: float      # tau / (v + k_bar c)
-    measured: float       # method tokens/s / plain tokens/s (medians of the timed repeats)
+    predicted: float      # tau / (v + k_bar c): the decode phase only
+    measured: float       # method tokens/s / plain tokens/s, end to end (medians of the timed repeats)
     alpha: float | None   # measured acceptance rate
     tau_iid: float | None  # E[tau] from alpha under independence
-    predicted_with_prefill: float | None = None  # diagnosis: the same model with the prefill time added
+    predicted_with_prefill: float | None = None  # the same model with the measured prefill time added
+    measured_decode: float | None = None         # the measured speedup with both prefills left out
 
     @property
     def error(self) -> float:
-        """predicted / measured - 1 (0.10 = the model promised 10% more than was measured)."""
-        return self.predicted / self.measured - 1.0 if self.measured else float("nan")
+        """End to end: predicted (with prefill) / measured - 1 (0.10 = the model promised 10% more)."""
+        pred = self.predicted if self.predicted_with_prefill is None else self.predicted_with_prefill
+        return pred / self.measured - 1.0 if self.measured else float("nan")
+
+    @property
+    def error_decode(self) -> float | None:
+        """Decode only: tau / (v + k_bar c) against the measured decode-phase speedup."""
+        return self.predicted / self.measured_decode - 1.0 if self.measured_decode else None
 
     def as_dict(self) -> dict:
         d = asdict(self)
-        d["error"] = self.error
+        d["error"], d["error_decode"] = self.error, self.error_decode
         return d
 
 
@@ -104,9 +114,10 @@ def with_prefill(tau: float, k_bar: float, c: float, v: float, tokens: float, pr
 
 def cost_check(workload: str, method: str, tau: float, k_bar: float, c: float,
                v_table: dict[int, float], measured: float, alpha: float | None,
-               tokens: float | None = None, prefill_s: float | None = None, t1: float | None = None) -> CostCheck:
+               tokens: float | None = None, prefill_s: float | None = None, t1: float | None = None,
+               measured_decode: float | None = None) -> CostCheck:
     v = interpolate_v(v_table, k_bar)
     pre = (with_prefill(tau, k_bar, c, v, tokens, prefill_s, t1)
            if tokens and prefill_s is not None and t1 else None)
     return CostCheck(workload, method, tau, k_bar, c, v, predicted_speedup(tau, k_bar, c, v_table),
-                     measured, alpha, expected_tau(alpha, k_bar), pre)
+                     measured, alpha, expected_tau(alpha, k_bar), pre, measured_decode)

@@ -72,6 +72,13 @@ class Result:
         return self.tokens / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
+    def decode_tokens_per_s(self) -> float | None:
+        """tokens/s with the prefill left out (specviz runs only)."""
+        if self.prefill_s is None or self.wall_s <= self.prefill_s:
+            return None
+        return self.tokens / (self.wall_s - self.prefill_s)
+
+    @property
     def acceptance_rate(self) -> float | None:
         return self.accepted / self.drafted if self.drafted else None
 

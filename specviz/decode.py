@@ -53,9 +53,12 @@ def adapt_k(k: int, n_drafted: int, n_accepted: int, k_max: int) -> int:
     return max(1, k - 1)
 
 
-def top_tokens(probs: torch.Tensor, n: int = TOP_N) -> TopTokens:
-    v, i = torch.topk(probs, min(n, probs.shape[-1]))
-    return TopTokens(ids=i.tolist(), probs=v.tolist())
+def top_rows(probs: torch.Tensor, n: int = TOP_N) -> list[TopTokens]:
+    """The n most likely tokens of every row, in one topk call. (r, V) -> r records."""
+    if probs.shape[0] == 0:
+        return []
+    v, i = torch.topk(probs, min(n, probs.shape[-1]), dim=-1)          # (r, n), (r, n)
+    return [TopTokens(ids=a, probs=b) for a, b in zip(i.tolist(), v.tolist())]
 
 
 class Decoder:
@@ -191,8 +194,9 @@ class Decoder:
             greedy=greedy, q_deterministic=draft.q is None)
         if self.cfg.record:
             shown = logits.softmax(-1) if greedy else p                  # greedy: draw the T=1 softmax
-            rec.p_top = [top_tokens(shown[i]) for i in range(len(tokens) + 1)]
-            rec.q_top = [top_tokens(q[i]) for i in range(len(tokens))]
+            rec.p_top = top_rows(shown)                                  # k'+1 rows
+            rec.q_top = ([TopTokens(ids=[t], probs=[1.0]) for t in rec.drafted] if draft.q is None
+                         else top_rows(q))                               # k' rows (one-hot: the token)
             if n < len(tokens):
                 rec.p_rejected, rec.q_rejected = p[n].clone(), q[n].clone()
         self.steps.append(rec)

@@ -106,7 +106,7 @@ def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
 
 def verify_cost(target, drafter, small: bool, progress=None) -> dict:
     v = measure_v(target, ks=(1, 4, 8), repeats=3 if small else 7, progress=progress)
-    return {"run": "timed one target pass over k+1 new tokens against one over 1 token (medians)",
+    return {"run": "timed decode-loop steps that verify k+1 new tokens against plain one-token steps (medians)",
             "v1": _f(v[1]), "v4": _f(v[4]), "v8": _f(v[8]),
             "gain4": _f(expected_tokens_per_pass(0.7, 4) / v[4])}
 

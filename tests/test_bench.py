@@ -52,6 +52,35 @@ def test_cost_model_formulas():
     assert expected_tau(None, 4) is None
     c = cost_check("w", "lookup", 3.0, 4.0, 0.0, v, measured=2.0, alpha=0.6)
     assert c.predicted == pytest.approx(2.5) and c.error == pytest.approx(0.25)
+    assert c.error_decode is None  # no decode-only speedup given
+
+
+def test_cost_check_puts_like_beside_like():
+    """End to end: the prediction gets the measured prefill added; decode only: compared with the
+    speedup that leaves both prefills out. Prefill shrinks an end-to-end speedup towards 1."""
+    v = {1: 1.0, 4: 1.0}
+    # tau 4, v 1, c 0: decode-only 4x. 100 tokens at t1 = 0.05 s plain = 5 s; prefill 1 s both sides:
+    # end to end (1 + 5) / (1 + 1.25) = 2.667
+    c = cost_check("w", "lookup", 4.0, 4.0, 0.0, v, measured=2.5, alpha=0.8, tokens=100, prefill_s=1.0,
+                   t1=0.05, measured_decode=4.4)
+    assert c.predicted == pytest.approx(4.0)
+    assert c.predicted_with_prefill == pytest.approx(6.0 / 2.25)
+    assert c.error == pytest.approx((6.0 / 2.25) / 2.5 - 1)      # the target compares end to end
+    assert c.error_decode == pytest.approx(4.0 / 4.4 - 1)
+    d = c.as_dict()
+    assert d["error"] == pytest.approx(c.error) and d["error_decode"] == pytest.approx(c.error_decode)
+
+
+def test_v_is_measured_through_the_decode_loop_on_a_tiny_model():
+    import torch
+
+    from specviz.costs import RandomDraft, measure_v
+    from specviz.models import tiny_llama
+    target = tiny_llama(vocab_size=50, layers=1, seed=0)
+    v = measure_v(target, ks=(1, 3), context=20, repeats=2)
+    assert set(v) == {1, 3} and all(x > 0 for x in v.values())
+    d = RandomDraft(50, seed=1).propose(None, 5)
+    assert d.tokens.shape == (5,) and d.q is None and int(d.tokens.max()) < 50
 
 
 def test_failing_equality_makes_the_bench_exit_nonzero(capsys):
