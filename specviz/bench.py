@@ -36,8 +36,7 @@ GREEDY, SAMPLED = "greedy", "sampled"
 KS, NS = (2, 4, 8), (2, 3, 4)
 # adaptive k's ceiling: lookup drafts cost nothing and come right or wrong in runs, so it may grow
 # further than a model's drafts, whose every token costs a draft step
-ADAPTIVE_MAX = {"lookup": 16}
-ADAPTIVE_MAX_MODEL = 8
+ADAPTIVE_MAX_LOOKUP, ADAPTIVE_MAX_MODEL = 16, 8
 QUICK_KS, QUICK_NS = (2, 8), (3,)        # --quick: a smaller grid, only to keep the bench working
 V_KS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)
 TRAINED = ("draft", "medusa", "eagle")  # run when they build for this target
@@ -143,9 +142,9 @@ def candidates(method: str, quick: bool = False) -> list[Spec]:
     ks, ns = (QUICK_KS, QUICK_NS) if quick else (KS, NS)
     if method == "lookup":
         fixed = [Spec(method, "specviz", method, k, n) for k in ks for n in ns]
-        return fixed + [Spec(method, "specviz", method, ADAPTIVE_MAX[method], n, adaptive=True) for n in ns]
+        return fixed + [Spec(method, "specviz", method, ADAPTIVE_MAX_LOOKUP, n, adaptive=True) for n in ns]
     return [Spec(method, "specviz", method, k) for k in ks] + \
-        [Spec(method, "specviz", method, ADAPTIVE_MAX.get(method, ADAPTIVE_MAX_MODEL), adaptive=True)]
+        [Spec(method, "specviz", method, ADAPTIVE_MAX_MODEL, adaptive=True)]
 
 
 def timed_specs(b: Bench, mode: str, kind: str, trained: list[str], has_drafter: bool) -> list[Spec]:
@@ -270,13 +269,13 @@ def cost_checks(b: Bench) -> list:
         s = b.specs[(mode, wn, label)]
         if mode != GREEDY or s.engine != "specviz" or s.method == "plain":
             continue
-        t1 = plain_step_time([st for p in b.runs[(mode, wn, "plain")] for st in p.steps])
+        plain = b.runs[(mode, wn, "plain")]
+        t1 = plain_step_time([st for p in plain for st in p.steps])
         steps = [st for r in rs for st in r.steps]
         c = draft_cost(steps, t1)
         tau = median([r.tokens_per_pass for r in rs])
         k_bar = median([r.mean_k for r in rs])
         alpha = median([r.acceptance_rate for r in rs])
-        plain = b.runs[(mode, wn, "plain")]
         decode = median([r.decode_tokens_per_s / p.decode_tokens_per_s for r, p in zip(rs, plain)
                          if r.decode_tokens_per_s and p.decode_tokens_per_s])
         out.append(cost_check(wn, label, tau, k_bar, c, b.v, sp[(wn, label)], alpha,

@@ -272,14 +272,13 @@ def figures(res: dict) -> list:
     cm = res["cost_model"]
     if cm:
         fig = go.Figure()
+        pred = {id(c): c.get("predicted_with_prefill") or c["predicted"] for c in cm}  # end to end when known
         for meth in sorted({c["method"] for c in cm}):
             rows = [c for c in cm if c["method"] == meth]
             fig.add_scatter(mode="markers", name=meth, x=[c["measured"] for c in rows],
-                            y=[c.get("predicted_with_prefill") or c["predicted"] for c in rows],
-                            text=[c["workload"] for c in rows],
+                            y=[pred[id(c)] for c in rows], text=[c["workload"] for c in rows],
                             hovertemplate="%{text}<br>measured %{x:.2f}×, predicted %{y:.2f}×<extra></extra>")
-        hi = max([c["measured"] for c in cm] + [c.get("predicted_with_prefill") or c["predicted"] for c in cm]
-                 + [1.0]) * 1.1
+        hi = max([c["measured"] for c in cm] + list(pred.values()) + [1.0]) * 1.1
         for f, dash in ((1.0, "solid"), (1.15, "dot"), (0.85, "dot")):
             fig.add_scatter(x=[0, hi], y=[0, hi * f], mode="lines", line=dict(dash=dash, color="grey"),
                             showlegend=False, hoverinfo="skip")

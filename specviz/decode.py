@@ -55,8 +55,6 @@ def adapt_k(k: int, n_drafted: int, n_accepted: int, k_max: int) -> int:
 
 def top_rows(probs: torch.Tensor, n: int = TOP_N) -> list[TopTokens]:
     """The n most likely tokens of every row, in one topk call. (r, V) -> r records."""
-    if probs.shape[0] == 0:
-        return []
     v, i = torch.topk(probs, min(n, probs.shape[-1]), dim=-1)          # (r, n), (r, n)
     return [TopTokens(ids=a, probs=b) for a, b in zip(i.tolist(), v.tolist())]
 
