@@ -4,7 +4,7 @@ setup:
 	bash scripts/setup.sh
 
 app: setup
-	.venv/bin/python -m specviz.launch --server.address localhost --server.headless true --browser.gatherUsageStats false
+	.venv/bin/python -m specviz.ui.launch --server.address localhost --server.headless true --browser.gatherUsageStats false
 
 test:
 	bash scripts/setup.sh --browser

@@ -1,7 +1,7 @@
 """specviz: routing only. Each page lives in pages/ and calls specviz for everything it shows."""
 import streamlit as st
 
-from specviz.app_support import sidebar
+from specviz.ui.support import sidebar
 
 st.set_page_config(page_title="specviz — speculative decoding, step by step", layout="wide",
                    page_icon="🔎")  # an emoji favicon: a :material: one is fetched from the internet

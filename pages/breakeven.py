@@ -1,8 +1,8 @@
 """Break-even calculator: when does speculation pay, and with which k? Filled from a measured run in one click."""
 import streamlit as st
 
-from specviz import app_support as app
-from specviz import breakeven as be
+from specviz.ui import support as app
+from specviz.core import costmodel as be
 from specviz.viz import breakeven as vb
 
 K_MAX = 16

@@ -2,13 +2,13 @@
 import pandas as pd
 import streamlit as st
 
-from specviz import app_support as app
-from specviz import experiments as E
-from specviz.decode import InputError
-from specviz.models import ModelError
-from specviz.sampling import SamplingConfig
+from specviz.ui import support as app
+from specviz.teach import experiments as E
+from specviz.core.errors import InputError
+from specviz.core.errors import ModelError
+from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
-from specviz.workloads import COPY, NOVEL, WORKLOADS, of_kind
+from specviz.engine.workloads import COPY, NOVEL, WORKLOADS, of_kind
 
 st.title("Compare proposers")
 st.write("The same prompt through every proposer, measured now, on this machine, through the one decode "

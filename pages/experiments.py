@@ -2,13 +2,13 @@
 import pandas as pd
 import streamlit as st
 
-from specviz import app_support as app
-from specviz import experiments as E
-from specviz.decode import InputError
-from specviz.models import ModelError
-from specviz.sampling import SamplingConfig
+from specviz.ui import support as app
+from specviz.teach import experiments as E
+from specviz.core.errors import InputError
+from specviz.core.errors import ModelError
+from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
-from specviz.workloads import NOVEL, WORKLOADS, get
+from specviz.engine.workloads import NOVEL, WORKLOADS, get
 
 st.title("k / n experiments")
 st.write("Sweep the draft length k (and, for lookup, the match length n) on one workload. Plain runs "

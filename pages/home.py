@@ -1,7 +1,7 @@
 """Home: what speculative decoding is, where each page fits, and how to pick a proposer."""
 import streamlit as st
 
-from specviz import app_support as app
+from specviz.ui import support as app
 
 st.title("specviz — speculative decoding, step by step")
 

@@ -1,15 +1,15 @@
 """Is it lossless? Speculative samples, drawn through specviz's own verifier, converge to p — not to q."""
 import streamlit as st
 
-from specviz import app_support as app
-from specviz import experiments as E
-from specviz import lab as L
-from specviz.decode import InputError
-from specviz.methods import encode_prompt
-from specviz.models import ModelError
-from specviz.sampling import SamplingConfig
+from specviz.ui import support as app
+from specviz.teach import experiments as E
+from specviz.teach import lab as L
+from specviz.core.errors import InputError
+from specviz.engine.methods import encode_prompt
+from specviz.core.errors import ModelError
+from specviz.core.sampling import SamplingConfig
 from specviz.viz import lab as V
-from specviz.workloads import WORKLOADS, get
+from specviz.engine.workloads import WORKLOADS, get
 
 st.title("Is it lossless?")
 st.write("The acceptance rule keeps a drafted token x with probability min(1, p(x)/q(x)); on a rejection it "

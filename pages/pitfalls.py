@@ -2,14 +2,14 @@
 import pandas as pd
 import streamlit as st
 
-from specviz import app_support as app
-from specviz import experiments as E
-from specviz import mismatch
-from specviz.decode import InputError
-from specviz.models import ModelError
-from specviz.sampling import SamplingConfig
+from specviz.ui import support as app
+from specviz.teach import experiments as E
+from specviz.teach import mismatch
+from specviz.core.errors import InputError
+from specviz.core.errors import ModelError
+from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
-from specviz.workloads import COPY, NOVEL, of_kind
+from specviz.engine.workloads import COPY, NOVEL, of_kind
 
 st.title("Tokenizers & checkpoints")
 target = app.target()
@@ -78,7 +78,7 @@ else:
     if st.button("Measure on both checkpoints", type="primary", key="pit_run"):
         bar = st.progress(0.0, "loading the fine-tuned target…")
         try:
-            from specviz import artifacts
+            from specviz.engine import artifacts
 
             tuned = artifacts.load_finetuned_target(target)
             rows, refusals = E.checkpoint_swap(target, tuned, of_kind(kind)[0], heads + ["lookup"], int(k),

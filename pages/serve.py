@@ -3,9 +3,9 @@ import json
 
 import streamlit as st
 
-from specviz import app_support as app
-from specviz import experiments as E
-from specviz import serving as S
+from specviz.ui import support as app
+from specviz.teach import experiments as E
+from specviz.teach import serving as S
 
 st.title("Take it to a server")
 st.write("The same choice — which proposer, which k, which n — written as vLLM's `--speculative-config`. "

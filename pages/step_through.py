@@ -1,14 +1,15 @@
 """Step through: real speculative decoding one target pass at a time, each decision drawn from its record."""
 import streamlit as st
 
-from specviz import app_support as app
-from specviz import workloads
-from specviz.decode import DecodeConfig, Decoder, InputError
-from specviz.methods import METHODS, encode_prompt
-from specviz.models import ModelError
-from specviz.neartie import bf16_ulp
-from specviz.plaincheck import against_plain
-from specviz.sampling import SamplingConfig
+from specviz.ui import support as app
+from specviz.engine import workloads
+from specviz.core.errors import InputError
+from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine.methods import METHODS, encode_prompt
+from specviz.core.errors import ModelError
+from specviz.core.neartie import bf16_ulp
+from specviz.engine.measure import against_plain
+from specviz.core.sampling import SamplingConfig
 from specviz.viz import step as vz
 
 K_MAX, N_MAX, NEW_MAX = 16, 8, 256

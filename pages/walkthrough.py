@@ -1,10 +1,10 @@
 """A guided walkthrough for a class, and interview prep: every answer quotes a number measured now."""
 import streamlit as st
 
-from specviz import app_support as app
-from specviz import interview as I
-from specviz.decode import InputError
-from specviz.models import ModelError
+from specviz.ui import support as app
+from specviz.teach import interview as I
+from specviz.core.errors import InputError
+from specviz.core.errors import ModelError
 
 st.title("Walkthrough & interview prep")
 target = app.target()

@@ -7,10 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from . import workloads
-from .decode import DecodeConfig, InputError
-from .models import DEFAULT, ModelError
-from .sampling import SamplingConfig
+from specviz.engine import workloads
+from specviz.core.errors import InputError
+from specviz.engine.decode import DecodeConfig
+from specviz.core.errors import ModelError
+from specviz.engine.models import DEFAULT
+from specviz.core.sampling import SamplingConfig
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
@@ -46,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_generate)
     # Other commands (train, bench) live in their own modules, each with add_parser(sub) that
     # registers a sub-parser and sets func=... on it.
-    for modname in ("specviz.train.cli", "specviz.bench"):
+    for modname in ("specviz.train.cli", "specviz.bench.main"):
         try:
             mod = importlib.import_module(modname)
         except ModuleNotFoundError as e:
@@ -70,9 +72,9 @@ def read_prompt(a) -> tuple[str, bool]:
 
 
 def cmd_generate(a) -> int:
-    from .decode import Decoder
-    from .methods import encode_prompt, make_proposer
-    from .models import load_model
+    from specviz.engine.decode import Decoder
+    from specviz.engine.methods import encode_prompt, make_proposer
+    from specviz.engine.models import load_model
 
     if a.n_min is not None and a.n_max is not None and a.n_min > a.n_max:
         raise InputError(f"n-min ({a.n_min}) must not exceed n-max ({a.n_max})")
@@ -84,7 +86,7 @@ def cmd_generate(a) -> int:
     text, chat = read_prompt(a)
     if not text or not text.strip():
         raise InputError("the prompt is empty")
-    from .methods import METHODS
+    from specviz.engine.methods import METHODS
     if a.method not in METHODS:
         raise InputError(f"unknown method '{a.method}' (choose from: {', '.join(METHODS)})")
     target = load_model(a.target, a.device, a.dtype)

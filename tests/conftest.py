@@ -3,7 +3,8 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository (specviz, app.py)
+sys.path.insert(0, str(Path(__file__).resolve().parent))      # tests/stats.py
 
 import torch  # noqa: E402
 

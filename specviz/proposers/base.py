@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..sampling import SamplingConfig
+from specviz.core.sampling import SamplingConfig
 
 
 @dataclass

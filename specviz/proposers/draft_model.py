@@ -1,11 +1,14 @@
 """A separate draft model: same tokenizer, its own KV cache, k serial small forward passes."""
 from __future__ import annotations
 
-import torch
-from transformers import DynamicCache
+import copy
 
-from ..sampling import logits_to_probs, sample
-from .base import Context, Draft, Proposer
+import torch
+from transformers import DynamicCache, LlamaForCausalLM
+
+from specviz.core.sampling import logits_to_probs, sample
+from specviz.proposers.vocab import SubsetHead
+from specviz.proposers.base import Context, Draft, Proposer
 
 
 class DraftModel(Proposer):
@@ -48,3 +51,38 @@ class DraftModel(Proposer):
         extra = self.cache.get_seq_length() - (len(ctx.ids) - 1)
         if extra > 0:
             self.cache.crop(-extra)
+
+
+def build_drafter(target_model: torch.nn.Module, n_layers: int, ids: torch.Tensor,
+                  init_layers: tuple[int, ...] | None = None) -> LlamaForCausalLM:
+    """A complete causal LM with the target's tokenizer ids; layers copied from `init_layers` if given."""
+    cfg = copy.deepcopy(target_model.config)
+    cfg.num_hidden_layers = n_layers
+    cfg.tie_word_embeddings = False
+    if getattr(cfg, "layer_types", None):
+        cfg.layer_types = cfg.layer_types[:n_layers]
+    cfg.quantization_config = None
+    with torch.device("meta"):
+        m = LlamaForCausalLM(cfg)
+    m.lm_head = torch.nn.Identity()                       # replaced below; avoids a random 49K x H matrix
+    m.model.embed_tokens = target_model.get_input_embeddings()  # shared, frozen
+    m.model.layers = torch.nn.ModuleList([_fresh_layer(cfg, i) for i in range(n_layers)])
+    m.model.norm = copy.deepcopy(target_model.model.norm)
+    m.model.rotary_emb = copy.deepcopy(target_model.model.rotary_emb)
+    if init_layers:
+        for i, j in enumerate(init_layers):
+            m.model.layers[i].load_state_dict(target_model.model.layers[j].state_dict())
+    m.lm_head = SubsetHead(target_model.get_output_embeddings().weight, ids)
+    dt = target_model.get_input_embeddings().weight.dtype
+    for mod in (m.model.layers, m.model.norm):
+        mod.to(dt)
+    for p in m.model.embed_tokens.parameters():
+        p.requires_grad_(False)
+    m.lm_head.weight.requires_grad_(False)
+    m.generation_config = copy.deepcopy(target_model.generation_config)
+    return m.eval()
+
+
+def _fresh_layer(cfg, i):
+    from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+    return LlamaDecoderLayer(cfg, layer_idx=i)

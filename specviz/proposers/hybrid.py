@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from .base import Context, Draft, Proposer
-from .lookup import lookup
+from specviz.proposers.base import Context, Draft, Proposer
+from specviz.proposers.lookup import lookup
 
 
 class Hybrid(Proposer):

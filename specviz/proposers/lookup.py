@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import Context, Draft, Proposer, empty_draft
+from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 
 
 def find_continuation(ids: list[int], n: int, k: int) -> list[int]:

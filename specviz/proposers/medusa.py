@@ -10,9 +10,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..sampling import logits_to_probs, sample
-from .base import Context, Draft, Proposer, empty_draft
-from .vocab import SubsetHead
+from specviz.core.sampling import logits_to_probs, sample
+from specviz.proposers.base import Context, Draft, Proposer, empty_draft
+from specviz.proposers.vocab import SubsetHead
 
 
 class ResBlock(torch.nn.Module):

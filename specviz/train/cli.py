@@ -82,14 +82,14 @@ def _add_evaluate(jobs) -> None:
 def cmd_readme(a) -> int:
     from pathlib import Path
 
-    from .readme import write
+    from specviz.train.readme import write
 
     print(write(eval_dir=a.run, notes=Path(a.notes).read_text() if a.notes else ""))
     return 0
 
 
 def cmd_evaluate(a) -> int:
-    from .evaluate import markdown, run_part
+    from specviz.train.evaluate import markdown, run_part
 
     tab = run_part(_target(a), a.part, a.run, a.max_new_tokens, a.only, a.tag)
     print(markdown(tab, a.part))
@@ -97,15 +97,15 @@ def cmd_evaluate(a) -> int:
 
 
 def _target(a):
-    from ..models import load_model
-    from .common import set_threads
+    from specviz.engine.models import load_model
+    from specviz.train.common import set_threads
 
     set_threads(a.threads)
     return load_model(a.target, a.device, a.dtype)
 
 
 def cmd_corpus(a) -> int:
-    from . import corpus
+    from specviz.train import corpus
 
     t = _target(a)
     meta = corpus.build(t, a.run, n_prompts=a.prompts, batch=a.batch, max_new=a.max_new_tokens, seed=a.seed,
@@ -117,7 +117,7 @@ def cmd_corpus(a) -> int:
 def cmd_job(a) -> int:
     from pathlib import Path
 
-    from . import jobs
+    from specviz.train import jobs
 
     t = _target(a)
     kw = dict(run_dir=a.run, out_dir=a.out, steps=a.steps, lr=a.lr, max_minutes=a.max_minutes)

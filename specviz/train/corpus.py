@@ -14,8 +14,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from ..models import LoadedModel
-from .prompts import COPY, make_prompts
+from specviz.engine.models import LoadedModel
+from specviz.train.prompts import COPY, make_prompts
 
 TOPK = 8
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import torch
 
-from ..proposers.vocab import frequent_ids
-from . import corpus
-from .common import split
+from specviz.proposers.vocab import frequent_ids
+from specviz.train import corpus
+from specviz.train.common import split
 
 SYSTEM_TOKENS = 20  # every chat prompt starts with the same system message; not worth training on
 

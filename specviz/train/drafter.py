@@ -7,51 +7,15 @@ every position (cross-entropy), or its top-8 distribution (a truncated KL) for c
 """
 from __future__ import annotations
 
-import copy
 import random
 
 import torch
 import torch.nn.functional as F
 from transformers import LlamaForCausalLM
 
-from ..proposers.vocab import SubsetHead
-from .common import pack, pad_stack
-from .data import most_frequent_baseline, reply_mask
-
-
-def build_drafter(target_model: torch.nn.Module, n_layers: int, ids: torch.Tensor,
-                  init_layers: tuple[int, ...] | None = None) -> LlamaForCausalLM:
-    """A complete causal LM with the target's tokenizer ids; layers copied from `init_layers` if given."""
-    cfg = copy.deepcopy(target_model.config)
-    cfg.num_hidden_layers = n_layers
-    cfg.tie_word_embeddings = False
-    if getattr(cfg, "layer_types", None):
-        cfg.layer_types = cfg.layer_types[:n_layers]
-    cfg.quantization_config = None
-    with torch.device("meta"):
-        m = LlamaForCausalLM(cfg)
-    m.lm_head = torch.nn.Identity()                       # replaced below; avoids a random 49K x H matrix
-    m.model.embed_tokens = target_model.get_input_embeddings()  # shared, frozen
-    m.model.layers = torch.nn.ModuleList([_fresh_layer(cfg, i) for i in range(n_layers)])
-    m.model.norm = copy.deepcopy(target_model.model.norm)
-    m.model.rotary_emb = copy.deepcopy(target_model.model.rotary_emb)
-    if init_layers:
-        for i, j in enumerate(init_layers):
-            m.model.layers[i].load_state_dict(target_model.model.layers[j].state_dict())
-    m.lm_head = SubsetHead(target_model.get_output_embeddings().weight, ids)
-    dt = target_model.get_input_embeddings().weight.dtype
-    for mod in (m.model.layers, m.model.norm):
-        mod.to(dt)
-    for p in m.model.embed_tokens.parameters():
-        p.requires_grad_(False)
-    m.lm_head.weight.requires_grad_(False)
-    m.generation_config = copy.deepcopy(target_model.generation_config)
-    return m.eval()
-
-
-def _fresh_layer(cfg, i):
-    from transformers.models.llama.modeling_llama import LlamaDecoderLayer
-    return LlamaDecoderLayer(cfg, layer_idx=i)
+from specviz.proposers.vocab import SubsetHead
+from specviz.train.common import pack, pad_stack
+from specviz.train.data import most_frequent_baseline, reply_mask
 
 
 def own_state(drafter: LlamaForCausalLM) -> dict:

@@ -12,10 +12,10 @@ import random
 import torch
 import torch.nn.functional as F
 
-from ..proposers.eagle import EagleHead
-from ..proposers.vocab import SubsetHead
-from .common import pack, pad_stack
-from .data import most_frequent_baseline, reply_mask
+from specviz.proposers.eagle import EagleHead
+from specviz.proposers.vocab import SubsetHead
+from specviz.train.common import pack, pad_stack
+from specviz.train.data import most_frequent_baseline, reply_mask
 
 
 def batch_tensors(seqs: list[dict], out: SubsetHead):

@@ -14,11 +14,11 @@ import time
 from collections import defaultdict
 from typing import Callable
 
-from ..decode import DecodeConfig, Decoder
-from ..methods import encode_prompt
-from ..models import LoadedModel
-from ..sampling import SamplingConfig
-from ..workloads import WORKLOADS
+from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine.methods import encode_prompt
+from specviz.engine.models import LoadedModel
+from specviz.core.sampling import SamplingConfig
+from specviz.engine.workloads import WORKLOADS
 
 
 def run_one(target: LoadedModel, proposer, ids, k: int, max_new: int, sampling: SamplingConfig, seed: int):
@@ -96,9 +96,9 @@ def now() -> str:
 
 def plan(part: str, target: LoadedModel):
     """(target to run, methods, sampling, seeds, workloads, reps) for one part of the evaluation."""
-    from .. import artifacts
-    from ..methods import make_proposer
-    from ..workloads import NOVEL, of_kind
+    from specviz.engine import artifacts
+    from specviz.engine.methods import make_proposer
+    from specviz.engine.workloads import NOVEL, of_kind
 
     def lookup():
         return make_proposer("lookup", target, n=3)
@@ -127,7 +127,7 @@ def run_part(target: LoadedModel, part: str, out_dir, max_new: int = 64, only: s
     import warnings
     from pathlib import Path
 
-    from ..artifacts import CheckpointMismatch
+    from specviz.engine.artifacts import CheckpointMismatch
 
     warnings.simplefilter("ignore", CheckpointMismatch)      # expected: that is what this part measures
     t, methods, sampling, seeds, wls, reps = plan(part, target)

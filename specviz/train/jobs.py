@@ -8,10 +8,11 @@ from pathlib import Path
 
 import torch
 
-from .. import artifacts
-from ..models import LoadedModel
-from . import common, corpus as corpus_mod
-from .data import draft_vocab, load_split
+from specviz.engine import artifacts
+from specviz.proposers.draft_model import build_drafter
+from specviz.engine.models import LoadedModel
+from specviz.train import common, corpus as corpus_mod
+from specviz.train.data import draft_vocab, load_split
 
 
 def _corpus_info(corpus_dir) -> dict:
@@ -46,9 +47,9 @@ def _vocab(target, train, size):
 
 def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 512,
            lr: float = 1e-3, vocab: int = 8192, n_heads: int = 4, max_minutes=None, progress=True) -> dict:
-    from ..proposers.medusa import MedusaHeads
-    from ..proposers.vocab import SubsetHead
-    from . import medusa as tm
+    from specviz.proposers.medusa import MedusaHeads
+    from specviz.proposers.vocab import SubsetHead
+    from specviz.train import medusa as tm
 
     train, held = load_split(corpus_dir)
     ids = _vocab(target, train, vocab)
@@ -69,9 +70,9 @@ def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
 def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
           lr: float = 1e-3, vocab: int = 8192, n_passes: int = 3, max_minutes=None, progress=True,
           init: str = "identity") -> dict:
-    from ..proposers.eagle import EagleHead
-    from ..proposers.vocab import SubsetHead
-    from . import eagle as te
+    from specviz.proposers.eagle import EagleHead
+    from specviz.proposers.vocab import SubsetHead
+    from specviz.train import eagle as te
 
     train, held = load_split(corpus_dir)
     ids = _vocab(target, train, vocab)
@@ -110,14 +111,14 @@ def _init_from(layer, llama_layer) -> None:
 def drafter(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 1024,
             lr: float = 1e-3, vocab: int = 8192, n_layers: int = 2, mode: str = "ce", max_minutes=None,
             progress=True, ship: bool = True) -> dict:
-    from . import drafter as td
+    from specviz.train import drafter as td
 
     keys = ("ids", "label", "topv", "topi") if mode == "kl" else ("ids", "label")
     train, held = load_split(corpus_dir, keys)
     ids = _vocab(target, train, vocab)
     L = target.model.config.num_hidden_layers
     init = (0, L - 1) if n_layers == 2 else tuple(range(n_layers))
-    m = td.build_drafter(target.model, n_layers, ids, init_layers=init)
+    m = build_drafter(target.model, n_layers, ids, init_layers=init)
     m.model.layers.float()
     m.model.norm.float()
     out = m.lm_head
@@ -141,7 +142,7 @@ def lora(target: LoadedModel, run_dir, out_dir=None, steps: int = 120, batch: in
     """Fine-tune a copy of the target; report held-out loss on the new domain and on chat replies."""
     import copy
 
-    from . import lora as tl
+    from specviz.train import lora as tl
 
     train, held = chunks if chunks is not None else tl.docs_chunks(target.tokenizer, chunk)
     model = copy.deepcopy(target.model)      # frozen in the target's dtype; the LoRA matrices train in float32

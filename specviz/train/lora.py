@@ -11,7 +11,7 @@ import random
 import torch
 import torch.nn.functional as F
 
-from .common import split
+from specviz.train.common import split
 
 
 class LoraLinear(torch.nn.Module):

@@ -7,9 +7,9 @@ import random
 import torch
 import torch.nn.functional as F
 
-from ..proposers.medusa import MedusaHeads
-from ..proposers.vocab import SubsetHead
-from .data import SYSTEM_TOKENS, most_frequent_baseline, reply_mask
+from specviz.proposers.medusa import MedusaHeads
+from specviz.proposers.vocab import SubsetHead
+from specviz.train.data import SYSTEM_TOKENS, most_frequent_baseline, reply_mask
 
 
 def head_labels(label: torch.Tensor, n_heads: int) -> torch.Tensor:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import artifacts
-from .evaluate import markdown
+from specviz.engine import artifacts
+from specviz.train.evaluate import markdown
 
 
 def _cards(folder) -> dict:

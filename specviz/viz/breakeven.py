@@ -1,9 +1,9 @@
-"""Charts of the break-even calculator (pure; formulas from specviz.breakeven)."""
+"""Charts of the break-even calculator (pure; formulas from specviz.core.costmodel)."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .. import breakeven as be
+from specviz.core import costmodel as be
 
 K_CURVES = (1, 2, 4, 8, 16)
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 import torch
 
-from ..records import StepRecord
-from ..verify import residual
+from specviz.core.records import StepRecord
+from specviz.core.verify import residual
 
 P_COLOR, Q_COLOR, R_COLOR = "#1f77b4", "#ff7f0e", "#2ca02c"
 ORIGIN_COLORS = {"accepted": "#c7e9c0", "correction": "#fdd0a2", "bonus": "#c6dbef"}

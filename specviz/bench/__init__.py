@@ -1,0 +1,1 @@
+"""The benchmark: plan, phases, checks, report (python -m specviz bench)."""

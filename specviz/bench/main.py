@@ -1,0 +1,393 @@
+"""python -m specviz bench: measured speedups against plain decoding and transformers' own paths.
+
+Phases (each printed with its elapsed time; results are written even when a check fails):
+  1. load the target, warm up, measure v(k)                         (costs.measure_v)
+  2. tune k (and n) for every proposer on a separate repeat (64 new tokens), per workload kind:
+     greedy on all workloads, sampled on the novel ones (grid k in {2,4,8}, n in {2,3,4}, or adaptive
+     k up to 16 for lookup, 8 for the others); never picked from the timed repeats
+  3. greedy, timed: 5 interleaved repeats of every method on every workload
+  4. sampled at T=0.8, timed: several seeds of every method on the novel workloads
+  5. equality pass in float32: every method's greedy ids against plain decoding's (the bfloat16
+     timed runs are checked too: differences only at near-ties); a failure exits with code 1
+Speedup = method tokens/s ÷ plain tokens/s within one repeat (or seed), median over repeats,
+then median over the workloads of a kind. Numbers use metrics.md's names.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from specviz.bench import report as bench_report
+from specviz.engine import workloads as W
+from specviz.bench.checks import compare_ids, cost_check
+from specviz.bench.runs import Env, Spec, median, run
+from specviz.core.costmodel import draft_cost, plain_step_time
+from specviz.engine.costs import measure_v
+from specviz.core.errors import InputError
+from specviz.teach.experiments import build_proposer
+from specviz.engine.methods import METHODS, encode_prompt
+from specviz.engine.models import DEFAULT, LoadedModel, load_model, load_tokenizer, resolve_dtype, tiny_llama
+from specviz.core.sampling import SamplingConfig
+
+GREEDY, SAMPLED = "greedy", "sampled"
+KS, NS = (2, 4, 8), (2, 3, 4)
+# adaptive k's ceiling: lookup drafts cost nothing and come right or wrong in runs, so it may grow
+# further than a model's drafts, whose every token costs a draft step
+ADAPTIVE_MAX_LOOKUP, ADAPTIVE_MAX_MODEL = 16, 8
+QUICK_KS, QUICK_NS = (2, 8), (3,)        # --quick: a smaller grid, only to keep the bench working
+V_KS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)
+TRAINED = ("draft", "medusa", "eagle")  # run when they build for this target
+
+
+@dataclass
+class Plan:
+    workloads: list
+    repeats: int = 5
+    seeds: tuple = (1, 2, 3)
+    tune_seed: int = 0
+    max_new: int = 128
+    tune_new: int = 64       # the tuning repeat generates half as much: it only ranks settings
+    temperature: float = 0.8
+    quick: bool = False
+
+
+@dataclass
+class Bench:
+    """Everything measured in one bench run (bench_report turns it into JSON, markdown, HTML)."""
+    plan: Plan
+    meta: dict = field(default_factory=dict)
+    v: dict = field(default_factory=dict)
+    tuning: list = field(default_factory=list)       # rows: mode, kind, workload, method, setting, speedup...
+    chosen: dict = field(default_factory=dict)       # {(mode, kind, method): Spec}
+    runs: dict = field(default_factory=dict)         # {(mode, workload, label): [Result per repeat/seed]}
+    specs: dict = field(default_factory=dict)        # {(mode, workload, label): Spec}
+    equality: list = field(default_factory=list)     # Equality rows (float32 pass and bfloat16 timed runs)
+    skipped: dict = field(default_factory=dict)      # {method: why}
+    load: list = field(default_factory=list)         # (phase, elapsed_s, loadavg 1 min)
+    t0: float = field(default_factory=time.perf_counter)
+
+    def log(self, msg: str) -> None:
+        el = time.perf_counter() - self.t0
+        print(f"[{int(el // 60):02d}:{int(el % 60):02d}] {msg}", file=sys.stderr, flush=True)
+
+    def phase(self, name: str) -> None:
+        la = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        self.load.append((name, time.perf_counter() - self.t0, la))
+        self.log(f"== {name} (load average {la:.1f})")
+
+
+# -- models ----------------------------------------------------------------------------------------
+def load_env(target_name: str, device: str, dtype: str) -> tuple[Env, dict]:
+    """Target, drafter (trained one, or a tiny one for --target tiny) and the proposer builder."""
+    skipped: dict = {}
+    if target_name == "tiny":
+        tok = load_tokenizer(DEFAULT)
+        dt = resolve_dtype(dtype, torch.device("cpu"))
+        target = tiny_llama(vocab_size=len(tok), layers=2, hidden=32, seed=0, dtype=dt, max_positions=2048)
+        target.tokenizer = tok
+        drafter = tiny_llama(vocab_size=len(tok), layers=1, hidden=32, seed=1, dtype=dt, max_positions=2048)
+        drafter.tokenizer = tok
+    else:
+        target = load_model(target_name, device, dtype)
+        drafter = trained_drafter(target, skipped)
+    env = Env(target=target, drafter=drafter)
+    env.build = lambda method, n: build_proposer(method, target, n, drafter)
+    return env, skipped
+
+
+def trained_drafter(target: LoadedModel, skipped: dict) -> LoadedModel | None:
+    try:
+        from specviz.engine import artifacts
+    except ImportError:
+        skipped["draft"] = "specviz.engine.artifacts is not there yet"
+        return None
+    try:
+        if not artifacts.available().get("drafter"):
+            skipped["draft"] = "no trained drafter in models/"
+            return None
+        return artifacts.load_drafter(target)
+    except Exception as e:  # noqa: BLE001 - a broken artifact skips the method, with the reason shown
+        skipped["draft"] = f"{type(e).__name__}: {e}"
+        return None
+
+
+def trained_methods(env: Env, skipped: dict, keep: set | None = None) -> list[str]:
+    """The trained proposers that build for this target (the others land in skipped, with why)."""
+    out = []
+    for m in TRAINED:
+        if m not in METHODS:
+            skipped.setdefault(m, "not registered in specviz.engine.methods")
+            continue
+        if m == "draft" and env.drafter is None:
+            skipped.setdefault(m, "no drafter")
+            continue
+        if keep is not None and m not in keep:
+            skipped[m] = "left out of this run (--methods)"
+            continue
+        try:
+            env.proposer(m, 3)
+            out.append(m)
+        except Exception as e:  # noqa: BLE001
+            skipped[m] = f"{type(e).__name__}: {e}"
+    return out
+
+
+# -- the method grid ---------------------------------------------------------------------------------
+def candidates(method: str, quick: bool = False) -> list[Spec]:
+    """The fixed tuning grid: k in {2,4,8} (x n in {2,3,4} for lookup), and adaptive k (up to 16 for
+    lookup, 8 for the model-based proposers)."""
+    ks, ns = (QUICK_KS, QUICK_NS) if quick else (KS, NS)
+    if method == "lookup":
+        fixed = [Spec(method, "specviz", method, k, n) for k in ks for n in ns]
+        return fixed + [Spec(method, "specviz", method, ADAPTIVE_MAX_LOOKUP, n, adaptive=True) for n in ns]
+    return [Spec(method, "specviz", method, k) for k in ks] + \
+        [Spec(method, "specviz", method, ADAPTIVE_MAX_MODEL, adaptive=True)]
+
+
+def timed_specs(b: Bench, mode: str, kind: str, trained: list[str], has_drafter: bool) -> list[Spec]:
+    """Every row of one timed repeat on one workload of this kind."""
+    lk = b.chosen[(mode, kind, "lookup")]
+    out = [Spec("plain", "specviz", "plain")]
+    if mode == GREEDY:  # transformers' plain greedy: the reference specviz plain is held to
+        out += [Spec("hf plain", "hf", "plain"), lk,
+                Spec("lookup (recording off)", "specviz", "lookup", lk.k, lk.n, lk.adaptive, record=False)]
+    else:
+        out.append(lk)
+    out.append(Spec("hf lookup k=10", "hf", "lookup", 10))
+    if lk.k != 10:
+        out.append(Spec("hf lookup (specviz's k)", "hf", "lookup", lk.k))
+    for m in trained:
+        out.append(b.chosen[(mode, kind, m)])
+    if has_drafter and "draft" in trained:
+        out.append(Spec("hf assisted (drafter)", "hf", "assisted", b.chosen[(mode, kind, "draft")].k))
+    return out
+
+
+def sampling_of(plan: Plan, mode: str) -> SamplingConfig:
+    return SamplingConfig() if mode == GREEDY else SamplingConfig(temperature=plan.temperature)
+
+
+# -- phases --------------------------------------------------------------------------------------------
+def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
+    """One separate repeat per mode; per kind, keep the setting with the best median speedup."""
+    plan = b.plan
+    for mode in (GREEDY, SAMPLED):
+        ws = plan.workloads if mode == GREEDY else [w for w in plan.workloads if w.kind == W.NOVEL]
+        samp = sampling_of(plan, mode)
+        for w in ws:
+            ref = run(env, Spec("plain", "specviz", "plain"), prompts[w.name], plan.tune_new, samp, plan.tune_seed)
+            for m in methods:
+                for s in candidates(m, plan.quick):
+                    r = run(env, s, prompts[w.name], plan.tune_new, samp, plan.tune_seed)
+                    b.tuning.append(dict(mode=mode, kind=w.kind, workload=w.name, method=m, setting=s.setting,
+                                         k=s.k, n=s.n if m == "lookup" else None, adaptive=s.adaptive,
+                                         speedup=r.tokens_per_s / ref.tokens_per_s,
+                                         tokens_per_pass=r.tokens_per_pass, acceptance_rate=r.acceptance_rate,
+                                         k_at_floor=r.k_at_floor, passes=r.passes, spec=s))
+            b.log(f"tuned {mode} {w.name}")
+        for kind in {w.kind for w in ws}:
+            for m in methods:
+                best, best_sp = None, -1.0
+                for s in candidates(m, plan.quick):
+                    sp = median([t["speedup"] for t in b.tuning
+                                 if t["mode"] == mode and t["kind"] == kind and t["spec"] == s])
+                    if sp is not None and sp > best_sp:
+                        best, best_sp = s, sp
+                b.chosen[(mode, kind, m)] = best
+                b.log(f"chosen {mode} {kind} {m}: {best.setting} (tuning speedup {best_sp:.2f})")
+
+
+def timed(b: Bench, env: Env, prompts: dict, mode: str, trained: list[str]) -> None:
+    """Interleaved repeats (greedy) or seeds (sampled); spec order rotates every repeat."""
+    plan = b.plan
+    samp = sampling_of(plan, mode)
+    ws = plan.workloads if mode == GREEDY else [w for w in plan.workloads if w.kind == W.NOVEL]
+    rounds = list(range(plan.repeats)) if mode == GREEDY else list(plan.seeds)
+    for i, r in enumerate(rounds):
+        seed = 0 if mode == GREEDY else r
+        for w in ws:
+            specs = timed_specs(b, mode, w.kind, trained, env.drafter is not None)
+            specs = specs[i % len(specs):] + specs[: i % len(specs)]
+            for s in specs:
+                res = run(env, s, prompts[w.name], plan.max_new, samp, seed,
+                          keep_logits=(s.label == "plain" and mode == GREEDY))
+                b.runs.setdefault((mode, w.name, s.label), []).append(res)
+                b.specs[(mode, w.name, s.label)] = s
+            b.log(f"{mode} {'repeat' if mode == GREEDY else 'seed'} {r}: {w.name}")
+
+
+def bf16_equality(b: Bench, dtype_name: str) -> None:
+    """Greedy timed runs in the bench's own dtype against plain's (first repeat): near-ties only."""
+    exact = dtype_name == "float32"
+    for w in b.plan.workloads:
+        plain = b.runs[(GREEDY, w.name, "plain")][0]
+        for (mode, wn, label), rs in b.runs.items():
+            if mode != GREEDY or wn != w.name or label == "plain":
+                continue
+            b.equality.append(compare_ids(w.name, label, dtype_name, rs[0].ids, plain.ids,
+                                          plain.top1, plain.gap, exact))
+
+
+def equality_pass(b: Bench, env32: Env, prompts: dict) -> None:
+    """float32: every specviz method, at the greedy setting the bench chose for this kind of workload,
+    must match plain decoding exactly; so must transformers' own greedy generate()."""
+    plan = b.plan
+    samp = SamplingConfig()
+    for w in plan.workloads:
+        plain = run(env32, Spec("plain", "specviz", "plain"), prompts[w.name], plan.max_new, samp, 0,
+                    keep_logits=True)
+        specs = {(s.label, s.setting): s for (mode, kind, _), s in b.chosen.items()
+                 if kind == w.kind and mode == GREEDY}
+        specs[("hf plain", "")] = Spec("hf plain", "hf", "plain")
+        for (label, setting), s in sorted(specs.items()):
+            r = run(env32, s, prompts[w.name], plan.max_new, samp, 0)
+            name = f"{label} ({setting})" if setting else label
+            b.equality.append(compare_ids(w.name, name, "float32", r.ids, plain.ids, plain.top1, plain.gap, True))
+        b.log(f"equality float32 {w.name}")
+
+
+# -- aggregation -------------------------------------------------------------------------------------------
+def speedups(b: Bench, mode: str) -> dict:
+    """{(workload, label): median over repeats of (label tokens/s ÷ plain tokens/s in the same repeat)}."""
+    out = {}
+    for (m, wn, label), rs in b.runs.items():
+        if m != mode:
+            continue
+        plain = b.runs[(mode, wn, "plain")]
+        out[(wn, label)] = median([r.tokens_per_s / p.tokens_per_s for r, p in zip(rs, plain)])
+    return out
+
+
+def cost_checks(b: Bench) -> list:
+    """metrics.md's cost-model check for every specviz method that drafts, per workload (greedy)."""
+    sp = speedups(b, GREEDY)
+    out = []
+    for (mode, wn, label), rs in b.runs.items():
+        s = b.specs[(mode, wn, label)]
+        if mode != GREEDY or s.engine != "specviz" or s.method == "plain":
+            continue
+        plain = b.runs[(mode, wn, "plain")]
+        t1 = plain_step_time([st for p in plain for st in p.steps])
+        steps = [st for r in rs for st in r.steps]
+        c = draft_cost(steps, t1)
+        tau = median([r.tokens_per_pass for r in rs])
+        k_bar = median([r.mean_k for r in rs])
+        alpha = median([r.acceptance_rate for r in rs])
+        decode = median([r.decode_tokens_per_s / p.decode_tokens_per_s for r, p in zip(rs, plain)
+                         if r.decode_tokens_per_s and p.decode_tokens_per_s])
+        out.append(cost_check(wn, label, tau, k_bar, c, b.v, sp[(wn, label)], alpha,
+                              tokens=median([r.tokens for r in rs]), prefill_s=median([r.prefill_s for r in rs]),
+                              t1=t1, measured_decode=decode))
+    return out
+
+
+# -- the command ---------------------------------------------------------------------------------------------
+def make_plan(a) -> Plan:
+    names = [x.strip() for x in a.workloads.split(",")] if a.workloads else None
+    if names:
+        ws = [W.get(x) for x in names]
+    elif a.quick:
+        ws = [W.of_kind(W.COPY)[0], W.of_kind(W.NOVEL)[0]]
+    else:
+        ws = list(W.WORKLOADS)
+    plan = Plan(workloads=ws, quick=a.quick)
+    if a.quick:
+        plan.repeats, plan.seeds, plan.max_new, plan.tune_new = 1, (1,), 24, 16
+    if a.repeats is not None:
+        plan.repeats = a.repeats
+    if a.seeds is not None:
+        plan.seeds = tuple(range(1, a.seeds + 1))
+    if a.max_new_tokens is not None:
+        plan.max_new = a.max_new_tokens
+        plan.tune_new = max(2, plan.max_new // 2)
+    if a.tune_tokens is not None:
+        plan.tune_new = a.tune_tokens
+    if plan.repeats < 1 or not plan.seeds or min(plan.max_new, plan.tune_new) < 2:
+        raise InputError("repeats and seeds must be >= 1, max new tokens and tuning tokens >= 2")
+    return plan
+
+
+def cmd_bench(a) -> int:
+    plan = make_plan(a)
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    b = Bench(plan)
+    b.phase("load")
+    env, b.skipped = load_env(a.target, a.device, a.dtype)
+    dtype_name = str(env.target.dtype).replace("torch.", "")
+    prompts = {w.name: encode_prompt(env.target.tokenizer, w.prompt, w.chat) for w in plan.workloads}
+    keep = None if a.methods is None else {x.strip() for x in a.methods.split(",") if x.strip()}
+    trained = trained_methods(env, b.skipped, keep)
+    b.meta = dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
+                  threads=torch.get_num_threads(), torch=torch.__version__, quick=plan.quick,
+                  repeats=plan.repeats, seeds=list(plan.seeds), max_new_tokens=plan.max_new,
+                  tuning_tokens=plan.tune_new,
+                  temperature=plan.temperature, methods=["plain", "lookup"] + trained,
+                  started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  command=("python -m specviz " + " ".join(sys.argv[1:])) if sys.argv[0].endswith("__main__.py") else None)
+    for s in (Spec("plain", "specviz", "plain"), Spec("hf plain", "hf", "plain")):  # warm-up
+        run(env, s, prompts[plan.workloads[0].name], 8, SamplingConfig(), 0)
+    b.phase("v(k)")
+    b.v = measure_v(env.target, ks=V_KS, repeats=3 if plan.quick else 15,
+                    prompt_ids=prompts[plan.workloads[0].name])
+    b.phase("tuning")
+    tune(b, env, prompts, ["lookup"] + trained)
+    b.phase("greedy")
+    timed(b, env, prompts, GREEDY, trained)
+    bf16_equality(b, dtype_name)
+    save(b, a.out, complete=False)
+    b.phase("sampled")
+    timed(b, env, prompts, SAMPLED, trained)
+    save(b, a.out, complete=False)
+    if not a.skip_equality:
+        b.phase("equality (float32)")
+        env32 = env if dtype_name == "float32" else load_env(a.target, a.device, "float32")[0]
+        equality_pass(b, env32, prompts)
+        del env32
+    b.phase("done")
+    save(b, a.out, complete=True)
+    return report_failures(b.equality)
+
+
+def save(b: Bench, out: str, complete: bool) -> None:
+    """Write the three result files; called after each timed phase too, so a long run leaves something."""
+    b.meta["wall_s"] = time.perf_counter() - b.t0
+    b.meta["complete"] = complete
+    paths = bench_report.write(b, out, cost_checks(b), speedups(b, GREEDY), speedups(b, SAMPLED))
+    b.log("wrote " + ", ".join(paths) + ("" if complete else " (partial)"))
+
+
+def report_failures(equality: list) -> int:
+    """Loudly: one stderr line per greedy output that is not plain's (or not a near-tie); exit code."""
+    bad = [e for e in equality if not e.ok]
+    for e in bad:
+        print(f"specviz bench: EQUALITY FAILED: {e.method} on {e.workload} ({e.dtype}) differs from plain "
+              f"at new token {e.position}: {e.method_token} vs {e.plain_token}, top1 {e.top1}, gap {e.gap} "
+              f"— {e.note}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("bench", help="measure every method against plain decoding and transformers",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true",
+                   help="one workload per kind, one repeat, one seed, 24 new tokens (16 when tuning) (keeps the bench working)")
+    p.add_argument("--out", default="bench", help="folder for results.json, results.md, results.html")
+    p.add_argument("--target", default=DEFAULT, help="'default', a HF id/folder, or 'tiny' (random test model)")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--dtype", default="auto", help="bfloat16 (auto), float32, float16")
+    p.add_argument("--workloads", default=None, help="comma-separated workload names (default: all)")
+    p.add_argument("--repeats", type=int, default=None, help="timed greedy repeats (default 5)")
+    p.add_argument("--seeds", type=int, default=None, help="sampled seeds (default 3)")
+    p.add_argument("--max-new-tokens", type=int, default=None, help="default 128")
+    p.add_argument("--tune-tokens", type=int, default=None, help="new tokens per tuning run (default 64)")
+    p.add_argument("--methods", default=None,
+                   help="trained proposers to include, comma-separated, '' for none (default: all that load: draft,medusa,eagle)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--skip-equality", action="store_true", help="skip the float32 equality pass")
+    p.set_defaults(func=cmd_bench)

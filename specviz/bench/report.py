@@ -1,0 +1,328 @@
+"""The bench's outputs: results.json (stable, diffable), results.md (tables), results.html (plotly).
+
+`results(...)` turns one bench run into a plain dict; markdown() and html() read only that dict, so
+both can be rebuilt from a results.json alone (`bench_report.rebuild(folder)`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+
+FORMAT = 1
+GREEDY, SAMPLED = "greedy", "sampled"
+
+
+def _r(x, nd: int = 4):
+    """Round floats (recursively) so two runs diff line by line."""
+    if isinstance(x, float):
+        return round(x, nd) if x == x else None
+    if isinstance(x, dict):
+        return {str(k): _r(v, nd) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_r(v, nd) for v in x]
+    return x
+
+
+def _med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+# -- results dict --------------------------------------------------------------------------------------
+def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
+    from specviz.teach.experiments import repetition
+    from specviz.engine.workloads import BY_NAME
+    kind_of = {w.name: w.kind for w in b.plan.workloads}
+    out = {"format": FORMAT, "meta": dict(b.meta), "skipped": dict(b.skipped),
+           "v": {str(k): v for k, v in sorted(b.v.items())}}
+    out["meta"]["workloads"] = [[w.name, w.kind] for w in b.plan.workloads]  # a list: keeps the order
+    out["meta"]["load_average"] = [dict(phase=p, at_s=t, load1=la) for p, t, la in b.load]
+    plain_cv = [statistics.pstdev([r.wall_s for r in rs]) / statistics.mean([r.wall_s for r in rs])
+                for (m, _, label), rs in b.runs.items() if label == "plain" and len(rs) > 1 and m == GREEDY]
+    out["meta"]["plain_wall_cv_median"] = _med(plain_cv)
+    out["chosen"] = [dict(mode=m, kind=k, method=meth, setting=s.setting, k=s.k,
+                          n=s.n if meth == "lookup" else None, adaptive=s.adaptive)
+                     for (m, k, meth), s in sorted(b.chosen.items())]
+    out["tuning"] = [{k: v for k, v in t.items() if k != "spec"} for t in b.tuning]
+    out["speedup"] = {}
+    out["per_run"] = {}
+    for mode, sp in ((GREEDY, sp_greedy), (SAMPLED, sp_sampled)):
+        labels = sorted({lab for (_, lab) in sp}, key=_order)
+        per_w = {lab: {w: x for (w, l2), x in sp.items() if l2 == lab} for lab in labels}
+        by_kind = {lab: {kind: _med([x for w, x in d.items() if kind_of[w] == kind])
+                         for kind in sorted({kind_of[w] for w in d})} for lab, d in per_w.items()}
+        out["speedup"][mode] = {"per_workload": per_w, "by_kind": by_kind}
+        rows = {}
+        for (m, w, lab), rs in b.runs.items():
+            if m != mode:
+                continue
+            s = b.specs[(m, w, lab)]
+            rows.setdefault(lab, {})[w] = dict(
+                engine=s.engine, setting=s.setting, tokens=_med([r.tokens for r in rs]),
+                tokens_per_s=_med([r.tokens_per_s for r in rs]), wall_s=_med([r.wall_s for r in rs]),
+                tokens_per_pass=_med([r.tokens_per_pass for r in rs]),
+                acceptance_rate=_med([r.acceptance_rate for r in rs]), mean_k=_med([r.mean_k for r in rs]),
+                k_at_floor_share=_med([r.k_at_floor / r.passes for r in rs if r.k_at_floor is not None and r.passes]))
+        out["per_run"][mode] = rows
+    # recording overhead: 1 - (recording on tokens/s ÷ recording off tokens/s), per repeat, medians
+    rec = {}
+    for (m, w, lab), rs in b.runs.items():
+        if m == GREEDY and lab == "lookup (recording off)":
+            on = b.runs[(m, w, "lookup")]
+            rec[w] = _med([1.0 - a.tokens_per_s / o.tokens_per_s for a, o in zip(on, rs)])
+    out["recording_overhead"] = {"per_workload": rec, "median": _med(list(rec.values()))}
+    # how much plain decoding's own output loops (share of its 4-grams seen earlier in it): what
+    # lookup can copy even on a "novel" prompt
+    out["output_repetition"] = {mode: {w: _med([repetition(r.ids) for r in rs])
+                                       for (m, w, lab), rs in b.runs.items() if m == mode and lab == "plain"}
+                                for mode in (GREEDY, SAMPLED)}
+    out["cost_model"] = [c.as_dict() | {"kind": kind_of[c.workload]} for c in costs]
+    out["equality"] = [e.as_dict() for e in b.equality]
+    out["runs"] = [dict(mode=m, workload=w, method=lab, round=i, wall_s=r.wall_s, tokens=r.tokens)
+                   for (m, w, lab), rs in sorted(b.runs.items()) for i, r in enumerate(rs)]
+    out["targets"] = targets(out, BY_NAME)
+    return _r(out)
+
+
+def _order(label: str) -> tuple:
+    first = ["plain", "hf plain", "lookup", "lookup (recording off)", "hf lookup k=10", "hf lookup (specviz's k)"]
+    return (first.index(label) if label in first else len(first), label)
+
+
+def targets(out: dict, by_name: dict) -> list[dict]:
+    """The issue's targets, each with its measured value and whether it is met."""
+    t = []
+
+    def add(name, value, threshold, ok_if, note=""):
+        met = None if value is None else (value >= threshold if ok_if == ">=" else value <= threshold)
+        t.append(dict(target=name, value=value, threshold=threshold, rule=ok_if, met=met, note=note))
+
+    g = out["speedup"].get(GREEDY, {})
+    bk, pw = g.get("by_kind", {}), g.get("per_workload", {})
+    copy = "copy-heavy"
+    add("lookup on copy-heavy workloads, × specviz plain (greedy)", bk.get("lookup", {}).get(copy), 2.5, ">=")
+    for hf in ("hf lookup k=10", "hf lookup (specviz's k)"):
+        ratios = [pw["lookup"][w] / pw[hf][w] for w in pw.get(hf, {})
+                  if by_name[w].kind == copy and w in pw.get("lookup", {})]
+        add(f"lookup ÷ {hf} on copy-heavy workloads (greedy)", _med(ratios), 1.0, ">=")
+    add("recording overhead (lookup, greedy, median over workloads)", out["recording_overhead"]["median"], 0.05, "<=")
+    for mode in (GREEDY, SAMPLED):
+        for lab, d in out["speedup"].get(mode, {}).get("by_kind", {}).items():
+            eng = next(iter(out["per_run"][mode][lab].values()))["engine"]
+            if eng == "specviz" and lab != "plain" and "novel" in d:
+                add(f"{lab} on novel workloads, × plain ({mode})", d["novel"], 0.9, ">=")
+    for meth in sorted({c["method"] for c in out["cost_model"]}, key=_order):
+        for key, how in (("error", "end to end"), ("error_decode", "decode only")):
+            errs = [abs(c[key]) for c in out["cost_model"] if c["method"] == meth and c.get(key) is not None]
+            add(f"cost model vs measured ({how}), {meth}: worst |error| over workloads",
+                max(errs) if errs else None, 0.15, "<=")
+    for dt in sorted({e["dtype"] for e in out["equality"]}):
+        rows = [e for e in out["equality"] if e["dtype"] == dt]
+        bad = sum(not e["ok"] for e in rows)
+        rule = "identical to plain" if dt == "float32" else "identical or a near-tie"
+        add(f"greedy equality ({dt}): outputs not {rule}", float(bad), 0.0, "<=",
+            f"{len(rows)} method×workload pairs, {sum(not e['identical'] for e in rows)} differ")
+    hf = pw.get("hf plain", {})
+    add("specviz plain ÷ transformers plain (greedy, median over workloads)",
+        _med([1.0 / x for x in hf.values() if x]), 0.95, ">=")
+    if not out["meta"].get("quick") and out["meta"].get("complete", True):
+        add("full bench wall time (minutes)", out["meta"]["wall_s"] / 60, 30.0, "<=")
+    return t
+
+
+# -- markdown -------------------------------------------------------------------------------------------
+def _f(x, fmt="{:.2f}"):
+    return "–" if x is None else fmt.format(x)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def markdown(res: dict) -> str:
+    m = res["meta"]
+    ws = [w for w, _ in m["workloads"]]
+    kind_of = dict(m["workloads"])
+    la = [x["load1"] for x in m["load_average"]]
+    parts = [
+        "# specviz bench results",
+        f"{m['target']} · {m['dtype']} · {m['device']} · {m['threads']} threads · torch {m['torch']} · "
+        f"{m['max_new_tokens']} max new tokens ({m.get('tuning_tokens', '?')} when tuning) · {m['repeats']} greedy repeats · seeds {m['seeds']} at "
+        f"T={m['temperature']} · started {m['started']} · {m['wall_s'] / 60:.1f} min"
+        + (" · **quick run**" if m.get("quick") else "")
+        + ("" if m.get("complete", True) else " · **partial: written before the run finished**"),
+        (f"Command: `{m['command']}`" if m.get("command") else ""),
+        f"Machine noise: 1-minute load average {min(la):.1f}–{max(la):.1f} across phases "
+        f"(2 cores); plain runs' wall-time coefficient of variation (median over workloads): "
+        f"{_f(m.get('plain_wall_cv_median'), '{:.1%}')}.",
+        "Speedup = method tokens/s ÷ specviz plain tokens/s in the same repeat (end to end, prefill "
+        "included, model load excluded), median over repeats (greedy) or seeds (sampled), then median "
+        "over the workloads of a kind. Rows starting with *hf* are transformers' own `generate()`.",
+        "## Targets",
+        _table(["target", "measured", "threshold", "met"],
+               [[t["target"], _f(t["value"], "{:.3f}"), f"{t['rule']} {t['threshold']}",
+                 {True: "yes", False: "**no**", None: "–"}[t["met"]]] for t in res["targets"]]),
+    ]
+    for mode in (GREEDY, SAMPLED):
+        sp = res["speedup"].get(mode)
+        if not sp or not sp["per_workload"]:
+            continue
+        wl = [w for w in ws if any(w in d for d in sp["per_workload"].values())]
+        kinds = sorted({kind_of[w] for w in wl})
+        rep = res.get("output_repetition", {}).get(mode, {})
+        rows = [["*plain output's repeated 4-grams*", ""] + [_f(rep.get(w), "{:.0%}") for w in wl] + [""] * len(kinds)]
+        for lab, d in sorted(sp["per_workload"].items(), key=lambda x: _order(x[0])):
+            setting = "; ".join(sorted({r["setting"] for r in res["per_run"][mode][lab].values() if r["setting"]}))
+            rows.append([lab, setting] + [_f(d.get(w)) for w in wl] + [_f(sp["by_kind"][lab].get(k)) for k in kinds])
+        title = ("## Greedy speedup (× plain)" if mode == GREEDY else
+                 f"## Sampled at T={m['temperature']} speedup (× plain), novel workloads")
+        note = ("Greedy decoding of a small model loops even on open-ended prompts (first row: the share of "
+                "plain's output 4-grams already seen earlier in it), and lookup copies those loops, so the "
+                "novel column flatters lookup here; the sampled table below is the novel-text case."
+                if mode == GREEDY else
+                "Sampling breaks the loops: this is where lookup has little to copy. Same seeds for every method.")
+        parts += [title, note, _table(["method", "setting"] + wl + [f"median {k}" for k in kinds], rows)]
+        rows = []
+        for lab, d in sorted(res["per_run"][mode].items(), key=lambda x: _order(x[0])):
+            for w in wl:
+                r = d.get(w)
+                if r and r["engine"] == "specviz" and lab != "plain":
+                    rows.append([lab, w, _f(r["tokens_per_pass"]), _f(r["acceptance_rate"]), _f(r["mean_k"]),
+                                 _f(r["k_at_floor_share"], "{:.0%}"), _f(r["tokens_per_s"], "{:.1f}"), _f(r["tokens"], "{:.0f}")])
+        parts += [f"### {mode}: what the specviz runs did",
+                  _table(["method", "workload", "tokens/pass τ", "acceptance α̂", "mean k̄", "k at floor",
+                          "tokens/s", "tokens"], rows)]
+    parts += [f"## Tuning (a separate repeat of {m.get('tuning_tokens', '?')} new tokens; medians over the "
+              "workloads of a kind; the chosen setting in bold)"]
+    chosen = {(c["mode"], c["kind"], c["method"]): c["setting"] for c in res["chosen"]}
+    cols = sorted({(t["mode"], t["kind"]) for t in res["tuning"]})
+    for meth in sorted({t["method"] for t in res["tuning"]}, key=_order):
+        settings = list(dict.fromkeys(t["setting"] for t in res["tuning"] if t["method"] == meth))
+        rows = []
+        for st in settings:
+            row = [st]
+            for mode, kind in cols:
+                x = _med([t["speedup"] for t in res["tuning"]
+                          if (t["method"], t["setting"], t["mode"], t["kind"]) == (meth, st, mode, kind)])
+                cell = _f(x)
+                row.append(f"**{cell}**" if chosen.get((mode, kind, meth)) == st else cell)
+            rows.append(row)
+        parts += [f"### {meth}", _table(["setting"] + [f"{mode} {kind}" for mode, kind in cols], rows)]
+    ro = res["recording_overhead"]
+    parts += ["## Recording overhead (lookup, greedy)",
+              _table(["workload", "overhead"], [[w, _f(ro["per_workload"][w], "{:.1%}")] for w in ws if w in ro["per_workload"]]
+                     + [["**median**", _f(ro["median"], "{:.1%}")]])]
+    parts += ["## Cost-model check (greedy) and independence check",
+              "metrics.md's model predicts the decode phase: τ ÷ (v(k̄) + k̄·c), with v(k) measured by timing "
+              "decode-loop steps that verify k+1 positions against plain steps (t₁), and c from the run's own "
+              "draft times. It is compared two ways, each like with like: *decode only* against the measured "
+              "speedup with both prefills left out, and *end to end* (the target) with the measured prefill P "
+              "added to both sides, (P + N·t₁) ÷ (P + N/τ·(v(k̄) + k̄·c)·t₁), against the measured end-to-end "
+              "speedup. error = predicted ÷ measured − 1: a positive error is time the model does not see "
+              "(overhead). E[τ] i.i.d. = (1 − α̂^(k̄+1)) ÷ (1 − α̂) is what τ would be if positions were "
+              "accepted independently (the independence check: lookup's drafts are right or wrong in runs).",
+              "v(k) measured: " + ", ".join(f"v({k})={v:.2f}" for k, v in sorted(res["v"].items(), key=lambda x: int(x[0]))),
+              _table(["method", "workload", "τ", "k̄", "c", "v(k̄)", "predicted decode", "measured decode",
+                      "error decode", "predicted end to end", "measured end to end", "error end to end",
+                      "α̂", "E[τ] i.i.d."],
+                     [[c["method"], c["workload"], _f(c["tau"]), _f(c["k_bar"]), _f(c["c"], "{:.3f}"),
+                       _f(c["v"]), _f(c["predicted"]), _f(c.get("measured_decode")),
+                       _f(c.get("error_decode"), "{:+.1%}"), _f(c.get("predicted_with_prefill")),
+                       _f(c["measured"]), _f(c["error"], "{:+.1%}"), _f(c["alpha"]), _f(c["tau_iid"])]
+                      for c in res["cost_model"]])]
+    diffs = [e for e in res["equality"] if not e["identical"]]
+    n32 = sum(e["dtype"] == "float32" for e in res["equality"])
+    parts += ["## Greedy equality with plain decoding",
+              f"{len(res['equality'])} method×workload comparisons ({n32} in float32); "
+              f"{len(diffs)} differ. A difference is acceptable only in bfloat16 and only at a near-tie "
+              "(top1 − top2 ≤ 2 bf16 ulps of top1 in the plain run's logits at the first differing token)."]
+    if diffs:
+        parts.append(_table(["dtype", "method", "workload", "first differing token d", "top1", "gap", "verdict"],
+                            [[e["dtype"], e["method"], e["workload"], str(e["position"]), _f(e["top1"], "{:.3f}"),
+                              _f(e["gap"], "{:.3f}"), e["note"]] for e in diffs]))
+    if res["skipped"]:
+        parts += ["## Not run", _table(["method", "why"], [[k, v] for k, v in sorted(res["skipped"].items())])]
+    return "\n\n".join(parts) + "\n"
+
+
+# -- html (plotly) ----------------------------------------------------------------------------------------
+def figures(res: dict) -> list:
+    import plotly.graph_objects as go
+
+    figs = []
+    for mode in (GREEDY, SAMPLED):
+        sp = res["speedup"].get(mode)
+        if not sp or not sp["per_workload"]:
+            continue
+        fig = go.Figure()
+        ws = [w for w, _ in res["meta"]["workloads"]]
+        for lab, d in sorted(sp["per_workload"].items(), key=lambda x: _order(x[0])):
+            if lab == "plain":
+                continue
+            xs = [w for w in ws if w in d]
+            fig.add_bar(name=lab, x=xs, y=[d[w] for w in xs],
+                        hovertemplate="%{x}<br>" + lab + ": %{y:.2f}× plain<extra></extra>")
+        fig.add_hline(y=1.0, line_dash="dot", annotation_text="plain")
+        title = "Greedy" if mode == GREEDY else f"Sampled (T={res['meta']['temperature']})"
+        fig.update_layout(barmode="group", title=f"{title}: speedup over specviz plain decoding, per workload",
+                          yaxis_title="× plain (tokens/s ratio)", legend_title="method")
+        figs.append(fig)
+    cm = res["cost_model"]
+    if cm:
+        fig = go.Figure()
+        pred = {id(c): c.get("predicted_with_prefill") or c["predicted"] for c in cm}  # end to end when known
+        for meth in sorted({c["method"] for c in cm}):
+            rows = [c for c in cm if c["method"] == meth]
+            fig.add_scatter(mode="markers", name=meth, x=[c["measured"] for c in rows],
+                            y=[pred[id(c)] for c in rows], text=[c["workload"] for c in rows],
+                            hovertemplate="%{text}<br>measured %{x:.2f}×, predicted %{y:.2f}×<extra></extra>")
+        hi = max([c["measured"] for c in cm] + list(pred.values()) + [1.0]) * 1.1
+        for f, dash in ((1.0, "solid"), (1.15, "dot"), (0.85, "dot")):
+            fig.add_scatter(x=[0, hi], y=[0, hi * f], mode="lines", line=dict(dash=dash, color="grey"),
+                            showlegend=False, hoverinfo="skip")
+        fig.update_layout(title="Cost model (τ ÷ (v(k̄) + k̄·c), prefill added) against the measured "
+                                "end-to-end speedup (±15% dotted)",
+                          xaxis_title="measured speedup", yaxis_title="predicted speedup")
+        figs.append(fig)
+    return figs
+
+
+def html(res: dict) -> str:
+    figs = figures(res)
+    body = "".join(f.to_html(full_html=False, include_plotlyjs=("directory" if i == 0 else False))
+                   for i, f in enumerate(figs))
+    m = res["meta"]
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>specviz bench</title></head><body>"
+            f"<h1>specviz bench</h1><p>{m['target']} · {m['dtype']} · {m['device']} · started {m['started']}; "
+            f"tables in results.md, numbers in results.json.</p>{body}</body></html>")
+
+
+def write(b, folder: str, costs: list, sp_greedy: dict, sp_sampled: dict) -> list[str]:
+    return write_results(results(b, costs, sp_greedy, sp_sampled), folder)
+
+
+def write_results(res: dict, folder: str) -> list[str]:
+    res = json.loads(json.dumps(res, sort_keys=True))  # exactly what a rebuild from the file will see
+    os.makedirs(folder, exist_ok=True)
+    paths = [os.path.join(folder, f) for f in ("results.json", "results.md", "results.html")]
+    with open(paths[0], "w") as fh:
+        json.dump(res, fh, indent=1, sort_keys=True, ensure_ascii=False)
+        fh.write("\n")
+    with open(paths[1], "w") as fh:
+        fh.write(markdown(res))
+    with open(paths[2], "w") as fh:
+        fh.write(html(res))
+    js = os.path.join(folder, "plotly.min.js")  # the chart works offline: plotly.js sits beside it
+    if not os.path.exists(js):
+        from plotly.offline import get_plotlyjs
+        with open(js, "w") as fh:
+            fh.write(get_plotlyjs())
+    return paths
+
+
+def rebuild(folder: str) -> list[str]:
+    """Rewrite results.md and results.html from results.json."""
+    with open(os.path.join(folder, "results.json")) as fh:
+        return write_results(json.load(fh), folder)

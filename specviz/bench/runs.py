@@ -1,0 +1,173 @@
+"""One timed run of one method for the bench: specviz's decode loop or transformers' generate().
+
+Every run is timed the same way from the outside (prefill included, model load excluded), with
+the same prompt ids, max new tokens and EOS, so tokens/s of any two runs can be divided.
+specviz runs also yield the few per-run numbers the cost model needs; step records are
+reduced on the spot (recorded steps carry (V,) tensors and would fill memory).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import torch
+
+from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine.models import LoadedModel
+from specviz.core.neartie import emitted_logit_stats
+from specviz.core.sampling import SamplingConfig
+
+
+class StepTime(NamedTuple):
+    """The part of a StepRecord that costs.draft_cost / plain_step_time read."""
+    draft_s: float
+    n_drafted: int
+    verify_s: float
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A method at fixed settings. engine 'specviz' runs the decode loop, 'hf' runs generate()."""
+    label: str               # unique row name in every table, e.g. "lookup", "hf lookup k=10"
+    engine: str              # "specviz" | "hf"
+    method: str              # specviz: plain/lookup/draft/medusa/eagle; hf: plain/lookup/assisted
+    k: int = 1               # draft length (ceiling when adaptive); hf lookup: prompt_lookup_num_tokens
+    n: int = 3               # lookup's n-gram size
+    adaptive: bool = False
+    record: bool = True      # specviz: step recording (the charts' p/q top tokens and residuals)
+
+    @property
+    def setting(self) -> str:
+        if self.method == "plain":
+            return ""
+        s = f"k≤{self.k} adaptive" if self.adaptive else f"k={self.k}"
+        return f"{s}, n={self.n}" if self.method == "lookup" and self.engine == "specviz" else s
+
+
+@dataclass
+class Result:
+    """What the bench keeps of one run."""
+    ids: list[int]
+    wall_s: float
+    # specviz only (None / empty for hf runs):
+    passes: int | None = None
+    prefill_s: float | None = None
+    drafted: int | None = None
+    accepted: int | None = None
+    tokens_per_pass: float | None = None
+    mean_k: float | None = None
+    k_at_floor: int | None = None
+    steps: list[StepTime] = field(default_factory=list)           # per step: its times (for costs.py)
+    top1: list[float] = field(default_factory=list)               # per emitted token (plain runs keep them)
+    gap: list[float] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return len(self.ids)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        """tokens/s with the prefill left out (specviz runs only)."""
+        if self.prefill_s is None or self.wall_s <= self.prefill_s:
+            return None
+        return self.tokens / (self.wall_s - self.prefill_s)
+
+    @property
+    def acceptance_rate(self) -> float | None:
+        return self.accepted / self.drafted if self.drafted else None
+
+
+@dataclass
+class Env:
+    """The models of one pass (one dtype): target, built proposers, the drafter for hf assisted."""
+    target: LoadedModel
+    proposers: dict = field(default_factory=dict)  # {(method, n): Proposer}, built once, reset per run
+    build: object = None                           # callable(method, n) -> Proposer
+    drafter: LoadedModel | None = None
+
+    @property
+    def eos(self) -> int | None:
+        tok = self.target.tokenizer
+        return getattr(tok, "eos_token_id", None) if tok is not None else \
+            getattr(self.target.model.generation_config, "eos_token_id", None)
+
+    def proposer(self, method: str, n: int):
+        key = (method, n if method == "lookup" else 0)
+        if key not in self.proposers:
+            self.proposers[key] = self.build(method, n)
+        return self.proposers[key]
+
+
+def run(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: SamplingConfig,
+        seed: int, keep_logits: bool = False) -> Result:
+    if spec.engine == "specviz":
+        return run_specviz(env, spec, prompt, max_new, sampling, seed, keep_logits)
+    return run_hf(env, spec, prompt, max_new, sampling, seed)
+
+
+def _sync(env: Env) -> None:
+    if env.target.device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def run_specviz(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: SamplingConfig,
+                seed: int, keep_logits: bool = False) -> Result:
+    prop = None if spec.method == "plain" else env.proposer(spec.method, spec.n)
+    cfg = DecodeConfig(k=max(1, spec.k), max_new_tokens=max_new, sampling=sampling, seed=seed,
+                       adaptive=spec.adaptive, record=spec.record, stop_at_eos=True)
+    _sync(env)
+    t0 = time.perf_counter()
+    d = Decoder(env.target, prop, prompt, cfg, eos_token_id=env.eos)
+    for _ in d.run():
+        pass
+    wall = time.perf_counter() - t0
+    steps = d.steps
+    s = d.summary()
+    top1, gap = emitted_logit_stats(steps) if keep_logits else ([], [])
+    return Result(
+        ids=d.new_tokens, wall_s=wall, passes=s.target_passes, prefill_s=s.prefill_s, drafted=s.drafted, accepted=s.accepted,
+        tokens_per_pass=s.tokens_per_pass, mean_k=s.mean_k,
+        k_at_floor=s.k_at_floor if spec.adaptive else None,
+        steps=[StepTime(st.draft_s, st.n_drafted, st.verify_s) for st in steps],
+        top1=top1, gap=gap)
+
+
+@torch.inference_mode()
+def run_hf(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: SamplingConfig,
+           seed: int) -> Result:
+    """transformers' generate(): plain, its prompt lookup, or assisted generation with the drafter."""
+    m = env.target.model
+    x = torch.tensor([prompt], device=env.target.device)                 # (1, P)
+    kw = dict(max_new_tokens=max_new, eos_token_id=env.eos, pad_token_id=env.eos,
+              attention_mask=torch.ones_like(x))
+    if sampling.greedy:
+        kw.update(do_sample=False, temperature=None, top_k=None, top_p=None)
+    else:  # the same distribution as specviz: temperature only unless top-k/top-p are set
+        kw.update(do_sample=True, temperature=sampling.temperature, top_k=sampling.top_k or None,
+                  top_p=sampling.top_p)
+    if spec.method == "lookup":
+        kw["prompt_lookup_num_tokens"] = spec.k
+    elif spec.method == "assisted":
+        if env.drafter is None:
+            raise ValueError("hf assisted needs a drafter")
+        kw.update(assistant_model=env.drafter.model, num_assistant_tokens=spec.k)
+    elif spec.method != "plain":
+        raise ValueError(f"unknown hf method {spec.method}")
+    torch.manual_seed(seed)
+    _sync(env)
+    t0 = time.perf_counter()
+    out = m.generate(x, **kw)                                            # (1, P + new)
+    _sync(env)
+    wall = time.perf_counter() - t0
+    return Result(ids=out[0, len(prompt):].tolist(), wall_s=wall)
+
+
+def median(xs: list[float]) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None

@@ -1,0 +1,1 @@
+"""The pure parts: no model, no transformers. Tested in milliseconds."""

@@ -1,0 +1,169 @@
+"""The break-even calculator's formulas (Leviathan et al. 2023), pure Python, no model.
+
+Names follow shared/notes/metrics.md:
+    alpha  acceptance rate (each drafted position accepted independently with probability alpha)
+    k      draft length
+    c      cost of drafting one token, relative to one plain target decode step t1
+    v(k)   cost of one verify pass over k+1 positions, relative to t1
+    E[tau] = (1 - alpha^(k+1)) / (1 - alpha)          expected tokens per target pass
+    speedup = E[tau] / (v(k) + k*c)
+
+`run_checks` compares the model with a measured run: the cost-model check (measured tau into the
+speedup formula vs the measured speedup) and the independence check (E[tau] from the measured
+alpha vs the measured tau).
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+def interpolate_v(table: dict[int, float], k: float) -> float:
+    """v at any k from a measured table (linear between points, flat outside; v(0) = 1)."""
+    pts = sorted({0: 1.0, **table}.items())
+    if k <= pts[0][0]:
+        return pts[0][1]
+    for (k0, v0), (k1, v1) in zip(pts, pts[1:]):
+        if k <= k1:
+            return v0 + (v1 - v0) * (k - k0) / (k1 - k0)
+    return pts[-1][1]
+
+
+def draft_cost(steps: list, t1: float) -> float:
+    """c: median drafting time per drafted token over steps that drafted, divided by t1."""
+    per = [s.draft_s / s.n_drafted for s in steps if s.n_drafted]
+    return statistics.median(per) / t1 if per and t1 > 0 else 0.0
+
+
+def plain_step_time(steps: list) -> float:
+    """t1 from a plain run's records: median verify time of its one-token passes."""
+    ts = [s.verify_s for s in steps if s.n_drafted == 0]
+    return statistics.median(ts) if ts else 0.0
+
+
+VCost = float | dict | Callable[[float], float]  # a constant, a measured {k: v(k)} table, or a function
+
+
+def v_at(v: VCost, k: float) -> float:
+    """v(k) from a constant, a measured table (interpolated; v(0) = 1) or a function."""
+    if callable(v):
+        return float(v(k))
+    if isinstance(v, dict):
+        return interpolate_v({int(a): float(b) for a, b in v.items()}, k)
+    return float(v)
+
+
+def expected_tokens_per_pass(alpha: float, k: float) -> float:
+    """E[tau] = 1 + alpha + ... + alpha^k = (1 - alpha^(k+1)) / (1 - alpha); k+1 at alpha = 1."""
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    if 1.0 - alpha < 1e-9:
+        return k + 1.0
+    return (1.0 - alpha ** (k + 1)) / (1.0 - alpha)
+
+
+def step_cost(k: float, c: float, v: VCost) -> float:
+    """Cost of one speculative step in plain steps: v(k) + k*c."""
+    if c < 0:
+        raise ValueError(f"c must be >= 0, got {c}")
+    cost = v_at(v, k) + k * c
+    if cost <= 0:
+        raise ValueError(f"v(k) + k*c must be > 0, got {cost}")
+    return cost
+
+
+def speedup(alpha: float, k: float, c: float, v: VCost) -> float:
+    """Predicted speedup over plain decoding: E[tau] / (v(k) + k*c)."""
+    return expected_tokens_per_pass(alpha, k) / step_cost(k, c, v)
+
+
+def speedup_from_tau(tau: float, k_bar: float, c: float, v: VCost) -> float:
+    """The cost model fed a measured tau and mean drafted length k-bar: tau / (v(k-bar) + k-bar*c)."""
+    return tau / step_cost(k_bar, c, v)
+
+
+def breakeven_alpha(k: int, c: float, v: VCost, tol: float = 1e-9) -> float | None:
+    """The alpha at which speedup = 1 for this k, c, v (0.0 if it always pays, None if it never does).
+
+    E[tau] rises from 1 (alpha = 0) to k+1 (alpha = 1), so bisection finds the one crossing.
+    """
+    cost = step_cost(k, c, v)
+    if cost <= 1.0:
+        return 0.0
+    if cost >= k + 1.0:
+        return None
+    lo, hi = 0.0, 1.0
+    while hi - lo > tol:
+        mid = (lo + hi) / 2
+        if expected_tokens_per_pass(mid, k) < cost:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def best_k(alpha: float, c: float, v: VCost, k_max: int = 16) -> tuple[int, float]:
+    """(k, speedup) maximising the predicted speedup over k = 0..k_max; k = 0 means don't speculate."""
+    best = (0, 1.0 / v_at(v, 0))
+    for k in range(1, k_max + 1):
+        s = speedup(alpha, k, c, v)
+        if s > best[1] + 1e-12:
+            best = (k, s)
+    return best
+
+
+# -- filling the calculator from a measured run ------------------------------------------------
+@dataclass
+class RunChecks:
+    method: str
+    alpha: float | None          # measured acceptance rate
+    tau: float                   # measured tokens per pass
+    k_bar: float                 # mean drafted length per step
+    k: int | None                # the k setting of the run
+    c: float | None              # measured draft cost per token (needs the plain run's t1)
+    t1: float | None             # seconds of one plain decode step (from the plain run)
+    v_k_bar: float | None        # v(k-bar) from the table in use
+    measured_speedup: float | None   # method tokens/s / plain tokens/s
+    predicted_speedup: float | None  # cost model with the measured tau
+    tau_independent: float | None    # E[tau] from the measured alpha, each step's own draft length
+
+    @property
+    def cost_model_gap(self) -> float | None:
+        """(predicted - measured) / measured."""
+        if self.measured_speedup and self.predicted_speedup is not None:
+            return self.predicted_speedup / self.measured_speedup - 1.0
+        return None
+
+    @property
+    def independence_gap(self) -> float | None:
+        """(E[tau] from alpha - measured tau) / measured tau."""
+        if self.tau_independent is not None and self.tau > 0:
+            return self.tau_independent / self.tau - 1.0
+        return None
+
+
+def run_checks(method: str, summary, steps, plain_summary=None, plain_steps=None,
+               v: VCost | None = None, k: int | None = None) -> RunChecks:
+    """Everything the calculator fills from one measured run (records.RunSummary / StepRecord)."""
+    alpha = summary.acceptance_rate
+    t1 = None
+    if plain_steps:
+        t1 = plain_step_time(plain_steps) or None
+    if t1 is None and plain_summary is not None and plain_summary.target_passes:
+        t1 = plain_summary.verify_s / plain_summary.target_passes
+    c = draft_cost(steps, t1) if (t1 and any(s.n_drafted for s in steps)) else None
+    measured = None
+    if plain_summary is not None and plain_summary.tokens_per_s > 0:
+        measured = summary.tokens_per_s / plain_summary.tokens_per_s
+    v_kb = v_at(v, summary.mean_k) if v is not None else None
+    predicted = (speedup_from_tau(summary.tokens_per_pass, summary.mean_k, c, v)
+                 if (v is not None and c is not None) else None)
+    tau_ind = None
+    if alpha is not None and steps:
+        tau_ind = sum(expected_tokens_per_pass(alpha, s.n_drafted) for s in steps) / len(steps)
+    return RunChecks(method=method, alpha=alpha, tau=summary.tokens_per_pass, k_bar=summary.mean_k,
+                     k=k, c=c, t1=t1, v_k_bar=v_kb, measured_speedup=measured,
+                     predicted_speedup=predicted, tau_independent=tau_ind)

@@ -1,0 +1,1 @@
+"""The decode loop, model loading, methods, artefacts and the one measuring path."""

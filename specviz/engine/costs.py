@@ -1,0 +1,59 @@
+"""Measured costs, relative to one plain target decode step t1 (metrics.md): v(k) and c.
+
+v(k) = time of one target pass over k+1 new positions / t1, both timed as decode-loop steps
+       (the verify pass with its acceptance and cache rollback), as the bench's runs are.
+c    = time to draft one token / t1 (from a run's step records).
+Medians of interleaved repeats: these machines are noisy.
+"""
+from __future__ import annotations
+
+import statistics
+
+import torch
+
+from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine.models import LoadedModel
+from specviz.proposers.base import Context, Draft, Proposer
+
+
+class RandomDraft(Proposer):
+    """A measuring device: always drafts exactly k random tokens (almost surely rejected), so every
+    step is a verify pass over k+1 positions followed by the same rollback a real rejection does."""
+
+    name = "random-draft"
+    deterministic = True
+
+    def __init__(self, vocab: int, seed: int = 0):
+        self.vocab, self.g = vocab, torch.Generator().manual_seed(seed)
+
+    def propose(self, ctx: Context, k: int) -> Draft:
+        return Draft(tokens=torch.randint(0, self.vocab, (k,), generator=self.g))  # (k,)
+
+
+def measure_v(target: LoadedModel, ks=(1, 2, 4, 8, 16), context: int = 256, repeats: int = 7,
+              progress=None, prompt_ids=None, steps_per_round: int = 2) -> dict[int, float]:
+    """{k: v(k)} measured through the decode loop itself (decode.Decoder), not a bare forward:
+    t(k) = median verify time of steps that fed k+1 positions, t1 = the same for plain steps
+    (0 drafted), every decoder over the same prompt (`prompt_ids`, else `context` random tokens).
+    Rounds interleave the sizes, so a noisy minute hits all of them alike."""
+    room = (repeats + 1) * steps_per_round * (max(ks) + 1) + 2
+    if prompt_ids is None:
+        context = max(1, min(context, target.context_window - room - max(ks) - 2))  # fits small test models
+        g = torch.Generator().manual_seed(0)
+        prompt_ids = torch.randint(0, target.vocab_size, (context,), generator=g)  # (context,)
+    decoders = {}
+    for k in (0, *ks):  # one prefill per size, outside the timing
+        cfg = DecodeConfig(k=max(1, k), max_new_tokens=room, record=False, stop_at_eos=False)
+        decoders[k] = Decoder(target, RandomDraft(target.vocab_size, k) if k else None, prompt_ids, cfg)
+        decoders[k].prefill()
+    for d in decoders.values():  # warm-up step
+        d.step()
+    times: dict[int, list[float]] = {k: [] for k in decoders}
+    for r in range(repeats):  # interleaved
+        for k, d in decoders.items():
+            for _ in range(steps_per_round):
+                times[k].append(d.step().verify_s)
+        if progress:
+            progress((r + 1) / repeats)
+    t1 = statistics.median(times[0])
+    return {k: statistics.median(times[k]) / t1 for k in ks}

@@ -1,0 +1,225 @@
+"""The one decode loop: prompt -> proposer drafts -> target verifies -> step record.
+
+`Decoder` is a stepping session (the app drives it one step at a time); `Decoder.run()` is the
+run-to-end generator used by the CLI, the bench and the tests. There is no second fast path:
+plain decoding is this loop with a proposer that never drafts.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+from transformers import DynamicCache
+
+from specviz.core.errors import InputError
+from specviz.engine.models import LoadedModel
+from specviz.proposers.base import Context, Plain, Proposer
+from specviz.core.records import TOP_N, RunSummary, StepRecord, TopTokens, summarize
+from specviz.core.sampling import SamplingConfig, logits_to_probs
+from specviz.core.verify import one_hot_q, verify
+
+
+@dataclass
+class DecodeConfig:
+    k: int = 4                      # draft length (the ceiling when adaptive)
+    max_new_tokens: int = 64
+    sampling: SamplingConfig = SamplingConfig()
+    seed: int = 0
+    adaptive: bool = False          # shrink k after a rejection, grow it after full acceptance
+    record: bool = True             # keep p/q top-N and the residual for the charts
+    stop_at_eos: bool = True
+
+    def check(self) -> None:
+        if self.k < 1:
+            raise InputError(f"k must be >= 1, got {self.k}")
+        if self.max_new_tokens < 1:
+            raise InputError(f"max new tokens must be >= 1, got {self.max_new_tokens}")
+        try:
+            self.sampling.check()
+        except ValueError as e:
+            raise InputError(str(e)) from e
+
+
+def adapt_k(k: int, n_drafted: int, n_accepted: int, k_max: int) -> int:
+    """Adaptive draft length: +1 after a fully accepted draft, -1 after a rejection; floor 1."""
+    if n_drafted == 0:
+        return k
+    if n_accepted == n_drafted:
+        return min(k_max, k + 1)
+    return max(1, k - 1)
+
+
+def top_rows(probs: torch.Tensor, n: int = TOP_N) -> list[TopTokens]:
+    """The n most likely tokens of every row, in one topk call. (r, V) -> r records."""
+    v, i = torch.topk(probs, min(n, probs.shape[-1]), dim=-1)          # (r, n), (r, n)
+    return [TopTokens(ids=a, probs=b) for a, b in zip(i.tolist(), v.tolist())]
+
+
+class Decoder:
+    def __init__(self, target: LoadedModel, proposer: Proposer | None, prompt_ids: list[int] | torch.Tensor,
+                 cfg: DecodeConfig, eos_token_id: int | list[int] | None = None):
+        cfg.check()
+        prompt = torch.as_tensor(prompt_ids, dtype=torch.long).flatten()
+        if len(prompt) == 0:
+            raise InputError("the prompt is empty")
+        window = target.context_window
+        if len(prompt) + cfg.max_new_tokens + cfg.k + 1 > window:
+            raise InputError(f"prompt ({len(prompt)} tokens) + max new tokens ({cfg.max_new_tokens}) "
+                             f"+ k exceeds the model's context window of {window} tokens")
+        self.target, self.cfg = target, cfg
+        self.proposer = proposer or Plain()
+        self.model = target.model
+        self.decoder_body = self.model.get_decoder()       # hidden states ...
+        self.lm_head = self.model.get_output_embeddings()  # ... and the output layer, separately
+        self.vocab = target.vocab_size
+        if eos_token_id is None:
+            eos_token_id = getattr(self.model.generation_config, "eos_token_id", None)
+        self.eos = set(eos_token_id if isinstance(eos_token_id, list) else
+                       ([] if eos_token_id is None else [eos_token_id]))
+        self.prompt = prompt
+        self.reset()
+
+    # -- state ------------------------------------------------------------------------------
+    def reset(self) -> None:
+        self.ids = self.prompt.clone()           # (T,) committed tokens
+        self.hidden: torch.Tensor | None = None  # (T-1, H) when the proposer needs it
+        self.cache = DynamicCache(config=self.model.config)
+        self.generator = torch.Generator().manual_seed(self.cfg.seed)
+        self.k = self.cfg.k
+        self.steps: list[StepRecord] = []
+        self.finished = False
+        self.stopped_at_eos = False
+        self.prefilled = False
+        self.prefill_s = 0.0
+        self.wall_s = 0.0
+        self.proposer.reset(self.prompt)
+
+    @property
+    def new_tokens(self) -> list[int]:
+        return self.ids[len(self.prompt):].tolist()
+
+    def _sync(self) -> None:
+        if self.target.device.type == "cuda":
+            torch.cuda.synchronize()
+
+    @torch.inference_mode()
+    def _forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Target over new positions, extending its KV cache. (t,) -> logits (t, V), hidden (t, H)."""
+        x = ids.view(1, -1).to(self.target.device)                        # (1, t)
+        h = self.decoder_body(input_ids=x, cache=self.cache, use_cache=True).last_hidden_state  # (1, t, H)
+        return self.lm_head(h)[0].float().cpu(), h[0].float().cpu()      # (t, V), (t, H)
+
+    def prefill(self) -> None:
+        """Cache the prompt except its last token; the first step feeds that token (metrics.md: not a pass)."""
+        t0 = time.perf_counter()
+        if len(self.prompt) > 1:
+            _, h = self._forward(self.prompt[:-1])
+            if self.proposer.needs_hidden:
+                self.hidden = h                                          # (P-1, H)
+        elif self.proposer.needs_hidden:
+            self.hidden = torch.zeros(0, self.model.config.hidden_size)
+        self._sync()
+        self.prefill_s = time.perf_counter() - t0
+        self.wall_s += self.prefill_s
+        self.prefilled = True
+
+    def context(self) -> Context:
+        return Context(ids=self.ids, hidden=self.hidden, sampling=self.cfg.sampling, generator=self.generator)
+
+    # -- one step ---------------------------------------------------------------------------
+    def step(self) -> StepRecord | None:
+        if self.finished:
+            return None
+        if not self.prefilled:
+            self.prefill()
+        t_start = time.perf_counter()
+        remaining = self.cfg.max_new_tokens - len(self.new_tokens)
+        greedy = self.cfg.sampling.greedy
+
+        # 1. draft: the proposer guesses up to k tokens (never more than can be kept)
+        k = min(self.k, remaining - 1)
+        draft = self.proposer.propose(self.context(), k) if k > 0 else Plain().propose(None, 0)
+        tokens = draft.tokens[:k].long()                                  # (k',)
+        q = draft.q[: len(tokens)] if draft.q is not None else one_hot_q(tokens, self.vocab)  # (k', V)
+        self._sync()
+        t_drafted = time.perf_counter()
+
+        # 2. verify: one target pass over [last committed token, d_1 .. d_k']
+        fed = torch.cat([self.ids[-1:], tokens])                         # (k'+1,)
+        logits, h = self._forward(fed)                                   # (k'+1, V), (k'+1, H)
+        p = logits_to_probs(logits, self.cfg.sampling)                   # (k'+1, V)
+
+        # 3. accept: the lossless rule (verify.py)
+        v = verify(tokens, q, p, greedy, self.generator)
+        n = v.n_accepted
+
+        # 4. commit accepted drafts + correction/bonus; roll the target cache back to match
+        emitted = tokens[:n].tolist() + [v.next_token]
+        emitted = emitted[:remaining]
+        for j, t in enumerate(emitted):
+            if t in self.eos and self.cfg.stop_at_eos:
+                emitted = emitted[: j + 1]
+                self.stopped_at_eos = True
+                break
+        if len(fed) - n - 1 > 0:
+            self.cache.crop(-(len(fed) - n - 1))                         # drop rejected positions
+        self.ids = torch.cat([self.ids, torch.tensor(emitted, dtype=torch.long)])
+        if self.hidden is not None:
+            self.hidden = torch.cat([self.hidden, h[: n + 1]])           # (T-1, H)
+        self._sync()
+        t_verified = time.perf_counter()
+
+        # 5. update: the proposer rolls back its own state; adaptive k moves
+        self.proposer.update(self.context(), n)
+        k_asked = self.k
+        if self.cfg.adaptive:
+            self.k = adapt_k(self.k, len(tokens), n, self.cfg.k)
+
+        # 6. record
+        top = torch.topk(logits[: len(emitted)], 2, dim=-1).values if self.vocab > 1 else None  # (e, 2)
+        rec = StepRecord(
+            index=len(self.steps), k=k_asked, context_len=len(self.ids) - len(emitted),
+            drafted=tokens.tolist(), decisions=[True] * n + ([False] if n < len(tokens) else []),
+            draws=v.draws, ratios=v.ratios, n_accepted=n, next_token=v.next_token,
+            next_origin=v.origin, emitted=emitted, draft_s=t_drafted - t_start,
+            verify_s=t_verified - t_drafted,
+            logit_top1=top[:, 0].tolist() if top is not None else [],
+            logit_gap=(top[:, 0] - top[:, 1]).tolist() if top is not None else [],
+            greedy=greedy, q_deterministic=draft.q is None)
+        if self.cfg.record:
+            shown = logits.softmax(-1) if greedy else p                  # greedy: draw the T=1 softmax
+            rec.p_top = top_rows(shown)                                  # k'+1 rows
+            rec.q_top = ([TopTokens(ids=[t], probs=[1.0]) for t in rec.drafted] if draft.q is None
+                         else top_rows(q))                               # k' rows (one-hot: the token)
+            if n < len(tokens):
+                rec.p_rejected, rec.q_rejected = p[n].clone(), q[n].clone()
+        self.steps.append(rec)
+        self.wall_s += time.perf_counter() - t_start                     # recording included
+        if self.stopped_at_eos or len(self.new_tokens) >= self.cfg.max_new_tokens:
+            self.finished = True
+        return rec
+
+    def run(self):
+        """Run to the end, yielding each step's record."""
+        while not self.finished:
+            yield self.step()
+
+    def summary(self) -> RunSummary:
+        tok = self.target.tokenizer
+        new = self.new_tokens
+        text = tok.decode(new, skip_special_tokens=True) if tok is not None else " ".join(map(str, new))
+        s = summarize(self.proposer.name, text, new, len(self.prompt), self.steps, self.wall_s,
+                      self.prefill_s, self.stopped_at_eos)
+        if not self.cfg.adaptive:
+            s.k_at_floor = 0
+        return s
+
+
+def generate(target: LoadedModel, proposer: Proposer | None, prompt_ids, cfg: DecodeConfig,
+             eos_token_id=None) -> tuple[RunSummary, list[StepRecord]]:
+    """Run to the end; returns (summary, step records)."""
+    d = Decoder(target, proposer, prompt_ids, cfg, eos_token_id)
+    for _ in d.run():
+        pass
+    return d.summary(), d.steps

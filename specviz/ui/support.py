@@ -1,0 +1,277 @@
+"""What every page shares: cached model loading, the sidebar settings, the test-sized mode.
+
+Models live in st.cache_resource (one copy per process, read-only, shared by all sessions);
+each browser session's decoding state lives in st.session_state. Pages import from here and
+from specviz; they hold no algorithm.
+
+Test-sized mode: with SPECVIZ_TINY=1 in the environment, the "target" is a tiny random Llama
+with the real SmolLM2 tokenizer (so text still renders) and the "drafter" a second tiny one —
+pages then run in well under a second per step, which is what AppTest uses.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import time
+
+import streamlit as st
+
+from specviz.core.errors import InputError
+from specviz.core.errors import ModelError
+from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_model, load_tokenizer, tiny_llama
+
+TINY = os.environ.get("SPECVIZ_TINY", "") not in ("", "0")
+
+
+@st.cache_resource(show_spinner="Loading the tokenizer…")
+def cached_tokenizer(name: str = DEFAULT):
+    return _tokenizer(name)
+
+
+@functools.lru_cache(maxsize=4)
+def _tokenizer(name: str):
+    return load_tokenizer(name)
+
+
+def _load(name: str, device: str, dtype: str) -> LoadedModel:
+    if name.startswith("tiny:"):  # tiny:<seed> — a random test model with the SmolLM2 tokenizer
+        tok = _tokenizer(DEFAULT)
+        m = tiny_llama(vocab_size=len(tok), layers=2, hidden=32, seed=int(name.split(":")[1]),
+                       max_positions=2048)
+        m.tokenizer = tok
+        return m
+    try:
+        return load_model(name, None if device == "auto" else device, dtype)
+    except ModelError:
+        raise
+    except Exception as e:  # noqa: BLE001 - e.g. device "cuda" on a machine without one
+        raise ModelError(f"could not load '{name}' on {device} as {dtype}: {type(e).__name__}: {e}") from e
+
+
+# Loads run in a background thread, one per (name, device, dtype), so a page can stay usable
+# (and say what is loading) while the weights arrive; cached_model() waits for the same job.
+_JOBS: dict[tuple, dict] = {}
+_JOBS_LOCK = threading.Lock()
+
+
+def _job(key: tuple) -> dict:
+    with _JOBS_LOCK:
+        job = _JOBS.get(key)
+        if job is None:
+            job = {"done": threading.Event(), "result": None, "error": None, "started": time.time()}
+            _JOBS[key] = job
+
+            def work():
+                try:
+                    job["result"] = _load(*key)
+                except Exception as e:  # noqa: BLE001 - handed to the waiting page
+                    job["error"] = e
+                    with _JOBS_LOCK:
+                        _JOBS.pop(key, None)  # a later attempt retries
+                finally:
+                    job["done"].set()
+
+            threading.Thread(target=work, name=f"specviz-load-{key[0]}", daemon=True).start()
+        return job
+
+
+def preload(name: str | None = None) -> tuple[str, float]:
+    """Start loading a model (default: the session's target) without waiting.
+
+    Returns (state, seconds since the load started): state is "ready", "loading" or "failed: <why>".
+    """
+    s = settings()
+    job = _job((name or s["target"], s["device"], s["dtype"]))
+    waited = time.time() - job["started"]
+    if not job["done"].is_set():
+        return "loading", waited
+    if job["error"] is not None:
+        return f"failed: {job['error']}", waited
+    return "ready", waited
+
+
+@st.cache_resource(show_spinner="Loading model weights (the default model takes ~20 s on a CPU)…")
+def cached_model(name: str, device: str, dtype: str) -> LoadedModel:
+    job = _job((name, device, dtype))
+    job["done"].wait()
+    if job["error"] is not None:
+        raise job["error"]
+    return job["result"]
+
+
+def settings() -> dict:
+    """The sidebar's shared settings, kept in session_state across pages."""
+    ss = st.session_state
+    ss.setdefault("target_name", "tiny:0" if TINY else DEFAULT)
+    ss.setdefault("device", "auto")
+    ss.setdefault("dtype", "float32" if TINY else "bfloat16")
+    return {"target": ss["target_name"], "device": ss["device"], "dtype": ss["dtype"]}
+
+
+def target_label(name: str | None = None) -> str:
+    """How a target name reads on a page ('default' -> the embedded model's full name)."""
+    name = name or settings()["target"]
+    return DEFAULT_LABEL if name == DEFAULT else name
+
+
+def sidebar() -> None:
+    """Drawn by app.py on every page: which target, device and dtype."""
+    s = settings()
+    with st.sidebar:
+        st.markdown("**Model**")
+        label = target_label(s["target"])
+        state, waited = preload()
+        note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far)"}.get(
+            state, " — failed to load (see the page)")
+        st.caption(f"Target: {label}, {s['dtype']} on {s['device']}{note}")
+        with st.expander("Change model / device"):
+            name = st.text_input("Target (default, a local folder or a cached Hugging Face id)",
+                                 value=s["target"], key="target_input")
+            dev = st.selectbox("Device", ["auto", "cpu", "cuda"],
+                               index=["auto", "cpu", "cuda"].index(s["device"]), key="device_input")
+            dt = st.selectbox("dtype", ["bfloat16", "float32", "float16"],
+                              index=["bfloat16", "float32", "float16"].index(s["dtype"]), key="dtype_input",
+                              help="bfloat16 is the fast choice on CPU; float32 makes greedy speculation "
+                                   "match plain greedy decoding bit for bit.")
+            if st.button("Apply", key="apply_model"):
+                st.session_state["target_name"] = name.strip() or DEFAULT
+                st.session_state["device"] = dev
+                st.session_state["dtype"] = dt
+                st.rerun()
+
+
+def target() -> LoadedModel | None:
+    """The session's target, loaded once per process. Shows st.error and returns None on failure."""
+    s = settings()
+    try:
+        return cached_model(s["target"], s["device"], s["dtype"])
+    except (ModelError, InputError) as e:
+        st.error(f"Could not load the target: {e}")
+        return None
+
+
+TRAINED_DRAFTER = "trained drafter (models/)"
+
+
+def _artifacts():
+    """specviz.engine.artifacts when the trained proposers are present, else None."""
+    try:
+        from specviz.engine import artifacts
+        return artifacts
+    except ImportError:
+        return None
+
+
+def drafter_names() -> list[str]:
+    """Draft models the app can offer for the current target."""
+    if TINY:
+        return ["tiny:1"]
+    art = _artifacts()
+    try:
+        if art is not None and art.available().get("drafter"):
+            return [TRAINED_DRAFTER]
+    except Exception:  # noqa: BLE001 - an unreadable models/ folder means nothing trained to offer
+        pass
+    return []
+
+
+@st.cache_resource(show_spinner="Loading the trained drafter…")
+def _trained_drafter(name: str, device: str, dtype: str) -> LoadedModel:
+    return _artifacts().load_drafter(cached_model(name, device, dtype))
+
+
+def drafter(name: str) -> LoadedModel | None:
+    s = settings()
+    try:
+        if name == TRAINED_DRAFTER:
+            return _trained_drafter(s["target"], s["device"], s["dtype"])
+        return cached_model(name, s["device"], s["dtype"])
+    except (ModelError, InputError) as e:
+        st.error(f"Could not load the drafter: {e}")
+        return None
+    except Exception as e:  # noqa: BLE001 - a broken artifact is a message, not a traceback
+        st.error(f"Could not load the drafter: {type(e).__name__}: {e}")
+        return None
+
+
+def methods_offered() -> list[str]:
+    """available_methods() of specviz.engine.methods, with 'draft' only when a drafter can be offered."""
+    from specviz.engine import methods as M
+    try:
+        return list(M.available_methods(drafter_available=bool(drafter_names())))
+    except TypeError:  # a newer signature without that keyword
+        return list(M.available_methods())
+
+
+def proposer_for(method: str, tgt: LoadedModel, n: int = 3, n_min: int | None = None,
+                 n_max: int | None = None, drafter_model: LoadedModel | None = None):
+    """methods.make_proposer with only the keywords it accepts (trained methods may add their own)."""
+    import inspect
+
+    from specviz.engine import methods as M
+    kw = {"n": n, "n_min": n_min, "n_max": n_max, "drafter": drafter_model}
+    accepted = inspect.signature(M.make_proposer).parameters
+    return M.make_proposer(method, tgt, **{k: v for k, v in kw.items() if k in accepted})
+
+
+# -- measured runs shared between pages (the calculator fills itself from these) ----------------
+def remember_run(method: str, summary, steps, plain_summary=None, k: int | None = None,
+                 n: int | None = None, v_table: dict | None = None, plain_steps=None) -> None:
+    """Keep the last measured run per method in this session (summary + step records).
+
+    plain_summary: the plain-decoding run measured alongside it (same prompt, same settings),
+    which gives the measured speedup and t1; v_table: {k: v(k)} if measured; plain_steps: that
+    plain run's step records (t1 is then their median pass time rather than a mean).
+    """
+    st.session_state.setdefault("measured_runs", {})[method] = {
+        "summary": summary, "steps": steps, "plain": plain_summary, "k": k, "n": n, "v_table": v_table,
+        "plain_steps": plain_steps, "at": time.time()}
+
+
+def measured_runs() -> dict:
+    """{method: {"summary", "steps", "plain", "k", "n", "v_table", "plain_steps", "at"}} for this session."""
+    return st.session_state.get("measured_runs", {})
+
+
+# -- v(k), measured once per model / device / dtype (a few seconds) ------------------------------
+V_KS = (1, 2, 3, 4, 6, 8, 12, 16)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def measured_v(name: str, device: str, dtype: str, ks: tuple = V_KS) -> dict[int, float]:
+    """{k: v(k)} for this target (shared by all sessions: it describes the machine, not a user)."""
+    from specviz.engine.costs import measure_v
+    return measure_v(cached_model(name, device, dtype), ks=ks, context=256, repeats=5 if TINY else 7)
+
+
+def v_table_if_measured() -> dict[int, float] | None:
+    """The v(k) table this session measured for its current target, if any."""
+    s = settings()
+    return st.session_state.get("v_tables", {}).get((s["target"], s["device"], s["dtype"]))
+
+
+def measure_v_table() -> dict[int, float] | None:
+    """Measure (or fetch) v(k) for the session's target; st.error and None on failure."""
+    s = settings()
+    if target() is None:
+        return None
+    table = measured_v(s["target"], s["device"], s["dtype"])
+    st.session_state.setdefault("v_tables", {})[(s["target"], s["device"], s["dtype"])] = table
+    return table
+
+
+def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | None]:
+    """(methods that build for this target, why the others don't, the first offered drafter).
+
+    Building a proposer may load weights, so the answer is kept once per session and target.
+    """
+    from specviz.teach import experiments
+
+    names = drafter_names()
+    d = drafter(names[0]) if names else None
+    key = ("cmp_methods_for", target.name, getattr(d, "name", None))
+    if key not in st.session_state:
+        st.session_state[key] = experiments.try_methods(target, d)
+    methods, why_not = st.session_state[key]
+    return methods, why_not, d

@@ -1,0 +1,277 @@
+"""AppTest for Compare, k/n experiments, Is it lossless?, Tokenizers & checkpoints, Walkthrough and
+Take it to a server, in test-sized mode (SPECVIZ_TINY=1: tiny random Llamas with the real tokenizer).
+
+Widgets are set, buttons clicked, and the rendered text and plotly figure data (parsed from the
+element proto's `spec` JSON) are checked.
+"""
+import base64
+import json
+import os
+from pathlib import Path
+
+os.environ["SPECVIZ_TINY"] = "1"  # before the app (and specviz.ui.support) is imported
+
+import pytest  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from specviz.ui import support as app_support  # noqa: E402
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def tiny_mode(monkeypatch):
+    monkeypatch.setenv("SPECVIZ_TINY", "1")
+    monkeypatch.setattr(app_support, "TINY", True)  # in case another module imported it first
+
+
+def _values(v):
+    if isinstance(v, dict) and "bdata" in v:  # plotly's typed-array encoding
+        import numpy as np
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).tolist()
+    return v
+
+
+def page(name: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page(f"pages/{name}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def ok(at) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def texts(at) -> str:
+    return "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
+
+
+def test_compare_measures_every_method_and_recommends_per_kind():
+    at = page("compare")
+    assert "lookup" in at.multiselect(key="cmp_methods").value and "draft" in at.multiselect(key="cmp_methods").value
+    at.multiselect(key="cmp_ks").set_value([1, 2])
+    at.radio(key="cmp_mode").set_value("greedy")
+    ok(at.button(key="cmp_run").click().run())
+    assert not at.error
+    figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    bars = figs[0]
+    # one trace per workload in each of the three panels; x labels name every method and k
+    xs = {x for tr in bars["data"] for x in tr["x"]}
+    assert {"plain", "lookup k=1", "lookup k=2", "draft k=1", "draft k=2"} <= xs
+    assert len({tr["name"] for tr in bars["data"]}) == 2  # one of each kind: two workloads
+    speed = [tr for tr in bars["data"] if tr["xaxis"] == "x3"]
+    assert all(_values(tr["y"])[tr["x"].index("plain")] == pytest.approx(1.0) for tr in speed)
+    timeline = figs[2]
+    names = {tr["name"] for tr in timeline["data"]}
+    assert names == {"draft", "verify (target pass)"}
+    # one subplot per run of the first workload; the draft model's passes show, lookup's search does not
+    titles = [a["text"] for a in timeline["layout"]["annotations"]]
+    draft_ms = [sum(_values(tr["y"])) for tr in timeline["data"] if tr["name"] == "draft"]
+    assert len(titles) == len(draft_ms) == 5
+    per_run = dict(zip([t.split(" · ")[1] for t in titles], draft_ms))
+    assert per_run["draft k=2"] > 5 * per_run["lookup k=2"] and per_run["plain"] < per_run["draft k=1"]
+    df = at.dataframe[0].value
+    assert set(df["method"]) == {"plain", "lookup", "draft"} and len(df) == 2 * 5  # plain rows: medians
+    rec = [m.value for m in at.markdown if m.value.startswith("- **copy-heavy**") or m.value.startswith("- **novel**")]
+    assert len(rec) == 2
+    # measured runs reach the calculator's store
+    assert {"lookup", "draft"} <= set(at.session_state["measured_runs"])
+
+
+def test_compare_bad_input_keeps_earlier_results():
+    at = page("compare")
+    at.multiselect(key="cmp_ks").set_value([1])
+    ok(at.button(key="cmp_run").click().run())
+    n_figs = len(at.get("plotly_chart"))
+    at.multiselect(key="cmp_ks").set_value([])
+    ok(at.button(key="cmp_run").click().run())
+    assert any("k" in e.value for e in at.error)
+    assert len(at.get("plotly_chart")) == n_figs  # the earlier comparison is still shown
+
+
+def test_compare_greedy_vs_sampled_check():
+    at = page("compare")
+    at.number_input(key="cmp_gvs_k").set_value(3)
+    ok(at.button(key="cmp_gvs_run").click().run())
+    fig = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    assert {tr["name"] for tr in fig["data"]} == {"greedy", "sampled T=0.8"}
+    assert "greedy" in texts(at) and "sampled T=0.8" in texts(at)
+
+
+def test_experiments_sweep_draws_lines_and_heatmap():
+    at = page("experiments")
+    at.selectbox(key="exp_method").set_value("lookup")
+    at.slider(key="exp_k").set_value((1, 3))
+    at.slider(key="exp_n").set_value((1, 2))
+    ok(at.button(key="exp_run").click().run())
+    assert not at.error
+    figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    lines, heat = figs[0], figs[1]
+    assert {tr["name"] for tr in lines["data"]} == {"n=1", "n=2"}
+    assert all(tr["x"] == [1, 2, 3] for tr in lines["data"])
+    assert heat["data"][0]["type"] == "heatmap"
+    assert heat["data"][0]["x"] == [1, 2, 3] and heat["data"][0]["y"] == [1, 2]
+    assert len(at.dataframe[0].value) == 6
+    assert "Fastest measured setting" in texts(at)
+
+
+def test_experiments_draft_model_sweep_has_no_heatmap():
+    at = page("experiments")
+    at.selectbox(key="exp_method").set_value("draft")
+    at.slider(key="exp_k").set_value((1, 2))
+    ok(at.button(key="exp_run").click().run())
+    figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    assert len(figs) == 1 and [tr["x"] for tr in figs[0]["data"]][0] == [1, 2]
+
+
+def test_lossless_lab_converges_to_p_and_refuses_bad_input():
+    at = page("lossless")
+    at.selectbox(key="lab_preset").set_value("q far from p").run()
+    assert at.text_input(key="lab_q").value.startswith("0.50")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Σ min(p, q) = P(draft kept)"] == "0.400"
+    at.select_slider(key="lab_trials").set_value(3000)
+    ok(at.button(key="lab_run").click().run())
+    figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    hist, conv = figs[1], figs[2]
+    emp = next(tr for tr in hist["data"] if tr["name"].startswith("speculative output"))
+    p = next(tr for tr in hist["data"] if tr["name"] == "p (target)")
+    assert max(abs(a - b) for a, b in zip(_values(emp["y"]), _values(p["y"]))) < 0.04
+    to_p, to_q = (_values(tr["y"]) for tr in conv["data"])
+    assert to_p[-1] < 0.05 < 0.3 < to_q[-1]
+    assert len(figs) == 3  # p/q/residual, histogram, convergence
+    # the histogram as the count grows: after 10 trials it is a coarse, 10-sample picture
+    ok(at.select_slider(key="lab_at").set_value(10).run())
+    early = next(tr for tr in json.loads(at.get("plotly_chart")[1].proto.spec)["data"]
+                 if tr["name"].startswith("speculative output"))
+    assert early["name"] == "speculative output (10 trials)"
+    assert all(abs(v * 10 - round(v * 10)) < 1e-6 for v in _values(early["y"]))
+    # bad input: an error, and the earlier simulation stays on the page
+    at.text_input(key="lab_p").input("0.2, x").run()
+    ok(at)
+    assert any("numbers" in e.value for e in at.error)
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_lossless_real_model_with_a_drafter():
+    at = page("lossless")
+    at.selectbox(key="lab_real_method").set_value("draft")
+    at.select_slider(key="lab_real_trials").set_value(500)
+    ok(at.button(key="lab_real_run").click().run())
+    assert not at.error
+    fig = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    assert fig["data"][0]["x"][-1] == "(all other tokens)"
+    assert "49152 token ids" in texts(at)
+
+
+def test_pitfalls_shows_the_refusal_and_the_ids():
+    at = page("pitfalls")
+    ok(at.text_input(key="pit_text").input("Alice Martin lives in Lyon.").run())
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["target's token ids"] == "49,152" and metrics["this drafter's token ids"] == "600"
+    assert any("49152" in e.value and "600" in e.value for e in at.error)  # the refusal, shown as an error
+    df = at.dataframe[0].value
+    assert list(df["target id"]) != list(df["drafter id"])
+    at.text_input(key="pit_text").input("   ").run()
+    assert any("Type some text" in w.value for w in at.warning)
+    ok(at)
+
+
+def test_walkthrough_steps_and_measures():
+    at = page("walkthrough")
+    assert at.button(key="wt_prev").disabled
+    ok(at.button(key="wt_next").click().run())
+    assert "2. Lookup on copy-heavy and novel text" in [h.value for h in at.subheader]
+    ok(at.button(key="wt_run").click().run())
+    assert at.success and "on the copy-heavy prompt" in at.success[0].value and "×" in at.success[0].value
+    ok(at.button(key="wt_prev").click().run())
+    assert "1. Why speculation can help at all" in [h.value for h in at.subheader]
+
+
+def test_interview_answers_quote_the_measured_numbers():
+    at = page("walkthrough")
+    at.radio(key="wt_mode").set_value("Interview prep").run()
+    at.radio(key="iv_level").set_value("senior").run()
+    ok(at.button(key="iv_run_tokenizer").click().run())
+    answer = next(m.value for m in at.markdown if m.value.startswith("*senior:*"))
+    ids = at.session_state["wt_measured"]["q:tokenizer_check"]["target_ids"]
+    assert ids in answer and "refus" in answer.lower() or "tokenizers differ" in answer
+    ok(at.button(key="iv_run_lookup_chat").click().run())
+    measured = at.session_state["wt_measured"]["q:lookup_on_chat"]
+    answer = [m.value for m in at.markdown if m.value.startswith("*senior:*")][-1]
+    assert measured["tpp_s"] in answer and measured["speedup_s"] in answer
+    assert any(m.value.startswith("- ✗") for m in at.markdown)
+
+
+def test_serve_builds_valid_configs_and_flags_bad_ones():
+    from specviz.teach import serving
+
+    at = page("serve")
+    cfg = json.loads(at.code[0].value)
+    assert cfg["method"] == "ngram" and serving.validate(cfg) == []
+    at.number_input(key="srv_k").set_value(7)
+    at.number_input(key="srv_nmin").set_value(1)
+    at.number_input(key="srv_nmax").set_value(3).run()
+    cfg = json.loads(at.code[0].value)
+    assert cfg == {"method": "ngram", "num_speculative_tokens": 7, "prompt_lookup_min": 1, "prompt_lookup_max": 3}
+    assert "--speculative-config" in at.code[1].value
+    at.number_input(key="srv_nmin").set_value(5).run()
+    assert at.error and json.loads(at.code[0].value) == cfg  # refused, the last valid config kept
+    at.selectbox(key="srv_method").set_value("eagle3").run()
+    assert any("needs a model" in w.value for w in at.warning)
+    at.text_input(key="srv_model").input("org/eagle3-head").run()
+    cfg = json.loads(at.code[0].value)
+    assert cfg == {"method": "eagle3", "num_speculative_tokens": 7, "model": "org/eagle3-head"}
+    assert any("EAGLE-3" in w.value for w in at.warning)  # what does not carry over
+
+
+def test_serve_prefills_from_the_measured_recommendation():
+    from specviz.teach import experiments as E
+    from specviz.core.records import RunSummary
+
+    def run(method, k, tpp, tps):
+        s = RunSummary(method=method, text="", token_ids=[], prompt_tokens=1, target_passes=10, drafted=10,
+                       accepted=5, acceptance_rate=0.5, tokens_per_pass=tpp, per_position_acceptance=[],
+                       wall_s=1.0, tokens_per_s=tps, prefill_s=0.1, draft_s=0.0, verify_s=0.9, mean_k=1.0)
+        return E.Run("csv-to-json", "copy-heavy", method, k, 2 if method == "lookup" else None, s, [], 10.0)
+
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.session_state["cmp_result"] = {"runs": [run("plain", 0, 1.0, 10.0), run("lookup", 6, 2.8, 25.0),
+                                               run("lookup", 3, 2.0, 18.0)], "mode": "greedy"}
+    at.switch_page("pages/serve.py").run()
+    ok(at)
+    assert json.loads(at.code[0].value) == {"method": "ngram", "num_speculative_tokens": 6,
+                                            "prompt_lookup_min": 2, "prompt_lookup_max": 2}
+    assert any("Pre-filled from your comparison" in c.value for c in at.caption)
+
+
+def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch):
+    """The heads-vs-fine-tune section's plumbing, with stand-ins: the tiny target cannot load the real heads."""
+    from specviz.engine import artifacts
+    from specviz.teach import experiments as E
+    from specviz.engine.models import tiny_llama
+    from specviz.proposers.lookup import PromptLookup
+
+    def tuned_of(target):
+        m = tiny_llama(vocab_size=target.vocab_size, seed=5, max_positions=2048)
+        m.tokenizer = target.tokenizer
+        return m
+
+    real = E.build_proposer
+    monkeypatch.setattr(E, "trained_available", lambda: {"medusa": True, "eagle": False, "lora": True})
+    monkeypatch.setattr(artifacts, "load_finetuned_target", tuned_of)
+    monkeypatch.setattr(E, "build_proposer", lambda m, t, n=3, d=None: PromptLookup(n=1) if m == "medusa"
+                        else real(m, t, n, d))
+    at = page("pitfalls")
+    at.number_input(key="pit_k").set_value(2)
+    ok(at.button(key="pit_run").click().run())
+    assert not at.error or all("Pairing refused" in e.value for e in at.error)
+    fig = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    assert [tr["name"] for tr in fig["data"]] == ["base target", "fine-tuned target"]
+    assert all(tr["x"] == ["medusa", "lookup"] for tr in fig["data"])
+    assert any(m.value.startswith("Measured: medusa: τ") for m in at.markdown)
+    assert len(at.dataframe[-1].value) == 6

@@ -1,0 +1,91 @@
+"""The calculator's formulas (pure) and filling them from step records."""
+import math
+
+import pytest
+
+from specviz.core import costmodel as be
+from specviz.core.records import StepRecord, summarize
+
+
+def test_check_values_from_the_issue():
+    # alpha = 0.8, k = 4: 1 + .8 + .64 + .512 + .4096 = 3.3616; cost 1 + 4*0.05 = 1.2 -> 2.8013
+    assert be.expected_tokens_per_pass(0.8, 4) == pytest.approx(3.3616, abs=1e-9)
+    assert round(be.expected_tokens_per_pass(0.8, 4), 2) == 3.36
+    assert round(be.speedup(0.8, 4, 0.05, 1.0), 2) == 2.80
+
+
+def test_expected_tokens_edges_and_continuity():
+    assert be.expected_tokens_per_pass(0.0, 7) == 1.0            # only the target's own token
+    assert be.expected_tokens_per_pass(1.0, 5) == 6.0            # every draft accepted + bonus
+    assert be.expected_tokens_per_pass(1 - 1e-7, 5) == pytest.approx(6.0, rel=1e-5)
+    assert be.expected_tokens_per_pass(0.5, 0) == 1.0
+    for a in (0.1, 0.37, 0.9):                                   # the closed form equals the series
+        assert be.expected_tokens_per_pass(a, 6) == pytest.approx(sum(a ** i for i in range(7)))
+    with pytest.raises(ValueError):
+        be.expected_tokens_per_pass(1.2, 3)
+
+
+def test_v_from_a_table_is_interpolated():
+    table = {1: 0.99, 2: 1.01, 4: 1.04, 8: 1.14}
+    assert be.v_at(table, 4) == pytest.approx(1.04)
+    assert be.v_at(table, 6) == pytest.approx(1.09)              # halfway between 4 and 8
+    assert be.v_at(table, 0) == 1.0
+    assert be.v_at(lambda k: 1 + 0.1 * k, 3) == pytest.approx(1.3)
+    # a table changes the answer the way it should: a costlier verify lowers the speedup
+    assert be.speedup(0.8, 8, 0.05, table) > be.speedup(0.8, 8, 0.05, {8: 1.5})
+
+
+def test_breakeven_alpha_is_where_speedup_is_one():
+    a = be.breakeven_alpha(4, 0.05, 1.0)
+    # 1 + a + a^2 + a^3 + a^4 = 1.2  ->  a ~ 0.1668
+    assert 0.16 < a < 0.17
+    assert be.speedup(a, 4, 0.05, 1.0) == pytest.approx(1.0, abs=1e-6)
+    assert be.speedup(a - 0.01, 4, 0.05, 1.0) < 1 < be.speedup(a + 0.01, 4, 0.05, 1.0)
+    assert be.breakeven_alpha(4, 0.0, 0.95) == 0.0               # cheaper than a plain step: always pays
+    assert be.breakeven_alpha(2, 1.0, 1.0) is None               # cost 3 = the most a pass can give
+
+
+def test_best_k_against_hand_values():
+    # alpha .8, c .05, v 1: k=7 -> 4.1611/1.35 = 3.082, k=8 -> 4.3289/1.40 = 3.092, k=9 -> 4.4631/1.45 = 3.078
+    k, s = be.best_k(0.8, 0.05, 1.0)
+    assert k == 8 and s == pytest.approx(3.0921, abs=1e-3)
+    # a draft that costs half a plain step per token with poor acceptance: don't speculate
+    assert be.best_k(0.3, 0.5, 1.0) == (0, 1.0)
+    # the ceiling applies
+    assert be.best_k(0.99, 0.0, 1.0, k_max=5)[0] == 5
+
+
+def _step(i, drafted, n_acc, draft_s, verify_s, k=4):
+    emitted = drafted[:n_acc] + [7]
+    return StepRecord(index=i, k=k, context_len=10 + i, drafted=drafted,
+                      decisions=[True] * n_acc + ([False] if n_acc < len(drafted) else []),
+                      draws=[None] * len(drafted), ratios=[1.0] * len(drafted), n_accepted=n_acc,
+                      next_token=7, next_origin="bonus" if n_acc == len(drafted) else "correction",
+                      emitted=emitted, draft_s=draft_s, verify_s=verify_s, logit_top1=[], logit_gap=[])
+
+
+def test_run_checks_from_records():
+    # a bursty run: either the whole draft of 4 is right or none of it (lookup-like)
+    steps = [_step(i, [3, 4, 5, 6], 4 if i % 2 == 0 else 0, draft_s=0.002, verify_s=0.05) for i in range(10)]
+    plain = [_step(i, [], 0, draft_s=0.0, verify_s=0.04) for i in range(30)]
+    s = summarize("lookup", "", [], 10, steps, wall_s=sum(x.verify_s + x.draft_s for x in steps), prefill_s=0)
+    ps = summarize("plain", "", [], 10, plain, wall_s=sum(x.verify_s for x in plain), prefill_s=0)
+    ch = be.run_checks("lookup", s, steps, ps, plain, v={4: 1.25}, k=4)
+    assert ch.alpha == 0.5 and ch.tau == 3.0 and ch.k_bar == 4.0
+    assert ch.t1 == pytest.approx(0.04)
+    assert ch.c == pytest.approx(0.002 / 4 / 0.04)               # 0.0125 per drafted token
+    # measured: 30 tokens in 0.52 s vs 30 tokens in 1.2 s
+    assert ch.measured_speedup == pytest.approx(1.2 / 0.52)
+    assert ch.predicted_speedup == pytest.approx(3.0 / (1.25 + 4 * 0.0125))
+    # independence predicts (1 - .5^5)/.5 = 1.9375 tokens per pass; the bursty run made 3
+    assert ch.tau_independent == pytest.approx(1.9375)
+    assert ch.independence_gap == pytest.approx(1.9375 / 3 - 1)
+    assert math.isclose(ch.cost_model_gap, ch.predicted_speedup / ch.measured_speedup - 1)
+
+
+def test_run_checks_without_plain_has_no_costs():
+    steps = [_step(0, [1, 2], 1, 0.001, 0.05)]
+    s = summarize("lookup", "", [], 5, steps, wall_s=0.051, prefill_s=0)
+    ch = be.run_checks("lookup", s, steps, v=1.0)
+    assert ch.c is None and ch.measured_speedup is None and ch.predicted_speedup is None
+    assert ch.alpha == 0.5 and ch.tau_independent == pytest.approx(1.75)

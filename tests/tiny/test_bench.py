@@ -1,0 +1,139 @@
+"""The bench: its pure checks in milliseconds, `--quick` on a tiny random model, and (slow) on the real one.
+
+The speed targets are what the bench reports, never asserted here: these tests only keep the bench
+working and its checks honest (an equality failure must turn into a non-zero exit).
+"""
+import json
+
+import pytest
+
+from specviz.bench import report as bench_report
+from specviz.bench.checks import compare_ids, cost_check, expected_tau, predicted_speedup
+from specviz.cli import main
+
+
+# -- pure ----------------------------------------------------------------------------------------------
+def test_identical_ids_pass_in_any_dtype():
+    for exact in (True, False):
+        e = compare_ids("w", "m", "x", [5, 6, 7], [5, 6, 7], [30.0] * 3, [1.0] * 3, exact)
+        assert e.identical and e.ok and e.position is None
+
+
+def test_float32_difference_fails_even_at_a_tie():
+    e = compare_ids("w", "m", "float32", [5, 9, 7], [5, 6, 7], [30.0] * 3, [0.0] * 3, exact=True)
+    assert not e.ok and e.position == 1 and (e.method_token, e.plain_token) == (9, 6)
+
+
+def test_bfloat16_difference_is_judged_by_the_plain_logits_at_the_first_difference():
+    # near 30 one bf16 ulp is 0.125: a gap of 0.25 is a near-tie, 0.5 is not
+    top1, gap = [30.0, 30.0, 30.0], [3.0, 0.25, 0.0]
+    tie = compare_ids("w", "m", "bfloat16", [5, 9, 1], [5, 6, 7], top1, gap, exact=False)
+    assert tie.ok and tie.near_tie and tie.position == 1 and tie.gap == 0.25
+    gap[1] = 0.5
+    bug = compare_ids("w", "m", "bfloat16", [5, 9, 1], [5, 6, 7], top1, gap, exact=False)
+    assert not bug.ok and not bug.near_tie and "bug" in bug.note
+    # the later tie at position 2 does not rescue a divergence at position 1
+    assert not compare_ids("w", "m", "bfloat16", [5, 9, 7], [5, 6, 7], top1, gap, exact=False).ok
+
+
+def test_an_early_stop_counts_as_a_difference():
+    e = compare_ids("w", "m", "float32", [5, 6], [5, 6, 7], [30.0] * 3, [2.0] * 3, exact=True)
+    assert not e.ok and e.position == 2 and e.method_token is None
+
+
+def test_cost_model_formulas():
+    v = {1: 1.0, 2: 1.1, 4: 1.2, 8: 1.6}
+    assert predicted_speedup(3.0, 4.0, 0.0, v) == pytest.approx(3.0 / 1.2)
+    assert predicted_speedup(2.0, 2.0, 0.1, v) == pytest.approx(2.0 / (1.1 + 0.2))
+    assert predicted_speedup(2.0, 3.0, 0.0, v) == pytest.approx(2.0 / 1.15)  # interpolated v(3)
+    assert expected_tau(0.0, 4) == pytest.approx(1.0)
+    assert expected_tau(0.5, 1) == pytest.approx(1.5)
+    assert expected_tau(1.0, 4) == pytest.approx(5.0)
+    assert expected_tau(None, 4) is None
+    c = cost_check("w", "lookup", 3.0, 4.0, 0.0, v, measured=2.0, alpha=0.6)
+    assert c.predicted == pytest.approx(2.5) and c.error == pytest.approx(0.25)
+    assert c.error_decode is None  # no decode-only speedup given
+
+
+def test_cost_check_puts_like_beside_like():
+    """End to end: the prediction gets the measured prefill added; decode only: compared with the
+    speedup that leaves both prefills out. Prefill shrinks an end-to-end speedup towards 1."""
+    v = {1: 1.0, 4: 1.0}
+    # tau 4, v 1, c 0: decode-only 4x. 100 tokens at t1 = 0.05 s plain = 5 s; prefill 1 s both sides:
+    # end to end (1 + 5) / (1 + 1.25) = 2.667
+    c = cost_check("w", "lookup", 4.0, 4.0, 0.0, v, measured=2.5, alpha=0.8, tokens=100, prefill_s=1.0,
+                   t1=0.05, measured_decode=4.4)
+    assert c.predicted == pytest.approx(4.0)
+    assert c.predicted_with_prefill == pytest.approx(6.0 / 2.25)
+    assert c.error == pytest.approx((6.0 / 2.25) / 2.5 - 1)      # the target compares end to end
+    assert c.error_decode == pytest.approx(4.0 / 4.4 - 1)
+    d = c.as_dict()
+    assert d["error"] == pytest.approx(c.error) and d["error_decode"] == pytest.approx(c.error_decode)
+
+
+def test_v_is_measured_through_the_decode_loop_on_a_tiny_model():
+    import torch
+
+    from specviz.engine.costs import RandomDraft, measure_v
+    from specviz.engine.models import tiny_llama
+    target = tiny_llama(vocab_size=50, layers=1, seed=0)
+    v = measure_v(target, ks=(1, 3), context=20, repeats=2)
+    assert set(v) == {1, 3} and all(x > 0 for x in v.values())
+    d = RandomDraft(50, seed=1).propose(None, 5)
+    assert d.tokens.shape == (5,) and d.q is None and int(d.tokens.max()) < 50
+
+
+def test_failing_equality_makes_the_bench_exit_nonzero(capsys):
+    from specviz.bench.main import report_failures
+    good = compare_ids("w", "lookup", "float32", [1, 2], [1, 2], [30.0] * 2, [1.0] * 2, True)
+    bad = compare_ids("w", "lookup", "float32", [1, 3], [1, 2], [30.0] * 2, [1.0] * 2, True)
+    assert report_failures([good]) == 0
+    assert report_failures([good, bad]) == 1
+    assert "EQUALITY FAILED" in capsys.readouterr().err
+
+
+# -- the whole bench, test-sized ----------------------------------------------------------------------------
+def _check_outputs(out, dtype):
+    res = json.loads((out / "results.json").read_text())
+    assert res["meta"]["dtype"] == dtype and res["meta"]["quick"]
+    sp = res["speedup"]["greedy"]["per_workload"]
+    for label in ("plain", "hf plain", "lookup", "lookup (recording off)", "hf lookup k=10"):
+        assert set(sp[label]) == {"summarise-passage", "story"}, label
+    assert all(x == 1.0 for x in sp["plain"].values())
+    assert set(res["speedup"]["sampled"]["per_workload"]["lookup"]) == {"story"}  # novel only
+    assert {(c["mode"], c["kind"]) for c in res["chosen"] if c["method"] == "lookup"} == \
+        {("greedy", "copy-heavy"), ("greedy", "novel"), ("sampled", "novel")}
+    f32 = [e for e in res["equality"] if e["dtype"] == "float32"]
+    assert f32 and all(e["identical"] for e in f32)
+    assert any(e["method"] == "hf plain" for e in f32)  # specviz plain == transformers' greedy
+    assert res["cost_model"] and all(c["measured"] > 0 for c in res["cost_model"])
+    assert any(t["target"].startswith("recording overhead") for t in res["targets"])
+    md = (out / "results.md").read_text()
+    assert "## Targets" in md and "## Cost-model check" in md
+    assert "plotly" in (out / "results.html").read_text()
+    return res
+
+
+def test_quick_bench_on_a_tiny_model(tmp_path):
+    out = tmp_path / "bench"
+    rc = main(["bench", "--quick", "--target", "tiny", "--dtype", "float32", "--out", str(out)])
+    assert rc == 0
+    res = _check_outputs(out, "float32")
+    assert "draft" in res["meta"]["methods"]  # the tiny drafter runs through the draft-model path
+    assert "hf assisted (drafter)" in res["speedup"]["greedy"]["per_workload"]
+    before = (out / "results.md").read_text()
+    bench_report.rebuild(str(out))  # markdown and html come from the JSON alone
+    assert (out / "results.md").read_text() == before
+
+
+def test_bad_bench_input_is_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["bench", "--workloads", "no-such-workload", "--out", str(tmp_path)]) == 2
+    assert "unknown workload" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_quick_bench_on_the_default_model(tmp_path):
+    out = tmp_path / "bench"
+    assert main(["bench", "--quick", "--out", str(out)]) == 0  # fails when equality fails
+    res = _check_outputs(out, "bfloat16")
+    assert all(e["ok"] for e in res["equality"])

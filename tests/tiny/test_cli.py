@@ -1,0 +1,88 @@
+"""The CLI: bad input is one clear line and a non-zero exit, never a traceback."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import PreTrainedTokenizerFast
+
+from specviz.engine.models import tiny_llama
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args, timeout=300):
+    r = subprocess.run([sys.executable, "-m", "specviz", *args], cwd=ROOT, capture_output=True,
+                       text=True, timeout=timeout, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+    return r.returncode, r.stdout, r.stderr
+
+
+def save_tiny(folder: Path, words: list[str], seed: int, max_positions: int = 512) -> str:
+    """A tiny random Llama with a word-level tokenizer, saved as a local model folder."""
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="</s>", bos_token="<s>")
+    m = tiny_llama(vocab_size=len(words), layers=1, hidden=32, seed=seed, max_positions=max_positions)
+    m.model.save_pretrained(folder)
+    fast.save_pretrained(folder)
+    return str(folder)
+
+
+WORDS = ["<s>", "</s>", "<unk>"] + [f"w{i}" for i in range(61)]
+
+
+@pytest.fixture(scope="module")
+def tiny_dirs(tmp_path_factory):
+    base = tmp_path_factory.mktemp("models")
+    a = save_tiny(base / "target", WORDS, seed=0, max_positions=64)
+    b = save_tiny(base / "drafter-other-vocab", WORDS[:3] + [f"x{i}" for i in range(61)], seed=1)
+    return a, b
+
+
+def one_clear_line(rc, err):
+    assert rc != 0
+    assert "Traceback" not in err
+    lines = [ln for ln in err.strip().splitlines() if ln.startswith("specviz: error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["--prompt", "   "], "empty"),
+    (["--prompt", "hi", "--method", "telepathy"], "unknown method"),
+    (["--prompt", "hi", "--k", "0"], "k must be"),
+    (["--prompt", "hi", "--n", "0"], "n must be"),
+    (["--prompt", "hi", "--n-min", "4", "--n-max", "2"], "n-min"),
+    (["--workload", "nope"], "unknown workload"),
+    (["--prompt", "hi", "--target", "/nonexistent/model"], "could not load"),
+])
+def test_bad_input_one_line(args, expect):
+    rc, _, err = cli("generate", *args)
+    assert expect in one_clear_line(rc, err)
+
+
+def test_tiny_local_models(tiny_dirs):
+    target, other = tiny_dirs
+    prompt = " ".join(f"w{i % 7}" for i in range(20))
+    rc, out, err = cli("generate", "--target", target, "--prompt", prompt, "--method", "lookup",
+                       "--k", "3", "--n", "2", "--max-new-tokens", "12", "--json", "--dtype", "float32")
+    assert rc == 0, err
+    res = json.loads(out)
+    s = res["summary"]
+    assert len(res["token_ids"]) == 12 and s["target_passes"] == len(res["steps"])
+    assert sum(len(st["emitted"]) for st in res["steps"]) == 12
+    assert s["tokens_per_pass"] == pytest.approx(12 / s["target_passes"])
+    # same seed, same output
+    rc2, out2, _ = cli("generate", "--target", target, "--prompt", prompt, "--method", "lookup",
+                       "--k", "3", "--n", "2", "--max-new-tokens", "12", "--json", "--dtype", "float32")
+    assert json.loads(out2)["token_ids"] == res["token_ids"]
+    # a drafter with another vocabulary is refused, with the reason
+    rc, _, err = cli("generate", "--target", target, "--drafter", other, "--method", "draft",
+                     "--prompt", prompt, "--dtype", "float32")
+    assert "different token ids" in one_clear_line(rc, err)
+    # a prompt longer than the context window (64 positions)
+    rc, _, err = cli("generate", "--target", target, "--prompt", " ".join(["w1"] * 80), "--dtype", "float32")
+    assert "context window" in one_clear_line(rc, err)

@@ -1,0 +1,176 @@
+"""Measured comparisons and sweeps: structure on tiny models, recommendations from given numbers,
+and (slow) the workload effect on the real default model."""
+import statistics
+
+import pytest
+
+from specviz.teach import experiments as E
+from specviz.engine.models import load_tokenizer, tiny_llama
+from specviz.core.records import RunSummary
+from specviz.core.sampling import SamplingConfig
+from specviz.engine.workloads import COPY, NOVEL, get, of_kind
+
+
+def summary(tpp: float, tps: float, acc=None, ids=()) -> RunSummary:
+    return RunSummary(method="m", text="", token_ids=list(ids), prompt_tokens=1, target_passes=10, drafted=10,
+                      accepted=5, acceptance_rate=acc, tokens_per_pass=tpp, per_position_acceptance=[],
+                      wall_s=1.0, tokens_per_s=tps, prefill_s=0.1, draft_s=0.0, verify_s=0.9, mean_k=1.0)
+
+
+def run(workload, kind, method, k, tpp, tps, plain_tps=10.0):
+    return E.Run(workload, kind, method, k, None, summary(tpp, tps), [], plain_tps)
+
+
+def test_repetition_counts_repeated_ngrams():
+    assert E.repetition([1, 2, 3, 4, 5, 6]) == 0.0
+    assert E.repetition([1, 2, 3, 4] * 3) == pytest.approx(5 / 9)
+    assert E.repetition([1, 2]) == 0.0
+
+
+def test_recommend_picks_the_fastest_per_kind():
+    runs = [run("a", COPY, "plain", 0, 1.0, 10), run("a", COPY, "lookup", 3, 2.5, 20), run("a", COPY, "lookup", 6, 3.0, 24),
+            run("a", COPY, "draft", 3, 1.6, 12), run("b", NOVEL, "plain", 0, 1.0, 10),
+            run("b", NOVEL, "lookup", 3, 1.05, 9.5), run("b", NOVEL, "draft", 3, 1.7, 13)]
+    rec = E.recommend(runs)
+    assert (rec[COPY].method, rec[COPY].k) == ("lookup", 6) and rec[COPY].speedup == pytest.approx(2.4)
+    assert (rec[NOVEL].method, rec[NOVEL].k) == ("draft", 3) and rec[NOVEL].speedup == pytest.approx(1.3)
+    assert "lookup" in rec[COPY].text() and "k = 6" in rec[COPY].text()
+
+
+def test_recommend_keeps_speculation_off_when_nothing_pays():
+    slow = [run("b", NOVEL, "plain", 0, 1.0, 10), run("b", NOVEL, "lookup", 3, 1.02, 9.0)]
+    assert E.recommend(slow)[NOVEL].method == "plain"
+    # faster by timing noise but with no pass saved: not a real win
+    noise = [run("b", NOVEL, "plain", 0, 1.0, 10), run("b", NOVEL, "lookup", 3, 1.0, 14.0)]
+    r = E.recommend(noise)[NOVEL]
+    assert r.method == "plain" and "noise" in r.text()
+
+
+def test_recommend_uses_the_median_across_workloads():
+    runs = [run(w, COPY, "lookup", 4, 2.0, s) for w, s in (("a", 30), ("b", 12), ("c", 11))]
+    runs += [run(w, COPY, "draft", 4, 1.5, s) for w, s in (("a", 14), ("b", 14), ("c", 14))]
+    rec = E.recommend(runs)[COPY]
+    assert rec.method == "draft" and rec.speedup == pytest.approx(1.4) and rec.workloads == 3
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    tok = load_tokenizer()
+    t = tiny_llama(vocab_size=len(tok), seed=0, max_positions=2048)
+    d = tiny_llama(vocab_size=len(tok), seed=1, max_positions=2048)
+    t.tokenizer = d.tokenizer = tok
+    return t, d
+
+
+def test_compare_runs_every_method_against_plain(tiny):
+    t, d = tiny
+    seen = []
+    ws = [of_kind(COPY)[0], of_kind(NOVEL)[0]]
+    runs = E.compare(t, ws, ["plain", "lookup", "draft"], [1, 3], max_new_tokens=5, drafter=d,
+                     progress=lambda f, s: seen.append(f))
+    # per workload: plain, [lookup k=1, k=3], plain, [draft k=1, k=3], plain
+    assert [r.method for r in runs[:7]] == ["plain", "lookup", "lookup", "plain", "draft", "draft", "plain"]
+    assert len(runs) == 2 * 7 and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
+    for i, r in enumerate(runs):
+        assert len(r.summary.token_ids) == 5
+        if r.method == "plain":
+            assert r.speedup == pytest.approx(1.0)
+            continue
+        before = max(j for j in range(i) if runs[j].method == "plain")
+        after = min(j for j in range(i, len(runs)) if runs[j].method == "plain")
+        base = (runs[before].summary.tokens_per_s + runs[after].summary.tokens_per_s) / 2
+        assert r.speedup == pytest.approx(r.summary.tokens_per_s / base)
+        assert r.plain is runs[before].summary
+    assert all(r.summary.tokens_per_pass == 1.0 for r in runs if r.method == "plain")
+    rows = E.table(runs)
+    assert {(r["workload"], r["method"], r["k"]) for r in rows} >= {(ws[0].name, "draft", 3), (ws[1].name, "lookup", 1)}
+    # greedy: every method emits plain decoding's tokens (float32 tiny models)
+    for r in runs:
+        plain = next(p for p in runs if p.method == "plain" and p.workload == r.workload)
+        assert r.summary.token_ids == plain.summary.token_ids
+
+
+def test_sweep_covers_the_grid_and_brackets_each_k_with_plain_runs(tiny):
+    t, _ = tiny
+    pts, plains = E.sweep(t, get("csv-to-json"), "lookup", [1, 2], [1, 3], max_new_tokens=4)
+    assert [(p.k, p.n) for p in pts] == [(1, 1), (1, 3), (2, 1), (2, 3)] and len(plains) == 3
+    for p in pts:  # against the plain runs on either side of its k block
+        i = p.k - 1
+        base = statistics.mean([plains[i].tokens_per_s, plains[i + 1].tokens_per_s])
+        assert p.speedup == pytest.approx(p.summary.tokens_per_s / base)
+    with pytest.raises(E.InputError):
+        E.sweep(t, get("csv-to-json"), "lookup", [0], [1])
+    with pytest.raises(E.InputError):
+        E.sweep(t, get("csv-to-json"), "plain", [1], None)
+
+
+def test_checkpoint_swap_reports_a_refusal_and_runs_anyway(tiny, monkeypatch):
+    t, _ = tiny
+    tuned = tiny_llama(vocab_size=t.vocab_size, seed=5, max_positions=2048)
+    tuned.tokenizer = t.tokenizer
+    real = E.build_proposer
+
+    def picky(method, target, n=3, drafter=None):
+        if target is tuned and method == "lookup":
+            raise E.InputError("card fingerprint does not match this target")
+        return real(method, target, n, drafter)
+
+    monkeypatch.setattr(E, "build_proposer", picky)
+    rows, refusals = E.checkpoint_swap(t, tuned, get("csv-to-json"), ["lookup"], k=2, max_new_tokens=4)
+    assert [(r["target"], r["method"]) for r in rows] == [("base", "plain"), ("base", "lookup"),
+                                                        ("fine-tuned", "plain"), ("fine-tuned", "lookup")]
+    note = refusals["lookup on the fine-tuned target"]
+    assert note.startswith("refused") and "fingerprint" in note and len(refusals) == 1
+
+
+@pytest.mark.slow
+def test_lookup_excels_on_copy_and_not_on_sampled_novel_text():
+    from specviz.engine.models import load_model
+
+    target = load_model("default", "cpu", "bfloat16")
+    copy_runs = E.compare(target, [get("summarise-passage")], ["lookup"], [5], max_new_tokens=32)
+    novel_runs = E.compare(target, [get("story")], ["lookup"], [5], sampling=SamplingConfig(temperature=0.8),
+                           max_new_tokens=32)
+    tpp = lambda runs: next(r.summary.tokens_per_pass for r in runs if r.method == "lookup")  # noqa: E731
+    assert tpp(novel_runs) < 1.3 < 1.6 < tpp(copy_runs)
+
+
+def test_bench_rows_flatten_a_results_file(tmp_path):
+    import json
+    import os
+
+    data = {"meta": {"workloads": {"csv-to-json": COPY}},
+            "per_run": {"greedy": {"lookup": {"csv-to-json": {"tokens_per_pass": 3.1, "acceptance_rate": 0.8,
+                                                              "tokens_per_s": 50.0}}}},
+            "speedup": {"greedy": {"per_workload": {"lookup": {"csv-to-json": 2.5}}}}}
+    assert E.bench_rows(data) == [{"mode": "greedy", "method": "lookup", "workload": "csv-to-json", "kind": COPY,
+                                   "tokens_per_pass": 3.1, "acceptance_rate": 0.8, "tokens_per_s": 50.0,
+                                   "speedup": 2.5}]
+    assert E.bench_rows([1, 2]) == [] and E.bench_rows({"format": 1}) == []
+    (tmp_path / "bench").mkdir()
+    assert E.latest_bench(str(tmp_path)) is None
+    (tmp_path / "bench" / "results.json").write_text(json.dumps(data))
+    path, got = E.latest_bench(str(tmp_path))
+    assert os.path.basename(path) == "results.json" and got == data
+
+
+def test_swap_verdict_states_the_measured_direction():
+    rows = [{"target": t, "method": m, "tokens_per_pass": tpp, "acceptance_rate": a}
+            for t, m, tpp, a in [("base", "plain", 1.0, None), ("base", "medusa", 1.8, 0.4), ("base", "lookup", 2.0, 0.7),
+                                 ("fine-tuned", "plain", 1.0, None), ("fine-tuned", "medusa", 1.2, 0.1),
+                                 ("fine-tuned", "lookup", 2.02, 0.7)]]
+    medusa, lookup = E.swap_verdict(rows)
+    assert medusa.startswith("medusa: τ 1.80 on the base → 1.20") and "dropped" in medusa and "40% → 10%" in medusa
+    assert lookup.startswith("lookup:") and "held" in lookup
+
+
+def test_bench_rows_read_the_committed_results_file():
+    """The Compare page reads bench/results.json as the bench writes it (workloads as [name, kind] pairs)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "results.json"
+    if not path.exists():
+        pytest.skip("no committed bench results")
+    rows = E.bench_rows(json.loads(path.read_text()))
+    assert rows and all(r["kind"] in (COPY, NOVEL) for r in rows)
