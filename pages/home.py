@@ -77,9 +77,9 @@ st.markdown("""
 |---|---|---|---|
 | **Where guesses come from** | copies what followed the last n tokens earlier in the context | a small model with the **same tokenizer** runs k steps | small trained layers read the target's own hidden state |
 | **Cost per guess** | a search in an integer array: ≈ 0 | k small forward passes, **one after another** | one or a few tiny passes |
-| **Memory** | none | its weights plus its own KV cache for every sequence | a few MB of head weights |
+| **Memory** | none | its weights plus its own KV cache for every sequence | head weights: a few MB for this 135M target, but about 0.24B parameters for an EAGLE head on a 7B target; EAGLE's head also keeps its own KV cache |
 | **Works well on** | text that repeats the prompt: summaries that keep names, code edits, quoting, reformatting | genuinely new text the draft model predicts well | new text, once trained for this exact checkpoint |
-| **Fails on** | open-ended writing (nothing to copy) — a small cost each step, not a disaster | a drafter with another vocabulary cannot be used at all | a new or fine-tuned checkpoint: retrain and re-validate |
+| **Fails on** | open-ended writing (nothing to copy) — a small cost each step, not a disaster | a drafter with another tokenizer: the plain rule needs one token → id map (cross-vocabulary methods exist — transformers' universal assisted generation, vLLM's `use_heterogeneous_vocab` — and pay for translating; this app refuses such a pair) | a new or fine-tuned checkpoint: retrain and re-validate |
 """)
 st.markdown("""
 - **Lookup is free and shaped by the workload.** Play a copy-heavy preset and then a novel one on
@@ -88,6 +88,9 @@ st.markdown("""
   calculator shows how quickly a modest c eats the gain.
 - **The tokenizer must match**: p and q must be over the same token ids, or p(x)/q(x) compares unrelated tokens.
 - **Heads are tied to one checkpoint**: they read one model's hidden states and must be retrained when it changes.
+- **Read headline numbers with their rule**: Medusa's reported speedups *with sampling* used "typical
+  acceptance", a relaxed rule that keeps plausible tokens and is **not** lossless; the rule on this app's
+  pages is the exact one.
 - With a small model decoded greedily, the output tends to loop — and a loop is something lookup can copy.
   Sample at a temperature above 0 to see lookup on genuinely novel text.
 """)
