@@ -30,8 +30,9 @@ def use_preset():
 
 
 presets = [OWN] + [f"{w.name} · {w.kind}" for w in workloads.WORKLOADS]
-DEFAULTS = {"stp_prompt": workloads.WORKLOADS[0].prompt, "stp_preset": presets[1],
-            "stp_chat": workloads.WORKLOADS[0].chat, "stp_k": 4, "stp_new": 16 if app.TINY else 48,
+FIRST = workloads.of_kind(workloads.COPY)[0]  # a copy-heavy preset: lookup has something to copy on the first Play
+DEFAULTS = {"stp_prompt": FIRST.prompt, "stp_preset": f"{FIRST.name} · {FIRST.kind}",
+            "stp_chat": FIRST.chat, "stp_k": 4, "stp_new": 16 if app.TINY else 48,
             "stp_n": 3, "stp_nmin": 1, "stp_nmax": 4, "stp_temp": 0.0, "stp_seed": 0}
 for key, value in DEFAULTS.items():  # defaults live here, not in the widgets (their state outlives a page)
     ss.setdefault(key, value)
@@ -45,6 +46,7 @@ with left:
     chat = st.checkbox("Wrap in the chat template", key="stp_chat", persist_state="session")
 with right:
     offered = app.methods_offered()
+    ss.setdefault("stp_method", "lookup" if "lookup" in offered else offered[0])  # opens on something speculative
     method = st.selectbox("Method", offered, format_func=lambda m: f"{m} — {METHODS.get(m, m)}",
                           key="stp_method", persist_state="session")
     drafter_name = None
@@ -297,10 +299,10 @@ def show_check(run, label):
                            " In bfloat16 a pass over k+1 tokens rounds differently from k+1 one-token passes, "
                            "so an argmax that sits on a (near-)tie can go either way. After this token the two "
                            "contexts differ, so nothing further is compared. Switch to float32 in the sidebar "
-                           "to compare without bfloat16 rounding.")
+                           "to compare without bfloat16 rounding (flips become rare there, not impossible).")
             else:
                 st.error("The outputs differ " + where + " That gap is larger than a rounding near-tie: "
-                         "this would be a bug in the engine.")
+                         "likely a bug — confirm in float32 (sidebar), where such flips are rare, though not impossible.")
         st.page_link("pages/breakeven.py", label="Open the break-even calculator with these numbers",
                      icon=":material/calculate:")
 

@@ -55,8 +55,9 @@ class StepRecord:
         return self.n_accepted if self.n_accepted < len(self.drafted) else None
 
     def origins(self) -> list[str]:
-        """Origin of each emitted token: 'accepted' draft, 'correction' or 'bonus'."""
-        out = ["accepted"] * self.n_accepted + [self.next_origin]
+        """Origin of each emitted token: 'accepted' draft, 'correction', 'bonus', or 'own' (nothing was drafted:
+        the target's own token, as in plain decoding)."""
+        out = ["accepted"] * self.n_accepted + [self.next_origin if self.drafted else "own"]
         return out[: len(self.emitted)]
 
 

@@ -143,6 +143,7 @@ class Question:
     measure: object                     # one of the functions above
     answers: dict[str, str]             # level -> template over the measured dict
     wrong: list[tuple[str, str]] = field(default_factory=list)  # (wrong answer, why it is wrong)
+    follow_up: str = ""                 # a second question the interviewer asks next, answered from the same run
 
 
 QUESTIONS = [
@@ -204,10 +205,11 @@ QUESTIONS = [
         "principal": "Measure per pool before enabling: acceptance {acc_s} sampled vs {acc_g} greedy on the same "
                      "prompt shows how decoding settings and model size change the answer. Gate lookup on a "
                      "running hit rate, and keep k small where matches are rare."},
-        [("Near zero, always.", "It depends on the model and the decoding: a small model's greedy output loops "
-          "and lookup accepts the loop (acceptance here: {acc_g} greedy vs {acc_s} sampled)."),
-         ("Lookup hurts a lot when it misses.", "A miss drafts nothing or costs one slightly wider pass "
-          "({speedup_s}× measured).")]),
+        [("Lookup hurts a lot when it misses.", "A miss drafts nothing or costs one slightly wider pass "
+          "({speedup_s}× measured).")],
+        follow_up="Follow-up — and with greedy decoding on this small model? Tokens per pass were {greedy_verdict}; "
+                  "acceptance {acc_g} greedy vs {acc_s} sampled. A small model's greedy output loops, and lookup "
+                  "copies the loop, so 'near zero' holds for genuinely new text, not for a looping output."),
 ]
 
 

@@ -132,8 +132,8 @@ def sidebar() -> None:
                                index=["auto", "cpu", "cuda"].index(s["device"]), key="device_input")
             dt = st.selectbox("dtype", ["bfloat16", "float32", "float16"],
                               index=["bfloat16", "float32", "float16"].index(s["dtype"]), key="dtype_input",
-                              help="bfloat16 is the fast choice on CPU; float32 makes greedy speculation "
-                                   "match plain greedy decoding bit for bit.")
+                              help="bfloat16 is the fast choice on CPU; float32 makes greedy speculation's "
+                                   "near-tie flips against plain greedy decoding rare, though not impossible.")
             if st.button("Apply", key="apply_model"):
                 st.session_state["target_name"] = name.strip() or DEFAULT
                 st.session_state["device"] = dev
