@@ -9,6 +9,7 @@ from specviz.core.errors import InputError
 from specviz.core.errors import ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
+from specviz.viz import step as vz
 from specviz.engine.workloads import COPY, NOVEL, of_kind
 
 st.title("Tokenizers & checkpoints")
@@ -44,8 +45,10 @@ if d:
     c3.metric("tokens for this text", f"{len(d.target_ids)} vs {len(d.drafter_ids)}")
     n = max(len(d.target_ids), len(d.drafter_ids))
     pad = lambda xs: [str(x) for x in xs] + [""] * (n - len(xs))  # noqa: E731
-    st.dataframe(pd.DataFrame({"target piece": pad(d.target_pieces), "target id": pad(d.target_ids),
-                               "drafter piece": pad(d.drafter_pieces),
+    piece = lambda tok, ids: [vz.token_label(tok, t) for t in ids]  # noqa: E731 - '␣' for a space, as elsewhere
+    st.dataframe(pd.DataFrame({"target piece": pad(piece(target.tokenizer, d.target_ids)),
+                               "target id": pad(d.target_ids),
+                               "drafter piece": pad(piece(other.tokenizer, d.drafter_ids)),
                                "drafter id": pad(d.drafter_ids)}), hide_index=True)
     if d.first_difference is not None:
         i = d.first_difference
@@ -95,9 +98,9 @@ else:
         st.caption("Heads that accept little on the base checkpoint have little left to lose: the drop shows "
                    "most clearly with heads trained well enough to matter. Whatever the numbers, the heads must "
                    "be re-validated (and usually retrained) for every new checkpoint; lookup needs neither.")
-        st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
-            c: st.column_config.NumberColumn(format="%.2f") for c in ["tokens_per_pass", "acceptance_rate",
-                                                                     "tokens_per_s"]})
+        shown = [{c: ("–" if v is None else f"{v:.2f}" if isinstance(v, float) else v) for c, v in r.items()}
+                 for r in rows]  # '–' where nothing was measured (e.g. no acceptance rate without drafts)
+        st.dataframe(pd.DataFrame(shown), hide_index=True)
         for what, msg in refusals.items():
             st.warning(f"Loading {what} — {msg}")
         st.caption("Greedy decoding, the same prompt and k on both checkpoints; lookup is the control: it has "

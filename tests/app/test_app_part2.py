@@ -131,10 +131,15 @@ def test_lossless_lab_converges_to_p_and_refuses_bad_input():
     at = page("lossless")
     at.selectbox(key="lab_preset").set_value("q far from p").run()
     assert at.text_input(key="lab_q").value.startswith("0.50")
+    at.select_slider(key="lab_trials").set_value(3000)
+    ok(at.button(key="lab_run").click().run())          # no guess yet: nothing is drawn
+    assert any("guess first" in w.value for w in at.warning) and not at.get("plotly_chart")
+    at.number_input(key="lab_kept_guess").set_value(0.7)
+    ok(at.button(key="lab_run").click().run())
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Σ min(p, q) = P(draft kept)"] == "0.400"
-    at.select_slider(key="lab_trials").set_value(3000)
-    ok(at.button(key="lab_run").click().run())
+    assert metrics["P(reject) = 1 − Σ min(p, q)"] == metrics["total variation distance p ↔ q"] == "0.600"
+    assert any("Your guess 0.7 is high: measured 0.4" in m.value for m in at.info)  # scored against Σ min
     figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
     hist, conv = figs[1], figs[2]
     emp = next(tr for tr in hist["data"] if tr["name"].startswith("speculative output"))
@@ -156,6 +161,20 @@ def test_lossless_lab_converges_to_p_and_refuses_bad_input():
     assert len(at.get("plotly_chart")) == 3
 
 
+def test_lossless_break_the_rule_drifts_away_from_p():
+    at = page("lossless")
+    at.selectbox(key="lab_preset").set_value("q far from p").run()
+    at.number_input(key="lab_kept_guess").set_value(0.4)
+    at.radio(key="lab_rule").set_value("resample from p")
+    at.select_slider(key="lab_trials").set_value(3000)
+    ok(at.button(key="lab_run").click().run())
+    assert any(s.value.startswith("✓ Your guess 0.4 is close") for s in at.success)
+    conv = json.loads(at.get("plotly_chart")[2].proto.spec)
+    to_p = _values(conv["data"][0]["y"])
+    assert to_p[-1] > 0.1                               # the broken rule does not converge to p
+    assert any("instead of p" in w.value for w in at.warning)
+
+
 def test_lossless_real_model_with_a_drafter():
     at = page("lossless")
     at.selectbox(key="lab_real_method").set_value("draft")
@@ -163,7 +182,8 @@ def test_lossless_real_model_with_a_drafter():
     ok(at.button(key="lab_real_run").click().run())
     assert not at.error
     fig = json.loads(at.get("plotly_chart")[-1].proto.spec)
-    assert fig["data"][0]["x"][-1] == "(all other tokens)"
+    assert fig["data"][0]["x"][-1].startswith("(the other ") and "last bar" in texts(at)
+    assert "the same number" in texts(at)  # P(reject) beside the total variation distance
     assert "49152 token ids" in texts(at)
 
 
