@@ -246,6 +246,27 @@ def test_serve_builds_valid_configs_and_flags_bad_ones():
     cfg = json.loads(at.code[0].value)
     assert cfg == {"method": "eagle3", "num_speculative_tokens": 7, "model": "org/eagle3-head"}
     assert any("EAGLE-3" in w.value for w in at.warning)  # what does not carry over
+    at.number_input(key="srv_temp").set_value(0.8).run()
+    assert json.loads(at.code[0].value)["draft_sample_method"] == "probabilistic"
+    assert any("probabilistic" in i.value and "greedy" in i.value for i in at.info)
+    at.selectbox(key="srv_method").set_value("medusa").run()
+    assert any("no longer serves" in e.value and "0.33.0" in e.value for e in at.error)
+    ok(at.button(key="srv_use_nearest").click().run())
+    assert at.selectbox(key="srv_method").value == "eagle3"
+
+
+def test_serve_measures_both_lookup_rules_after_a_guess():
+    at = page("serve")
+    ok(at.button(key="srv_rules_run").click().run())
+    assert "srv_rules" not in at.session_state  # no guess: nothing measured
+    at.radio(key="srv_rules_guess").set_value("earliest (vLLM)")
+    ok(at.button(key="srv_rules_run").click().run())
+    _, res = at.session_state["srv_rules"]
+    assert set(res) == {"recent", "earliest"} and all(r["passes"] > 0 for r in res.values())
+    rows = at.dataframe[-1].value
+    assert list(rows["rule"]) == ["recent", "earliest"]
+    scored = [m.value for m in at.success] + [m.value for m in at.info]
+    assert any("Your guess, “earliest (vLLM)”" in v or "You guessed “earliest (vLLM)”" in v for v in scored)
 
 
 def test_serve_prefills_from_the_measured_recommendation():
