@@ -203,27 +203,41 @@ def test_pitfalls_shows_the_refusal_and_the_ids():
 def test_walkthrough_steps_and_measures():
     at = page("walkthrough")
     assert at.button(key="wt_prev").disabled
+    assert "1. The rule is lossless" in [h.value for h in at.subheader]
     ok(at.button(key="wt_next").click().run())
-    assert "2. Lookup on copy-heavy and novel text" in [h.value for h in at.subheader]
-    ok(at.button(key="wt_run").click().run())
-    assert at.success and "on the copy-heavy prompt" in at.success[0].value and "×" in at.success[0].value
+    assert "2. Why speculation can help at all" in [h.value for h in at.subheader]
     ok(at.button(key="wt_prev").click().run())
-    assert "1. Why speculation can help at all" in [h.value for h in at.subheader]
+    ok(at.button(key="wt_run").click().run())                      # no guess: nothing is measured
+    assert not at.success and any("guess first" in w.value for w in at.warning)
+    at.number_input(key="stop:lossless_toy_guess").set_value(0.9)
+    ok(at.button(key="wt_run").click().run())
+    measured = at.session_state["wt_measured"]["stop:lossless_toy"]
+    assert measured["kept"] in at.success[-1].value and "from p" in at.success[-1].value
+    assert any(i.value.startswith("✗ Your guess 0.9 is high: measured 0.4") for i in at.info)  # scored
+    ok(at.button(key="wt_next").click().run())
+    ok(at.button(key="wt_prev").click().run())                     # the progress and the result stay
+    assert at.session_state["wt_stop"] == 0 and "Stop 1 of 9 · 1 measured" in at.get("progress")[0].proto.text
 
 
 def test_interview_answers_quote_the_measured_numbers():
     at = page("walkthrough")
     at.radio(key="wt_mode").set_value("Interview prep").run()
+    assert at.radio(key="iv_level").options == ["junior", "middle", "senior", "principal"]
     at.radio(key="iv_level").set_value("senior").run()
+    at.radio(key="q:tokenizer_check_guess").set_value("refused")
     ok(at.button(key="iv_run_tokenizer").click().run())
     answer = next(m.value for m in at.markdown if m.value.startswith("*senior:*"))
     ids = at.session_state["wt_measured"]["q:tokenizer_check"]["target_ids"]
     assert ids in answer and "refus" in answer.lower() or "tokenizers differ" in answer
+    assert any("Your guess, “refused”" in x.value for x in at.success)
+    at.radio(key="iv_level").set_value("middle").run()
+    at.number_input(key="q:lookup_on_chat_guess").set_value(0.5)
     ok(at.button(key="iv_run_lookup_chat").click().run())
     measured = at.session_state["wt_measured"]["q:lookup_on_chat"]
-    answer = [m.value for m in at.markdown if m.value.startswith("*senior:*")][-1]
-    assert measured["tpp_s"] in answer and measured["speedup_s"] in answer
-    assert any(m.value.startswith("- ✗") for m in at.markdown)
+    answer = [m.value for m in at.markdown if m.value.startswith("*middle:*")][-1]
+    assert measured["acc_s"] in answer and measured["speedup_s"] in answer
+    assert any(m.value.startswith("**Follow-up:**") and measured["acc_g"] in m.value for m in at.markdown)
+    assert not any("Near zero, always" in m.value for m in at.markdown)
 
 
 def test_serve_builds_valid_configs_and_flags_bad_ones():
