@@ -22,6 +22,7 @@ PAGES = {
     "Practice": [
         st.Page("pages/walkthrough.py", title="Walkthrough & interview prep", icon=":material/school:", url_path="walkthrough"),
         st.Page("pages/serve.py", title="Take it to a server", icon=":material/dns:", url_path="serve"),
+        st.Page("pages/serving_reality.py", title="Serving reality", icon=":material/memory:", url_path="serving-reality"),
     ],
 }
 

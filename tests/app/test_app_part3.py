@@ -51,3 +51,21 @@ def test_derivations_series_proof_and_distance():
     assert m["tau"] >= 1.0
     scored = [x.value for x in at.success] + [x.value for x in at.info]
     assert any("Your guess 2" in v and f"{m['tau']:.3g}" in v for v in scored)
+
+
+def test_serving_reality_memory_batch_and_papers():
+    at = page("serving_reality")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["KV per token: 70B target"] == "320 KiB" and metrics["KV per token: drafter"] == "32 KiB"
+    assert metrics["sequences without → with the drafter"] == "14 → 11" and metrics["concurrent sequences lost"] == "3"
+    ok(at.number_input(key="sr_mem").set_value(400.0).run())
+    assert {m.label: m.value for m in at.metric}["concurrent sequences lost"] != "3"
+    at.number_input(key="sr_vb_guess").set_value(1.0)
+    ok(at.button(key="sr_vb_run").click().run())
+    vb = at.session_state["sr_vb"]
+    assert set(vb) == {1, 4, 16}
+    scored = [x.value for x in at.success] + [x.value for x in at.info]
+    assert any(v.startswith(("✓ Your guess 1", "✗ Your guess 1")) for v in scored)
+    assert "Medusa" in at.dataframe[1].value.to_string()
+    ok(at.button(key="sr_mine_run").click().run())
+    assert "this app" in at.dataframe[-1].value.to_string()
