@@ -31,7 +31,7 @@ def use_preset():
         ss["stp_prompt"], ss["stp_chat"] = w.prompt, w.chat
 
 
-presets = [OWN] + [f"{w.name} · {w.kind}" for w in workloads.WORKLOADS]
+presets = [OWN] + [f"{w.name} · {w.kind}" for w in workloads.ALL]
 FIRST = workloads.of_kind(workloads.COPY)[0]  # a copy-heavy preset: lookup has something to copy on the first Play
 DEFAULTS = {"stp_prompt": FIRST.prompt, "stp_preset": f"{FIRST.name} · {FIRST.kind}",
             "stp_chat": FIRST.chat, "stp_k": 4, "stp_new": 16 if app.TINY else 48,

@@ -111,6 +111,15 @@ def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
     return out
 
 
+def lookup_on_translation(target, drafter, small: bool, progress=None) -> dict:
+    """Lookup on a translation: built from the input, but its token runs are not in the context."""
+    w = get("translate")
+    runs = E.compare(target, [w], ["lookup"], [4], 3, SAMPLED, 8 if small else 64, progress=progress)
+    r = next(x for x in E.table(runs) if x["method"] == "lookup")
+    return {"run": f"lookup (n=3, k=4) vs plain on '{w.name}', sampled T=0.8", "speedup": _f(r["speedup"]),
+            "tpp": _f(r["tokens_per_pass"]), "acc": _f(r["acceptance_rate"]), "speedup_x": float(r["speedup"])}
+
+
 def verify_cost(target, drafter, small: bool, progress=None) -> dict:
     v = measure_v(target, ks=(1, 4, 8), repeats=3 if small else 7, progress=progress)
     return {"run": "timed decode-loop steps that verify k+1 new tokens against plain one-token steps (medians)",
@@ -284,6 +293,12 @@ STOPS = [
          "({rep_g} of the greedy output's 4-grams repeat).",
          Guess("lookup's draft acceptance α̂ on chat, sampled (0 to 1)", "acc_s_x", lo=0.0, hi=1.0, step=0.05,
                rel=0.0, abs_tol=0.1)),
+    Stop("Grounded, but not copyable", "pages/step_through.py",
+         "A translation is built entirely from its input. Does lookup help there?", lookup_on_translation,
+         "Lookup ran {speedup}× plain (τ = {tpp}, acceptance {acc}): the output means the same as the input but "
+         "shares few token runs with it, so there is little to copy — as Spec-Bench reports for translation.",
+         Guess("lookup's speedup on the translation, sampled (×)", "speedup_x", lo=0.0, hi=10.0, step=0.1,
+               rel=0.2)),
     Stop("Tokenizers", "pages/pitfalls.py", "Can a drafter with its own tokenizer be used?", tokenizer_check,
          "Refused: {target_vocab} vs {drafter_vocab} token ids; the same text is {target_ids} vs {drafter_ids}. "
          "(Cross-vocabulary methods exist, and pay for translating between the two.)",

@@ -216,7 +216,7 @@ def test_walkthrough_steps_and_measures():
     assert any(i.value.startswith("✗ Your guess 0.9 is high: measured 0.4") for i in at.info)  # scored
     ok(at.button(key="wt_next").click().run())
     ok(at.button(key="wt_prev").click().run())                     # the progress and the result stay
-    assert at.session_state["wt_stop"] == 0 and "Stop 1 of 9 · 1 measured" in at.get("progress")[0].proto.text
+    assert at.session_state["wt_stop"] == 0 and "Stop 1 of 10 · 1 measured" in at.get("progress")[0].proto.text
 
 
 def test_interview_answers_quote_the_measured_numbers():

@@ -69,3 +69,15 @@ def test_serving_reality_memory_batch_and_papers():
     assert "Medusa" in at.dataframe[1].value.to_string()
     ok(at.button(key="sr_mine_run").click().run())
     assert "this app" in at.dataframe[-1].value.to_string()
+
+
+def test_pitfalls_layer_skipping_is_measured_after_a_guess():
+    at = page("pitfalls")
+    ok(at.button(key="pit_ls_run").click().run())
+    assert "pit_ls" not in at.session_state
+    at.number_input(key="pit_ls_guess").set_value(50.0)
+    ok(at.button(key="pit_ls_run").click().run())
+    n_layers, agree, n_pos = at.session_state["pit_ls"]
+    assert agree and all(0.0 <= a <= 1.0 for a in agree.values()) and max(agree) < n_layers and n_pos > 100
+    scored = [x.value for x in at.success] + [x.value for x in at.info]
+    assert any("Your guess 50" in v for v in scored)
