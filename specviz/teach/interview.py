@@ -152,6 +152,16 @@ def vllm_line(target, drafter, small: bool, progress=None) -> dict:
             "json": serving.to_json(cfg), "errors": str(len(serving.validate(cfg))), "method": cfg["method"]}
 
 
+# Guesses asked both in the interview and on the walkthrough.
+GUESS_COPY_SPEEDUP = Guess("lookup's speedup over plain decoding on a copy-heavy prompt (×)", "lookup_copy_speedup_x",
+                     lo=0.0, hi=10.0, step=0.1, rel=0.25)
+GUESS_PAIRED = Guess("will specviz pair a drafter that has its own tokenizer?", "verdict", choices=("accepted", "refused"))
+GUESS_SERIAL = Guess("draft time per step at k = 4 ÷ at k = 1", "ratio_x", lo=0.0, hi=10.0, step=0.5, rel=0.25)
+GUESS_CHAT_ACC = Guess("lookup's draft acceptance α̂ on chat, sampled at T = 0.8 (0 to 1)", "acc_s_x", lo=0.0, hi=1.0,
+                 step=0.05, rel=0.0, abs_tol=0.1)
+GUESS_KV_KB = Guess("KV cache per token of this 135M target, in KB", "kv_kb_x", lo=0.0, hi=1000.0, step=1.0, rel=0.25)
+
+
 # -- questions and stops ------------------------------------------------------------------------
 @dataclass
 class Question:
@@ -182,8 +192,7 @@ QUESTIONS = [
         [("A draft model always beats lookup.", "On copy-heavy prompts lookup's τ is as high and its draft cost "
           "is zero; measured above."),
          ("Lookup needs GPU memory for its weights.", "It has no weights: drafting is a search over token ids.")],
-        guess=Guess("lookup's speedup over plain decoding on a copy-heavy prompt (×)", "lookup_copy_speedup_x",
-                    lo=0.0, hi=10.0, step=0.1, rel=0.25)),
+        guess=GUESS_COPY_SPEEDUP),
     Question("tokenizer", "Why can't any small model draft for any target?", tokenizer_check, {
         "junior": "They must use the same tokenizer. The target has {target_vocab} token ids, the other "
                   "drafter {drafter_vocab}; specviz refused the pair.",
@@ -198,7 +207,7 @@ QUESTIONS = [
                      "boundaries ({target_vocab} vs {drafter_vocab} ids here)."},
         [("Any smaller model of the same family works.", "Families change tokenizers between releases; check the "
           "vocabulary, as specviz does.")],
-        guess=Guess("will specviz accept a drafter with its own tokenizer?", "verdict", choices=("accepted", "refused"))),
+        guess=GUESS_PAIRED),
     Question("heads_cost", "What do trained heads cost you operationally that lookup does not?", heads_cost, {
         "junior": "Heads are weights ({heads_mb}) that must be trained; lookup has none.",
         "middle": "Heads read the target's hidden states, so they are trained for one checkpoint; they cost "
@@ -213,8 +222,7 @@ QUESTIONS = [
                      "could have held instead."},
         [("Heads work on any checkpoint without training.", "They are fitted to one model's hidden states; the "
           "Tokenizers & checkpoints page measures them on a fine-tune.")],
-        guess=Guess("KV cache per token of this 135M target, in KB", "kv_kb_x", lo=0.0, hi=1000.0, step=1.0,
-                    rel=0.25)),
+        guess=GUESS_KV_KB),
     Question("serial", "Why are draft steps serial, and what does that cap?", serial_drafting, {
         "junior": "Each drafted token needs the previous one, so k tokens are k passes: the draft time per step "
                   "was {d1_ms} ms at k=1, {d2_ms} ms at k=2, {d4_ms} ms at k=4.",
@@ -228,7 +236,7 @@ QUESTIONS = [
                      "moves the cap."},
         [("A drafter a tenth the size makes speculation ~10× faster.", "Its k passes add k·c to every step; the cap "
           "is measured above.")],
-        guess=Guess("draft time per step at k = 4 ÷ at k = 1", "ratio_x", lo=0.0, hi=10.0, step=0.5, rel=0.25)),
+        guess=GUESS_SERIAL),
     Question("lookup_chat", "What acceptance would lookup get on open-ended chat?", lookup_on_chat, {
         "junior": "Low: there is little to copy. Measured (sampled): acceptance {acc_s}, {drafted_s} tokens drafted "
                   "in {passes_s} passes, {speedup_s}× plain.",
@@ -245,8 +253,7 @@ QUESTIONS = [
         follow_up="And with greedy decoding on this small model? Tokens per pass were {greedy_verdict}; "
                   "acceptance {acc_g} greedy vs {acc_s} sampled. A small model's greedy output loops, and lookup "
                   "copies the loop, so 'near zero' holds for genuinely new text, not for a looping output.",
-        guess=Guess("lookup's draft acceptance α̂ on chat, sampled at T = 0.8 (0 to 1)", "acc_s_x", lo=0.0, hi=1.0,
-                    step=0.05, rel=0.0, abs_tol=0.1)),
+        guess=GUESS_CHAT_ACC),
 ]
 
 
@@ -281,18 +288,16 @@ STOPS = [
     Stop("Draft steps are serial", "pages/breakeven.py", "How does a model drafter's cost grow with k?",
          serial_drafting, "Draft time per step {d1_ms} / {d2_ms} / {d4_ms} ms at k = 1 / 2 / 4 (one target step: "
          "{t1_ms} ms).",
-         Guess("draft time per step at k = 4 ÷ at k = 1", "ratio_x", lo=0.0, hi=10.0, step=0.5, rel=0.25)),
+         GUESS_SERIAL),
     Stop("Lookup on copy-heavy and novel text", "pages/compare.py",
          "Does prompt lookup help everywhere?", lookup_vs_draft,
          "Lookup: {lookup_copy_speedup}× plain on the copy-heavy prompt (τ = {lookup_copy_tpp}), "
          "{lookup_novel_speedup}× on the novel one (τ = {lookup_novel_tpp}).",
-         Guess("lookup's speedup on the copy-heavy prompt (×)", "lookup_copy_speedup_x", lo=0.0, hi=10.0, step=0.1,
-               rel=0.25)),
+         GUESS_COPY_SPEEDUP),
     Stop("Open-ended chat", "pages/compare.py", "What does lookup get on a short chat prompt?", lookup_on_chat,
          "Sampled: acceptance {acc_s}, τ = {tpp_s}, {speedup_s}×. Tokens per pass were {greedy_verdict} "
          "({rep_g} of the greedy output's 4-grams repeat).",
-         Guess("lookup's draft acceptance α̂ on chat, sampled (0 to 1)", "acc_s_x", lo=0.0, hi=1.0, step=0.05,
-               rel=0.0, abs_tol=0.1)),
+         GUESS_CHAT_ACC),
     Stop("Grounded, but not copyable", "pages/step_through.py",
          "A translation is built entirely from its input. Does lookup help there?", lookup_on_translation,
          "Lookup ran {speedup}× plain (τ = {tpp}, acceptance {acc}): the output means the same as the input but "
@@ -302,11 +307,11 @@ STOPS = [
     Stop("Tokenizers", "pages/pitfalls.py", "Can a drafter with its own tokenizer be used?", tokenizer_check,
          "Refused: {target_vocab} vs {drafter_vocab} token ids; the same text is {target_ids} vs {drafter_ids}. "
          "(Cross-vocabulary methods exist, and pay for translating between the two.)",
-         Guess("will specviz pair them?", "verdict", choices=("accepted", "refused"))),
+         GUESS_PAIRED),
     Stop("Heads and memory", "pages/pitfalls.py", "What does a proposer cost in memory?", heads_cost,
          "Target {target_mb} MB, {kv_kb} KB of KV cache per token; heads: {heads_mb}; drafter: {drafter_mb} MB "
          "plus its own KV cache.",
-         Guess("KV cache per token of this 135M target, in KB", "kv_kb_x", lo=0.0, hi=1000.0, step=1.0, rel=0.25)),
+         GUESS_KV_KB),
     Stop("Taking it to a server", "pages/serve.py", "What would I hand to vLLM for lookup?", vllm_line,
          "`--speculative-config '{json}'` ({errors} rule violations).",
          Guess("vLLM's method name for prompt lookup", "method", choices=("prompt_lookup", "ngram", "lookup"))),

@@ -99,7 +99,10 @@ def test_home_links_every_page_and_says_what_loads(warm):
     errors(at)
     assert "speculative decoding" in at.title[0].value
     links = {p.proto.label for p in at.get("page_link")}
-    assert {"Step through", "Break-even calculator", "Compare proposers", "Is it lossless?"} <= links
+    assert {"Step through", "Break-even calculator", "Compare proposers", "Is it lossless?", "Derivations",
+            "Serving reality"} <= links
+    assert "cannot be used at all" not in text(at) and "use_heterogeneous_vocab" in text(at)
+    assert "typical acceptance" in text(at)
     status = " ".join(x.value for x in list(at.success) + list(at.info))
     assert ("Target model loaded" in status) or ("Loading the target model" in status)
     assert "min(1, p(x) / q(x))" in text(at)
