@@ -66,7 +66,12 @@ with right:
     adaptive = st.checkbox("Adaptive k (shrink after a rejection, grow after full acceptance)", key="stp_adaptive",
                            persist_state="session")
     n = n_min = n_max = None
+    rule = "recent"
     if method == "lookup":
+        rule = st.radio("Copy from which earlier occurrence", ["recent", "earliest"], horizontal=True,
+                        key="stp_rule", persist_state="session",
+                        format_func={"recent": "most recent (specviz)",
+                                     "earliest": "earliest of the longest (vLLM)"}.get)
         if st.radio("Match length", ["fixed n", "widest of n-min..n-max"], horizontal=True,
                     key="stp_nmode", persist_state="session") == "fixed n":
             n = st.number_input("n (tokens matched)", step=1, key="stp_n", persist_state="session",
@@ -81,7 +86,7 @@ with right:
     seed = c2.number_input("Seed", step=1, key="stp_seed", persist_state="session")
 
 sig = (tuple(app.settings().values()), prompt, chat, method, drafter_name, k, new, adaptive, n, n_min, n_max,
-       temp, seed)
+       temp, seed, rule)
 
 
 def check_ranges() -> None:
@@ -112,7 +117,7 @@ def build():
             raise InputError("the draft model did not load (see above)")
 
     def make():
-        return app.proposer_for(method, tgt, n or 3, n_min, n_max, dm)
+        return app.proposer_for(method, tgt, n or 3, n_min, n_max, dm, lookup_rule=rule)
 
     cfg = DecodeConfig(k=int(k), max_new_tokens=int(new), sampling=SamplingConfig(float(temp)), seed=int(seed),
                        adaptive=adaptive, record=True)

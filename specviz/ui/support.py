@@ -205,12 +205,12 @@ def methods_offered() -> list[str]:
 
 
 def proposer_for(method: str, tgt: LoadedModel, n: int = 3, n_min: int | None = None,
-                 n_max: int | None = None, drafter_model: LoadedModel | None = None):
+                 n_max: int | None = None, drafter_model: LoadedModel | None = None, lookup_rule: str = "recent"):
     """methods.make_proposer with only the keywords it accepts (trained methods may add their own)."""
     import inspect
 
     from specviz.engine import methods as M
-    kw = {"n": n, "n_min": n_min, "n_max": n_max, "drafter": drafter_model}
+    kw = {"n": n, "n_min": n_min, "n_max": n_max, "drafter": drafter_model, "lookup_rule": lookup_rule}
     accepted = inspect.signature(M.make_proposer).parameters
     return M.make_proposer(method, tgt, **{k: v for k, v in kw.items() if k in accepted})
 

@@ -175,6 +175,9 @@ def test_self_draft_greedy_accepts_everything(warm):
 def test_step_through_opens_on_lookup_with_a_copy_heavy_preset_and_labels_plain_tokens(warm):
     at = step_page(warm)
     assert at.selectbox(key="stp_method").value == "lookup" and "copy-heavy" in at.selectbox(key="stp_preset").value
+    at.radio(key="stp_rule").set_value("earliest").run()
+    at.button(key="stp_one").click().run()
+    assert errors(at) == [] and decoder(at).proposer.rule == "earliest"   # vLLM's search rule, in the app
     at = step_page(warm, stp_method="plain", stp_new=4)
     at.button(key="stp_play").click().run()
     assert errors(at) == []
