@@ -161,7 +161,8 @@ def check_same_tokenizer(target_tok, draft_tok, target_vocab: int, draft_vocab: 
         shown = ", ".join(f"{t!r}->{i}" for t, i in diff)
         raise ModelError(
             f"tokenizers differ: {len(a)} vs {len(b)} entries, and the same text maps to other ids "
-            f"(e.g. {shown}); p and q would be over different token ids")
+            f"(e.g. {shown}); p and q would be over different token ids (output layers: {target_vocab} vs "
+            f"{draft_vocab} rows)")
     n_ids = token_id_count(target_tok)
     if target_vocab == draft_vocab:
         return f"same tokenizer ({len(a)} tokens) and same output layer size ({target_vocab} rows)"
