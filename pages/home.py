@@ -95,9 +95,9 @@ st.markdown("""
   calculator shows how quickly a modest c eats the gain.
 - **The tokenizer must match**: p and q must be over the same token ids, or p(x)/q(x) compares unrelated tokens.
 - **Heads are tied to one checkpoint**: they read one model's hidden states and must be retrained when it changes.
-- **Read headline numbers with their rule**: Medusa's reported speedups *with sampling* used "typical
-  acceptance", a relaxed rule that keeps plausible tokens and is **not** lossless; the rule on this app's
-  pages is the exact one.
+- **Read headline numbers with their rule**: Medusa's reported speedups *with sampling* used
+  "typical acceptance", a relaxed rule that keeps plausible tokens and is **not** lossless; the rule on this
+  app's pages is the exact one.
 - With a small model decoded greedily, the output tends to loop — and a loop is something lookup can copy.
   Sample at a temperature above 0 to see lookup on genuinely novel text.
 """)
