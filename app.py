@@ -16,11 +16,13 @@ PAGES = {
         st.Page("pages/compare.py", title="Compare proposers", icon=":material/compare_arrows:", url_path="compare"),
         st.Page("pages/experiments.py", title="k / n experiments", icon=":material/science:", url_path="experiments"),
         st.Page("pages/lossless.py", title="Is it lossless?", icon=":material/balance:", url_path="lossless"),
+        st.Page("pages/derivations.py", title="Derivations", icon=":material/functions:", url_path="derivations"),
         st.Page("pages/pitfalls.py", title="Tokenizers & checkpoints", icon=":material/warning:", url_path="pitfalls"),
     ],
     "Practice": [
         st.Page("pages/walkthrough.py", title="Walkthrough & interview prep", icon=":material/school:", url_path="walkthrough"),
         st.Page("pages/serve.py", title="Take it to a server", icon=":material/dns:", url_path="serve"),
+        st.Page("pages/serving_reality.py", title="Serving reality", icon=":material/memory:", url_path="serving-reality"),
     ],
 }
 

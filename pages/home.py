@@ -52,8 +52,8 @@ c1, c2 = st.columns(2)
 with c1:
     st.page_link("pages/step_through.py", label="Step through", icon=":material/footprint:")
     st.caption("One target pass at a time: the drafted tokens, p against q at each position, the random draw "
-               "r against p(x)/q(x), the residual after a rejection, and the text coloured by where each "
-               "token came from.")
+               "r against p(x)/q(x), the residual after a rejection, the text coloured by where each "
+               "token came from — and the pass opened up: its inputs, causal mask and KV caches.")
     st.page_link("pages/breakeven.py", label="Break-even calculator", icon=":material/calculate:")
     st.caption("Tokens per pass against the cost of a step: the acceptance rate below which speculation "
                "slows you down, and the best draft length — filled from a run you measured.")
@@ -63,13 +63,20 @@ with c1:
     st.caption("Sweeps of the draft length k and lookup's match length n.")
 with c2:
     st.page_link("pages/lossless.py", label="Is it lossless?", icon=":material/balance:")
-    st.caption("The acceptance rule tested against sampling from p directly.")
+    st.caption("Guess how many drafts the rule keeps, then test it against sampling from p — and break the rule "
+               "to watch the output drift.")
+    st.page_link("pages/derivations.py", label="Derivations", icon=":material/functions:")
+    st.caption("E[τ] as a geometric series, the three-line losslessness proof, and P(reject) = distance(p, q).")
     st.page_link("pages/pitfalls.py", label="Tokenizers & checkpoints", icon=":material/warning:")
-    st.caption("Why a drafter must share the tokenizer, and why heads belong to one checkpoint.")
+    st.caption("Why a drafter must share the tokenizer, why heads belong to one checkpoint, and why the target's "
+               "own first layers cannot draft untrained.")
     st.page_link("pages/walkthrough.py", label="Walkthrough & interview prep", icon=":material/school:")
     st.caption("A guided tour for a course, and the questions interviewers ask.")
     st.page_link("pages/serve.py", label="Take it to a server", icon=":material/dns:")
-    st.caption("What these choices look like in a serving engine.")
+    st.caption("These choices as a vLLM config, and how vLLM's n-gram search differs from lookup here.")
+    st.page_link("pages/serving_reality.py", label="Serving reality", icon=":material/memory:")
+    st.caption("A drafter's memory as sequences lost, v(k) as the batch grows, and the papers' speedups beside "
+               "this app's.")
 
 st.subheader("Choosing a proposer: start from the workload")
 st.markdown("""
@@ -77,9 +84,9 @@ st.markdown("""
 |---|---|---|---|
 | **Where guesses come from** | copies what followed the last n tokens earlier in the context | a small model with the **same tokenizer** runs k steps | small trained layers read the target's own hidden state |
 | **Cost per guess** | a search in an integer array: ≈ 0 | k small forward passes, **one after another** | one or a few tiny passes |
-| **Memory** | none | its weights plus its own KV cache for every sequence | a few MB of head weights |
+| **Memory** | none | its weights plus its own KV cache for every sequence | head weights: a few MB for this 135M target, but about 0.24B parameters for an EAGLE head on a 7B target; EAGLE's head also keeps its own KV cache |
 | **Works well on** | text that repeats the prompt: summaries that keep names, code edits, quoting, reformatting | genuinely new text the draft model predicts well | new text, once trained for this exact checkpoint |
-| **Fails on** | open-ended writing (nothing to copy) — a small cost each step, not a disaster | a drafter with another vocabulary cannot be used at all | a new or fine-tuned checkpoint: retrain and re-validate |
+| **Fails on** | open-ended writing (nothing to copy) — a small cost each step, not a disaster | a drafter with another tokenizer: the plain rule needs one token → id map (cross-vocabulary methods exist — transformers' universal assisted generation, vLLM's `use_heterogeneous_vocab` — and pay for translating; this app refuses such a pair) | a new or fine-tuned checkpoint: retrain and re-validate |
 """)
 st.markdown("""
 - **Lookup is free and shaped by the workload.** Play a copy-heavy preset and then a novel one on
@@ -88,6 +95,9 @@ st.markdown("""
   calculator shows how quickly a modest c eats the gain.
 - **The tokenizer must match**: p and q must be over the same token ids, or p(x)/q(x) compares unrelated tokens.
 - **Heads are tied to one checkpoint**: they read one model's hidden states and must be retrained when it changes.
+- **Read headline numbers with their rule**: Medusa's reported speedups *with sampling* used
+  "typical acceptance", a relaxed rule that keeps plausible tokens and is **not** lossless; the rule on this
+  app's pages is the exact one.
 - With a small model decoded greedily, the output tends to loop — and a loop is something lookup can copy.
   Sample at a temperature above 0 to see lookup on genuinely novel text.
 """)

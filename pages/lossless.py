@@ -9,6 +9,9 @@ from specviz.engine.methods import encode_prompt
 from specviz.core.errors import ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import lab as V
+from specviz.viz import step as vz
+from specviz.teach.guess import Guess
+from specviz.ui import guess as G
 from specviz.engine.workloads import WORKLOADS, get
 
 st.title("Is it lossless?")
@@ -43,35 +46,50 @@ except InputError as e:
     st.caption("Showing the last valid p and q.")
 labels = [chr(ord("A") + i) for i in range(len(p))]
 s = L.stats(p, q)
-m1, m2, m3 = st.columns(3)
-m1.metric("Σ min(p, q) = P(draft kept)", f"{s.acceptance:.3f}")
-m2.metric("distance p ↔ q (total variation)", f"{s.tv:.3f}")
-m3.metric("mass drawn from the residual", f"{1 - s.acceptance:.3f}")
-st.plotly_chart(V.toy(p, q, s.residual, labels), key="lab_toy")
-st.caption("Grey is what both agree on — kept when drafted. Purple is where the corrections come from: "
-           "exactly the mass p has and q lacks.")
-
-if st.button("Draw speculative samples", type="primary", key="lab_run"):
+GUESS = Guess("Σ min(p, q), the share of drafts the rule keeps (0 to 1)", "kept", lo=0.0, hi=1.0, step=0.05,
+              rel=0.0, abs_tol=0.05)
+guess = G.ask("lab_kept", GUESS)
+rule = st.radio("Acceptance rule", list(L.RULES), horizontal=True, key="lab_rule",
+                help="Break the rule on purpose and watch the output drift away from p.")
+st.caption(L.RULES[rule])
+if st.button("Draw speculative samples", type="primary", key="lab_run") and G.lock("lab_kept", guess):
     bar = st.progress(0.0, "drawing…")
-    sim = L.simulate(p, q, int(trials), seed=0, progress=lambda f, t: bar.progress(f, t))
-    st.session_state["lab_sim"] = (p, q, sim)
+    sim = L.simulate(p, q, int(trials), seed=0, progress=lambda f, t: bar.progress(f, t), rule=rule)
+    st.session_state["lab_sim"] = (p, q, sim, rule)
     st.session_state.pop("lab_at", None)  # a new run: show its last checkpoint
     bar.empty()
 if "lab_sim" in st.session_state:
-    sp, sq, sim = st.session_state["lab_sim"]
+    sp, sq, sim, srule = st.session_state["lab_sim"]
+    ss_ = L.stats(sp, sq)
+    G.show("lab_kept", GUESS, {"kept": ss_.acceptance})
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Σ min(p, q) = P(draft kept)", f"{ss_.acceptance:.3f}")
+    m2.metric("P(reject) = 1 − Σ min(p, q)", f"{1 - ss_.acceptance:.3f}")
+    m3.metric("total variation distance p ↔ q", f"{ss_.tv:.3f}")
+    st.caption("The last two are equal for every p and q: Σ min(p, q) = 1 − ½ Σ |p − q|, so the rule rejects "
+               "exactly as often as p and q differ. The Derivations page proves it.")
+    st.plotly_chart(V.toy(sp, sq, ss_.residual, labels), key="lab_toy")
+    st.caption("Grey is what both agree on — kept when drafted. Purple is where the corrections come from: "
+               "exactly the mass p has and q lacks.")
     lab_s = [chr(ord("A") + i) for i in range(len(sp))]
     at = st.select_slider("Show the output after", sim.checkpoints, value=sim.checkpoints[-1], key="lab_at",
                           format_func=lambda n: f"{n} trials")
     j = sim.checkpoints.index(at)
     st.plotly_chart(V.histogram(sim.snapshots[j], sp, sq, lab_s, at), key="lab_hist")
     st.plotly_chart(V.convergence(sim), key="lab_conv")
-    st.markdown(f"After **{sim.trials}** trials the output is **{sim.tv_to_p[-1]:.3f}** from p and "
-                f"**{sim.tv_to_q[-1]:.3f}** from q (total variation). Drafts kept: "
-                f"**{sim.accepted / sim.trials:.3f}** measured vs Σ min(p, q) = "
-                f"**{float(L.stats(sp, sq).acceptance):.3f}**. The distance to p shrinks like 1/√trials; "
-                "the distance to q does not.")
+    st.markdown(f"Rule: **{srule}**. After **{sim.trials}** trials the output is **{sim.tv_to_p[-1]:.3f}** from p "
+                f"and **{sim.tv_to_q[-1]:.3f}** from q (total variation). Drafts kept: "
+                f"**{sim.accepted / sim.trials:.3f}** measured vs Σ min(p, q) = **{ss_.acceptance:.3f}**.")
+    if srule == "exact":
+        st.markdown("The distance to p shrinks like 1/√trials; the distance to q does not.")
+    else:
+        drift = L.output_distribution(sp, sq, srule)
+        st.warning(f"With this rule the output follows {', '.join(f'{x:.3f}' for x in drift.tolist())} instead "
+                   f"of p — {0.5 * float((drift - sp).abs().sum()):.3f} away from p in total variation, and more "
+                   "trials will not close that gap. Only the residual norm(max(0, p − q)) puts back exactly the "
+                   "mass the test took away.")
 else:
-    st.info("Press **Draw speculative samples** to run the verifier many times.")
+    st.info("Commit to a guess, then press **Draw speculative samples** to run the verifier many times.")
 
 # -- part 2: the real model ---------------------------------------------------------------------
 st.header("2 · The real model's next token")
@@ -115,7 +133,8 @@ if st.button("Run on the real model", key="lab_real_run", disabled=proposer_name
 
 if "lab_real" in st.session_state:
     name, wname_r, case, red, sim, shown, ahead = st.session_state["lab_real"]
-    toks = [repr(target.tokenizer.decode([red.ids[j]])) for j in shown] + ["(all other tokens)"]
+    toks = ([vz.token_label(target.tokenizer, red.ids[j]) for j in shown]
+            + [f"(the other {len(case.p) - len(shown)} ids)"])
     st.plotly_chart(V.histogram(L.project(sim.freq, shown), L.project(red.p, shown), L.project(red.q, shown),
                                 toks, sim.trials), key="lab_real_hist")
     acc = float(L.stats(case.p, case.q).acceptance)
@@ -126,8 +145,11 @@ if "lab_real" in st.session_state:
                 f"drafts kept in the trials: **{sim.accepted / sim.trials:.3f}**. After {sim.trials} trials "
                 f"the output is **{sim.tv_to_p[-1]:.3f}** from p and **{sim.tv_to_q[-1]:.3f}** from q "
                 "(total variation over the bars shown).")
-    st.caption(f"For speed the draws use the {len(red.ids)} ids that hold 99.9% of p's and of q's mass; the "
-               f"rest ({red.tail_p:.2%} of p, {red.tail_q:.2%} of q) is merged into one token.")
+    st.caption(f"The last bar holds every id not drawn as a bar of its own. For speed the draws use the "
+               f"{len(red.ids)} ids that hold 99.9% of p's and of q's mass, plus one stand-in for all ids beyond "
+               f"those ({red.tail_p:.2%} of p, {red.tail_q:.2%} of q); the last bar includes that stand-in.")
+    st.markdown(f"P(reject) = 1 − Σ min(p, q) = **{1 - acc:.3f}**, and the total variation distance between p and q "
+                f"at this position is **{0.5 * float((case.p - case.q).abs().sum()):.3f}**: the same number.")
     if case.one_hot:
         x = case.drafted
         st.markdown(f"Lookup's q is one-hot on its drafted token {target.tokenizer.decode([x])!r}, so "

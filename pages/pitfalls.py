@@ -1,6 +1,7 @@
 """Two lessons shown live: a drafter must share the target's tokenizer; trained heads belong to one checkpoint."""
 import pandas as pd
 import streamlit as st
+import torch
 
 from specviz.ui import support as app
 from specviz.teach import experiments as E
@@ -9,7 +10,12 @@ from specviz.core.errors import InputError
 from specviz.core.errors import ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
-from specviz.engine.workloads import COPY, NOVEL, of_kind
+from specviz.viz import step as vz
+from specviz.engine.methods import encode_prompt
+from specviz.engine.workloads import COPY, NOVEL, WORKLOADS, of_kind
+from specviz.teach import reality as R
+from specviz.teach.guess import Guess
+from specviz.ui import guess as G
 
 st.title("Tokenizers & checkpoints")
 target = app.target()
@@ -44,8 +50,10 @@ if d:
     c3.metric("tokens for this text", f"{len(d.target_ids)} vs {len(d.drafter_ids)}")
     n = max(len(d.target_ids), len(d.drafter_ids))
     pad = lambda xs: [str(x) for x in xs] + [""] * (n - len(xs))  # noqa: E731
-    st.dataframe(pd.DataFrame({"target piece": pad(d.target_pieces), "target id": pad(d.target_ids),
-                               "drafter piece": pad(d.drafter_pieces),
+    piece = lambda tok, ids: [vz.token_label(tok, t) for t in ids]  # noqa: E731 - '␣' for a space, as elsewhere
+    st.dataframe(pd.DataFrame({"target piece": pad(piece(target.tokenizer, d.target_ids)),
+                               "target id": pad(d.target_ids),
+                               "drafter piece": pad(piece(other.tokenizer, d.drafter_ids)),
                                "drafter id": pad(d.drafter_ids)}), hide_index=True)
     if d.first_difference is not None:
         i = d.first_difference
@@ -95,10 +103,36 @@ else:
         st.caption("Heads that accept little on the base checkpoint have little left to lose: the drop shows "
                    "most clearly with heads trained well enough to matter. Whatever the numbers, the heads must "
                    "be re-validated (and usually retrained) for every new checkpoint; lookup needs neither.")
-        st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
-            c: st.column_config.NumberColumn(format="%.2f") for c in ["tokens_per_pass", "acceptance_rate",
-                                                                     "tokens_per_s"]})
+        shown = [{c: ("–" if v is None else f"{v:.2f}" if isinstance(v, float) else v) for c, v in r.items()}
+                 for r in rows]  # '–' where nothing was measured (e.g. no acceptance rate without drafts)
+        st.dataframe(pd.DataFrame(shown), hide_index=True)
         for what, msg in refusals.items():
             st.warning(f"Loading {what} — {msg}")
         st.caption("Greedy decoding, the same prompt and k on both checkpoints; lookup is the control: it has "
                    "no weights to go stale.")
+
+# -- (c) why heads must be trained: the target's own first layers, untrained --------------------------
+st.header("c · Self-speculation by skipping layers, untrained")
+st.write("Could the target draft for itself by running only its first N layers and its output layer? No weights "
+         "to train, no memory to add. This measures how often that shortcut's top token equals the full model's, "
+         "over every position of the workload prompts.")
+LS = Guess("top-1 agreement of the first 16 of the target's layers with the full model (%)", "agree16",
+           lo=0.0, hi=100.0, step=1.0, rel=0.0, abs_tol=10.0)
+ls_guess = G.ask("pit_ls", LS)
+if st.button("Lock in my guess and measure", key="pit_ls_run") and G.lock("pit_ls", ls_guess):
+    n_layers = target.model.config.num_hidden_layers
+    ns = tuple(sorted({n for n in (1, 2, 4, 8, 16, 24, 28) if n < n_layers} | {n_layers // 2}))
+    ids = torch.cat([torch.tensor(encode_prompt(target.tokenizer, w.prompt, w.chat)).view(1, -1)
+                     for w in WORKLOADS], 1)                                  # (1, T)
+    with st.spinner("One forward pass, reading every layer's hidden state…"):
+        st.session_state["pit_ls"] = (n_layers, R.layer_agreement(target.model, ids, ns), ids.shape[1])
+if "pit_ls" in st.session_state:
+    n_layers, agree, n_pos = st.session_state["pit_ls"]
+    G.show("pit_ls", LS, {"agree16": 100 * agree.get(16, agree[max(agree)])})
+    st.dataframe(pd.DataFrame({"first N layers": list(agree), "top-1 agreement": [f"{a:.0%}" for a in agree.values()]}),
+                 hide_index=True)
+    st.markdown(f"Over {n_pos} positions of a {n_layers}-layer target. A drafter must agree well over half the time "
+                "to pay for itself; the early layers' hidden states are not yet in the form the output layer reads, "
+                "so an untrained shortcut agrees rarely until most of the model has run — by which point it costs "
+                "most of a full pass. That is why heads (Medusa, EAGLE) and layer-skipping drafters are *trained* to "
+                "map an early or final hidden state to later tokens.")

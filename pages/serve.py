@@ -6,14 +6,19 @@ import streamlit as st
 from specviz.ui import support as app
 from specviz.teach import experiments as E
 from specviz.teach import serving as S
+from specviz.teach.guess import Guess
+from specviz.engine import workloads
+from specviz.ui import guess as G
 
 st.title("Take it to a server")
-st.write("The same choice — which proposer, which k, which n — written as vLLM's `--speculative-config`. "
-         "Every config below is checked against vLLM's rules before it is shown.")
+st.write(f"The same choice — which proposer, which k, which n — written as the `--speculative-config` of "
+         f"**vLLM {S.VLLM_VERSION}**. Every config below is checked against that release's rules before it is shown.")
 
-LABELS = {"ngram": "n-gram prompt lookup (specviz: lookup)", "draft_model": "separate draft model (specviz: draft)",
-          "eagle": "EAGLE head", "eagle3": "EAGLE-3 head", "medusa": "Medusa heads"}
-TO_VLLM = {"lookup": "ngram", "draft": "draft_model", "eagle": "eagle", "medusa": "medusa"}
+LABELS = {"ngram": "n-gram prompt lookup (specviz: lookup)", "ngram_gpu": "n-gram prompt lookup, on the GPU",
+          "suffix": "suffix decoding", "draft_model": "separate draft model (specviz: draft)",
+          "eagle": "EAGLE head", "eagle3": "EAGLE-3 head", "mtp": "the model's own MTP layers",
+          "medusa": "Medusa heads (removed from vLLM)"}
+TO_VLLM = S.FROM_SPECVIZ
 
 # Start from this session's measured recommendation when there is one.
 res = st.session_state.get("cmp_result")
@@ -38,21 +43,29 @@ method = c1.selectbox("Method", list(LABELS), format_func=LABELS.get, key="srv_m
 k = c2.number_input("num_speculative_tokens (k)", 1, 16, key="srv_k")
 target = st.text_input("Target model to serve (Hugging Face id or path)", "HuggingFaceTB/SmolLM2-135M-Instruct",
                        key="srv_target")
+temp = st.number_input("Temperature you will serve at (0 = greedy)", 0.0, 2.0, 0.0, 0.1, key="srv_temp")
 n_min = n_max = model = None
-if method == "ngram":
+if method in S.REMOVED:
+    st.error(S.removed_message(method))
+    alt = S.NEAREST.get(method)
+    if alt:
+        st.button(f"Use {alt} instead", key="srv_use_nearest",
+                  on_click=lambda: st.session_state.update(srv_method=alt))
+elif method in S.NGRAM:
     c1, c2 = st.columns(2)
     n_min = c1.number_input("prompt_lookup_min", 1, 10, key="srv_nmin")
     n_max = c2.number_input("prompt_lookup_max", 1, 10, key="srv_nmax")
-else:
+elif method in S.NEEDS_MODEL:
     model = st.text_input("model — the draft checkpoint (Hugging Face id or path)", "", key="srv_model",
                           placeholder="e.g. an EAGLE / Medusa / drafter checkpoint trained for this target")
 
-try:
-    cfg = S.build(method, int(k), n_min, n_max, model)
-    st.session_state["srv_last"] = cfg
-except S.ConfigError as e:
-    (st.warning if method != "ngram" and not (model or "").strip() else st.error)(str(e))
-    cfg = None
+cfg = None
+if method not in S.REMOVED:
+    try:
+        cfg = S.build(method, int(k), n_min, n_max, model, temperature=float(temp))
+        st.session_state["srv_last"] = cfg
+    except S.ConfigError as e:
+        (st.warning if method in S.NEEDS_MODEL and not (model or "").strip() else st.error)(str(e))
 
 shown = cfg or st.session_state.get("srv_last")
 if shown:
@@ -62,10 +75,45 @@ if shown:
     st.code(json.dumps(shown, indent=2), language="json")
     st.subheader("Command line")
     st.code(S.command(target.strip() or "YOUR_MODEL", shown), language="bash", wrap_lines=True)
-    st.success("Checked: " + ", ".join(["method is one of " + "/".join(S.VLLM_METHODS), "num_speculative_tokens ≥ 1"]
-                                       + (["1 ≤ prompt_lookup_min ≤ prompt_lookup_max"] if shown["method"] == "ngram"
-                                          else ["a model is given"])))
+    st.success(f"Checked against vLLM {S.VLLM_VERSION}: " + ", ".join(
+        ["method is one of " + "/".join(S.VLLM_METHODS), "num_speculative_tokens ≥ 1"]
+        + (["1 ≤ prompt_lookup_min ≤ prompt_lookup_max"] if shown["method"] in S.NGRAM else [])
+        + (["a model is given"] if shown["method"] in S.NEEDS_MODEL else [])
+        + (["draft_sample_method is greedy or probabilistic"] if "draft_sample_method" in shown else [])))
+    if shown["method"] in S.HAS_Q:
+        st.info(S.SAMPLING_NOTE + (" Your temperature is above 0, so the config asks for \"probabilistic\"."
+                                   if shown.get("draft_sample_method") == "probabilistic" else
+                                   " At temperature 0 both agree (q is one-hot either way), so nothing is added."))
     st.subheader("What does not carry over")
-    st.warning(S.CAVEATS[shown["method"]])
+    st.warning(S.CAVEATS.get(shown["method"], "specviz has nothing to measure this method with."))
+
+st.subheader("Which earlier occurrence does lookup copy?")
+st.write("vLLM's n-gram proposer takes the **earliest** occurrence among the longest matches of the context's tail; "
+         "specviz's lookup takes the **most recent**. Guess which one keeps more drafts, then measure both on the "
+         "same prompt and settings.")
+RULE_GUESS = Guess("which rule gives more tokens per pass here?", "winner",
+                   choices=("most recent (specviz)", "earliest (vLLM)", "about the same (within 5%)"))
+c1, c2 = st.columns(2)
+wname = c1.selectbox("Workload", [w.name for w in workloads.of_kind(workloads.COPY)], key="srv_rules_workload")
+rguess = G.ask("srv_rules", RULE_GUESS)
+if st.button("Measure both rules", key="srv_rules_run") and G.lock("srv_rules", rguess):
+    tgt = app.target()
+    if tgt is not None:
+        with st.spinner("Decoding the prompt twice, once per rule…"):
+            res = S.lookup_rules(tgt, workloads.get(wname), k=4, n_min=1, n_max=4, max_new=12 if app.TINY else 64)
+        st.session_state["srv_rules"] = (wname, res)
+if "srv_rules" in st.session_state:
+    wn, res = st.session_state["srv_rules"]
+    a, b = res["recent"]["tokens_per_pass"], res["earliest"]["tokens_per_pass"]
+    winner = ("about the same (within 5%)" if abs(a - b) <= 0.05 * max(a, b) else
+              "most recent (specviz)" if a > b else "earliest (vLLM)")
+    G.show("srv_rules", RULE_GUESS, {"winner": winner})
+    st.dataframe([{"rule": r, "tokens per pass τ": f"{v['tokens_per_pass']:.2f}", "drafted": v["drafted"],
+                   "accepted": v["accepted"], "draft acceptance α̂": "–" if v["draft_acceptance"] is None
+                   else f"{v['draft_acceptance']:.2f}", "target passes": v["passes"]} for r, v in res.items()],
+                 hide_index=True)
+    st.caption(f"Measured now on {wn}: greedy, k = 4, n from 1 to 4. In a loop or a repeated phrase the most recent "
+               "occurrence is usually the one being continued; the earliest can be a stale context.")
 st.caption("Numbers measured in specviz come from batch-1 decoding on this machine; a server batching many "
-           "requests has less idle compute to spend on verification, so expect smaller gains there.")
+           "requests has less idle compute to spend on verification, so expect smaller gains there — the "
+           "Serving reality page measures how v(k) grows with the batch.")

@@ -11,6 +11,8 @@ from specviz.core.neartie import bf16_ulp
 from specviz.engine.measure import against_plain
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import step as vz
+from specviz.viz import anatomy as vza
+from specviz.teach import anatomy
 
 K_MAX, N_MAX, NEW_MAX = 16, 8, 256
 OWN = "(your own prompt)"
@@ -29,9 +31,10 @@ def use_preset():
         ss["stp_prompt"], ss["stp_chat"] = w.prompt, w.chat
 
 
-presets = [OWN] + [f"{w.name} · {w.kind}" for w in workloads.WORKLOADS]
-DEFAULTS = {"stp_prompt": workloads.WORKLOADS[0].prompt, "stp_preset": presets[1],
-            "stp_chat": workloads.WORKLOADS[0].chat, "stp_k": 4, "stp_new": 16 if app.TINY else 48,
+presets = [OWN] + [f"{w.name} · {w.kind}" for w in workloads.ALL]
+FIRST = workloads.of_kind(workloads.COPY)[0]  # a copy-heavy preset: lookup has something to copy on the first Play
+DEFAULTS = {"stp_prompt": FIRST.prompt, "stp_preset": f"{FIRST.name} · {FIRST.kind}",
+            "stp_chat": FIRST.chat, "stp_k": 4, "stp_new": 16 if app.TINY else 48,
             "stp_n": 3, "stp_nmin": 1, "stp_nmax": 4, "stp_temp": 0.0, "stp_seed": 0}
 for key, value in DEFAULTS.items():  # defaults live here, not in the widgets (their state outlives a page)
     ss.setdefault(key, value)
@@ -45,6 +48,7 @@ with left:
     chat = st.checkbox("Wrap in the chat template", key="stp_chat", persist_state="session")
 with right:
     offered = app.methods_offered()
+    ss.setdefault("stp_method", "lookup" if "lookup" in offered else offered[0])  # opens on something speculative
     method = st.selectbox("Method", offered, format_func=lambda m: f"{m} — {METHODS.get(m, m)}",
                           key="stp_method", persist_state="session")
     drafter_name = None
@@ -62,7 +66,12 @@ with right:
     adaptive = st.checkbox("Adaptive k (shrink after a rejection, grow after full acceptance)", key="stp_adaptive",
                            persist_state="session")
     n = n_min = n_max = None
+    rule = "recent"
     if method == "lookup":
+        rule = st.radio("Copy from which earlier occurrence", ["recent", "earliest"], horizontal=True,
+                        key="stp_rule", persist_state="session",
+                        format_func={"recent": "most recent (specviz)",
+                                     "earliest": "earliest of the longest (vLLM)"}.get)
         if st.radio("Match length", ["fixed n", "widest of n-min..n-max"], horizontal=True,
                     key="stp_nmode", persist_state="session") == "fixed n":
             n = st.number_input("n (tokens matched)", step=1, key="stp_n", persist_state="session",
@@ -77,7 +86,7 @@ with right:
     seed = c2.number_input("Seed", step=1, key="stp_seed", persist_state="session")
 
 sig = (tuple(app.settings().values()), prompt, chat, method, drafter_name, k, new, adaptive, n, n_min, n_max,
-       temp, seed)
+       temp, seed, rule)
 
 
 def check_ranges() -> None:
@@ -108,7 +117,7 @@ def build():
             raise InputError("the draft model did not load (see above)")
 
     def make():
-        return app.proposer_for(method, tgt, n or 3, n_min, n_max, dm)
+        return app.proposer_for(method, tgt, n or 3, n_min, n_max, dm, lookup_rule=rule)
 
     cfg = DecodeConfig(k=int(k), max_new_tokens=int(new), sampling=SamplingConfig(float(temp)), seed=int(seed),
                        adaptive=adaptive, record=True)
@@ -256,6 +265,37 @@ def show_step(run, dec, label):
                         f"“{label(rec.next_token)}”.")
     emitted = " ".join(f"`{label(t)}`" for t in rec.emitted)
     st.caption(f"Emitted this step: {emitted} · draft {rec.draft_s * 1e3:.0f} ms · verify {rec.verify_s * 1e3:.0f} ms")
+    show_anatomy(rec, label)
+
+
+def show_anatomy(rec, label):
+    """The verification pass opened up, from this step's record."""
+    st.subheader("Anatomy of this verification pass")
+    a = anatomy.of(rec)
+    st.markdown("**1 · The inputs.** The target is fed k + 1 = " + f"{len(a.fed)} tokens in one pass: "
+                + ", ".join(f"`{label(t)}` ({role}, position {pos})" for pos, t, role in a.fed) + ".")
+    st.plotly_chart(vza.mask_figure(a, label), width="stretch", key="stp_mask")
+    st.markdown("**2 · The one-position shift.** Row i has seen the inputs up to i, so its distribution is for "
+                "the *next* position: row 0 (fed the last committed token) tests d1, row i tests d(i+1), and the "
+                "last row, which has seen every draft, is where a **bonus** token comes from.")
+    st.dataframe([{"output row": r.row, "sees": r.sees, "is p for": r.scores, "this step": r.verdict}
+                  for r in a.rows], hide_index=True, width="stretch")
+    t0, t1, t2 = a.target_cache
+    st.markdown(f"**3 · The KV caches, measured.** Target: **{t0}** entries before the pass → **{t1}** after it "
+                f"(+{t1 - t0}, one per fed token) → **{t2}** after the rollback"
+                + (f", dropping the entries of positions {a.dropped_positions[0]}–{a.dropped_positions[-1]} "
+                   "(the rejected and untested drafts)" if a.dropped_positions else ", nothing dropped") + ". "
+                f"The {rec.n_emitted - 1 if rec.n_emitted else 0} kept drafts' entries stay; the correction or "
+                "bonus token has no entry yet — it is fed first next step.")
+    if a.drafter_cache:
+        d0, d1, d2 = a.drafter_cache
+        st.markdown(f"Drafter: **{d0}** → **{d1}** after drafting → **{d2}** after the rollback"
+                    + (f" (positions {a.drafter_dropped[0]}–{a.drafter_dropped[-1]} dropped)" if a.drafter_dropped
+                       else " (nothing dropped)") + ". It never feeds its last draft, and it catches up on the "
+                    "committed tokens it has not seen at the start of the next step.")
+    else:
+        st.caption("This proposer keeps no KV cache of its own (lookup searches the token ids; heads read the "
+                   "target's hidden states — a real EAGLE deployment does keep its own small cache).")
 
 
 def show_check(run, label):
@@ -297,10 +337,10 @@ def show_check(run, label):
                            " In bfloat16 a pass over k+1 tokens rounds differently from k+1 one-token passes, "
                            "so an argmax that sits on a (near-)tie can go either way. After this token the two "
                            "contexts differ, so nothing further is compared. Switch to float32 in the sidebar "
-                           "to compare without bfloat16 rounding.")
+                           "to compare without bfloat16 rounding (flips become rare there, not impossible).")
             else:
                 st.error("The outputs differ " + where + " That gap is larger than a rounding near-tie: "
-                         "this would be a bug in the engine.")
+                         "likely a bug — confirm in float32 (sidebar), where such flips are rare, though not impossible.")
         st.page_link("pages/breakeven.py", label="Open the break-even calculator with these numbers",
                      icon=":material/calculate:")
 

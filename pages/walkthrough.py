@@ -5,6 +5,7 @@ from specviz.ui import support as app
 from specviz.teach import interview as I
 from specviz.core.errors import InputError
 from specviz.core.errors import ModelError
+from specviz.ui import guess as G
 
 st.title("Walkthrough & interview prep")
 target = app.target()
@@ -27,8 +28,19 @@ def measure(fn, key: str) -> None:
 mode = st.radio("Mode", ["Guided walkthrough", "Interview prep"], horizontal=True, key="wt_mode")
 done = st.session_state.setdefault("wt_measured", {})
 
+
+def guess_then_measure(key: str, fn, g, button: str, button_key: str) -> bool:
+    """Ask for the guess, measure on click (only with a guess), then score it. True once measured."""
+    value = G.ask(key, g) if g else None
+    if st.button(button, type="primary", key=button_key) and (g is None or G.lock(key, value)):
+        measure(fn, key)
+    if key in done and g:
+        G.show(key, g, done[key])
+    return key in done
+
+
 if mode == "Guided walkthrough":
-    i = st.session_state.setdefault("wt_stop", 0)
+    i = st.session_state.setdefault("wt_stop", 0)  # kept per browser session, like the measurements
 
     def _move(d: int) -> None:
         st.session_state["wt_stop"] = min(len(I.STOPS) - 1, max(0, st.session_state["wt_stop"] + d))
@@ -37,32 +49,33 @@ if mode == "Guided walkthrough":
     c1.button("← Previous", key="wt_prev", disabled=i == 0, on_click=_move, args=(-1,))
     c3.button("Next →", key="wt_next", disabled=i == len(I.STOPS) - 1, on_click=_move, args=(1,))
     stop = I.STOPS[i]
-    c2.progress((i + 1) / len(I.STOPS), f"Stop {i + 1} of {len(I.STOPS)}")
+    finished = sum(f"stop:{s.measure.__name__}" in done for s in I.STOPS)
+    c2.progress((i + 1) / len(I.STOPS), f"Stop {i + 1} of {len(I.STOPS)} · {finished} measured in this session")
     st.subheader(f"{i + 1}. {stop.title}")
     st.markdown(f"**Question:** {stop.question}")
     key = f"stop:{stop.measure.__name__}"
-    if st.button("Run the experiment for this stop", type="primary", key="wt_run"):
-        measure(stop.measure, key)
-    if key in done:
+    if guess_then_measure(key, stop.measure, stop.guess, "Lock in my guess and run the experiment", "wt_run"):
         st.success(I.answer(stop.answer, done[key]))
         st.caption(f"What ran: {done[key]['run']}.")
     else:
-        st.info("Press the button: the answer is filled in from a run made now, on this machine.")
+        st.info("Commit to a guess, then press the button: the answer is filled in from a run made now, on this "
+                "machine, and your guess is scored against it.")
     st.page_link(stop.page, label="Open the page that shows this in depth", icon=":material/arrow_forward:")
 else:
     level = st.radio("Depth", I.LEVELS, horizontal=True, key="iv_level")
-    st.caption("Each answer quotes a number measured by the button next to it; the run is described below "
-               "the answer. Wrong answers are the ones interviewers hear most.")
+    st.caption("Commit to an answer first; the button measures, scores your guess and shows the answer at the "
+               "depth chosen, quoting the number just measured. Wrong answers are the ones interviewers hear most.")
     for q in I.QUESTIONS:
         with st.container(border=True):
             st.markdown(f"**{q.text}**")
             key = f"q:{q.measure.__name__}"
-            if st.button("Measure and answer", key=f"iv_run_{q.key}"):
-                measure(q.measure, key)
-            if key in done:
+            if guess_then_measure(key, q.measure, q.guess, "Lock in my answer, measure and compare",
+                                  f"iv_run_{q.key}"):
                 st.markdown(f"*{level}:* " + I.answer(q.answers[level], done[key]))
                 st.caption(f"What ran: {done[key]['run']}.")
                 for wrong, why in q.wrong:
                     st.markdown(f"- ✗ *“{wrong}”* — {I.answer(why, done[key])}")
+                if q.follow_up:
+                    st.markdown("**Follow-up:** " + I.answer(q.follow_up, done[key]))
             else:
                 st.caption("Not measured yet in this session.")

@@ -16,34 +16,64 @@ from specviz.core.sampling import SamplingConfig
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--target", default=DEFAULT, help="'default' (embedded SmolLM2-135M) or a HF id/local folder")
-    p.add_argument("--drafter", default=None, help="HF id/local folder of a draft model (method draft; "
-                   "default: the trained drafter in models/, for the default target)")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto", help="bfloat16 (default), float32, float16")
+    p.add_argument("--target", default=DEFAULT, metavar="MODEL",
+                   help="the target model: 'default' (the embedded SmolLM2-135M-Instruct), a Hugging Face id "
+                        "already in the local cache, or a local folder (default: %(default)s)")
+    p.add_argument("--drafter", default=None, metavar="MODEL",
+                   help="draft model for --method draft: a Hugging Face id or local folder with the target's "
+                        "tokenizer (default: the trained drafter in models/, which serves only the default target)")
+    p.add_argument("--device", default="auto",
+                   help="where to run the models: auto, cpu, cuda, cuda:N or mps; auto picks a GPU when there "
+                        "is one (default: %(default)s)")
+    p.add_argument("--dtype", default="auto",
+                   help="weight and activation type: auto, bfloat16, float32 or float16; auto = bfloat16 on CPU. float32 makes greedy near-tie "
+                        "flips rare, not impossible (default: %(default)s)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from specviz.engine.methods import METHODS
+    from specviz.proposers.lookup import RULES
+
     ap = argparse.ArgumentParser(prog="python -m specviz", description="Real speculative decoding, step by step.")
     sub = ap.add_subparsers(dest="command", required=True)
-    g = sub.add_parser("generate", help="generate with one method and report every step")
-    g.add_argument("--method", default="lookup")
+    g = sub.add_parser("generate", help="generate with one method and report every step",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="methods:\n" + "\n".join(f"  {m:<8} {d}" for m, d in METHODS.items()))
+    g.add_argument("--method", default="lookup", metavar="METHOD",
+                   help=f"how drafts are proposed, one of: {', '.join(METHODS)} (listed below; default: %(default)s)")
     src = g.add_mutually_exclusive_group(required=True)
-    src.add_argument("--prompt")
-    src.add_argument("--prompt-file")
-    src.add_argument("--workload", help=f"one of: {', '.join(workloads.BY_NAME)}")
-    g.add_argument("--chat", action="store_true", help="wrap the prompt in the chat template")
-    g.add_argument("--k", type=int, default=4)
-    g.add_argument("--adaptive", action="store_true", help="adaptive draft length (k is the ceiling)")
-    g.add_argument("--n", type=int, default=3)
-    g.add_argument("--n-min", type=int, default=None)
-    g.add_argument("--n-max", type=int, default=None)
-    g.add_argument("--temperature", type=float, default=0.0)
-    g.add_argument("--top-k", type=int, default=0)
-    g.add_argument("--top-p", type=float, default=1.0)
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--max-new-tokens", type=int, default=64)
-    g.add_argument("--json", action="store_true", help="print one JSON object")
+    src.add_argument("--prompt", help="the prompt text (one of --prompt, --prompt-file, --workload is required)")
+    src.add_argument("--prompt-file", metavar="PATH",
+                     help="read the prompt from a text file; its one final newline is dropped")
+    src.add_argument("--workload", metavar="NAME",
+                     help=f"a built-in prompt, one of: {', '.join(workloads.BY_NAME)}")
+    g.add_argument("--chat", action="store_true",
+                   help="wrap the prompt in the model's chat template (built-in workloads set it themselves; "
+                        "default: off)")
+    g.add_argument("--k", type=int, default=4, help="draft length: tokens proposed per step, >= 1 (default: %(default)s)")
+    g.add_argument("--adaptive", action="store_true",
+                   help="adaptive draft length: k grows after full acceptance and shrinks after rejections, "
+                        "up to --k (default: off)")
+    g.add_argument("--n", type=int, default=3,
+                   help="lookup: length of the context tail to match, >= 1 (default: %(default)s)")
+    g.add_argument("--n-min", type=int, default=None,
+                   help="lookup: shortest tail to try; with --n-max the widest match wins (default: --n)")
+    g.add_argument("--n-max", type=int, default=None, help="lookup: longest tail to try (default: --n)")
+    g.add_argument("--lookup-rule", default="recent", metavar="RULE",
+                   help=f"lookup: which earlier occurrence to copy from, one of: {', '.join(RULES)}. recent = the most recent (specviz), "
+                        "earliest = the earliest of the longest matches (vLLM's n-gram proposer) "
+                        "(default: %(default)s)")
+    g.add_argument("--temperature", type=float, default=0.0,
+                   help="0 = greedy (argmax); above 0 samples, and the acceptance test is the lossless "
+                        "min(1, p/q) rule (default: %(default)s)")
+    g.add_argument("--top-k", type=int, default=0, help="keep only the k most likely tokens; 0 = off (default: %(default)s)")
+    g.add_argument("--top-p", type=float, default=1.0,
+                   help="keep the smallest set of tokens with this much probability; 1 = off (default: %(default)s)")
+    g.add_argument("--seed", type=int, default=0, help="random seed for sampling (default: %(default)s)")
+    g.add_argument("--max-new-tokens", type=int, default=64,
+                   help="stop after this many generated tokens (or at end of sequence) (default: %(default)s)")
+    g.add_argument("--json", action="store_true",
+                   help="print one JSON object (text, ids, every step, summary) instead of text (default: off)")
     add_model_args(g)
     g.set_defaults(func=cmd_generate)
     # Other commands (train, bench) live in their own modules, each with add_parser(sub) that
@@ -65,10 +95,15 @@ def read_prompt(a) -> tuple[str, bool]:
         return w.prompt, w.chat or a.chat
     if a.prompt_file:
         try:
-            return Path(a.prompt_file).read_text(), a.chat
+            return strip_final_newline(Path(a.prompt_file).read_text()), a.chat
         except OSError as e:
             raise InputError(f"cannot read prompt file: {e.strerror}: {a.prompt_file}") from e
     return a.prompt, a.chat
+
+
+def strip_final_newline(text: str) -> str:
+    """A POSIX text file ends with one newline; it is not part of the prompt (only that one goes)."""
+    return text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
 
 
 def cmd_generate(a) -> int:
@@ -80,6 +115,9 @@ def cmd_generate(a) -> int:
         raise InputError(f"n-min ({a.n_min}) must not exceed n-max ({a.n_max})")
     if a.n < 1 or (a.n_min is not None and a.n_min < 1):
         raise InputError("n must be >= 1")
+    from specviz.proposers.lookup import RULES
+    if a.lookup_rule not in RULES:
+        raise InputError(f"unknown lookup rule '{a.lookup_rule}' (choose from: {', '.join(RULES)})")
     cfg = DecodeConfig(k=a.k, max_new_tokens=a.max_new_tokens, seed=a.seed, adaptive=a.adaptive,
                        sampling=SamplingConfig(a.temperature, a.top_k, a.top_p), record=False)
     cfg.check()
@@ -93,7 +131,7 @@ def cmd_generate(a) -> int:
     drafter = None
     if a.method == "draft" and a.drafter:   # without --drafter: the shipped trained drafter (default target)
         drafter = load_model(a.drafter, a.device, a.dtype)
-    proposer = make_proposer(a.method, target, a.n, a.n_min, a.n_max, drafter)
+    proposer = make_proposer(a.method, target, a.n, a.n_min, a.n_max, drafter, lookup_rule=a.lookup_rule)
     ids = encode_prompt(target.tokenizer, text, chat)
     dec = Decoder(target, proposer, ids, cfg, eos_token_id=target.tokenizer.eos_token_id)
     for _ in dec.run():

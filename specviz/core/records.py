@@ -41,6 +41,11 @@ class StepRecord:
     q_top: list[TopTokens] = field(default_factory=list)  # k drafted positions
     p_rejected: torch.Tensor | None = None  # (V,) p at the rejected position (the distribution in force)
     q_rejected: torch.Tensor | None = None  # (V,) q at the rejected position
+    # The anatomy of the pass: the committed token fed first, and KV cache lengths (entries) measured
+    # before the step, after the target pass (drafting, for the drafter) and after the rollback.
+    last_token: int = -1
+    target_cache: tuple[int, int, int] = (0, 0, 0)
+    drafter_cache: tuple[int, int, int] | None = None  # None: the proposer keeps no KV cache of its own
 
     @property
     def n_drafted(self) -> int:
@@ -55,8 +60,9 @@ class StepRecord:
         return self.n_accepted if self.n_accepted < len(self.drafted) else None
 
     def origins(self) -> list[str]:
-        """Origin of each emitted token: 'accepted' draft, 'correction' or 'bonus'."""
-        out = ["accepted"] * self.n_accepted + [self.next_origin]
+        """Origin of each emitted token: 'accepted' draft, 'correction', 'bonus', or 'own' (nothing was drafted:
+        the target's own token, as in plain decoding)."""
+        out = ["accepted"] * self.n_accepted + [self.next_origin if self.drafted else "own"]
         return out[: len(self.emitted)]
 
 

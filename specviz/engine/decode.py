@@ -139,7 +139,9 @@ class Decoder:
 
         # 1. draft: the proposer guesses up to k tokens (never more than can be kept)
         k = min(self.k, remaining - 1)
+        tc0, dc0 = self.cache.get_seq_length(), _cache_len(self.proposer)
         draft = self.proposer.propose(self.context(), k) if k > 0 else Plain().propose(None, 0)
+        dc1 = _cache_len(self.proposer)
         tokens = draft.tokens[:k].long()                                  # (k',)
         q = draft.q[: len(tokens)] if draft.q is not None else one_hot_q(tokens, self.vocab)  # (k', V)
         self._sync()
@@ -148,6 +150,7 @@ class Decoder:
         # 2. verify: one target pass over [last committed token, d_1 .. d_k']
         fed = torch.cat([self.ids[-1:], tokens])                         # (k'+1,)
         logits, h = self._forward(fed)                                   # (k'+1, V), (k'+1, H)
+        tc1 = self.cache.get_seq_length()
         p = logits_to_probs(logits, self.cfg.sampling)                   # (k'+1, V)
 
         # 3. accept: the lossless rule (verify.py)
@@ -172,6 +175,7 @@ class Decoder:
 
         # 5. update: the proposer rolls back its own state; adaptive k moves
         self.proposer.update(self.context(), n)
+        dc2 = _cache_len(self.proposer)
         k_asked = self.k
         if self.cfg.adaptive:
             self.k = adapt_k(self.k, len(tokens), n, self.cfg.k)
@@ -186,7 +190,9 @@ class Decoder:
             verify_s=t_verified - t_drafted,
             logit_top1=top[:, 0].tolist() if top is not None else [],
             logit_gap=(top[:, 0] - top[:, 1]).tolist() if top is not None else [],
-            greedy=greedy, q_deterministic=draft.q is None)
+            greedy=greedy, q_deterministic=draft.q is None, last_token=int(fed[0]),
+            target_cache=(tc0, tc1, self.cache.get_seq_length()),
+            drafter_cache=None if dc1 is None else (dc0 or 0, dc1, dc2))
         if self.cfg.record:
             shown = logits.softmax(-1) if greedy else p                  # greedy: draw the T=1 softmax
             rec.p_top = top_rows(shown)                                  # k'+1 rows
@@ -223,3 +229,9 @@ def generate(target: LoadedModel, proposer: Proposer | None, prompt_ids, cfg: De
     for _ in d.run():
         pass
     return d.summary(), d.steps
+
+
+def _cache_len(proposer) -> int | None:
+    """Length of a proposer's own KV cache (a draft model's); None when it keeps none."""
+    cache = getattr(proposer, "cache", None)
+    return cache.get_seq_length() if cache is not None and hasattr(cache, "get_seq_length") else None

@@ -8,10 +8,10 @@ from __future__ import annotations
 import torch
 
 from specviz.core.errors import InputError
-from specviz.engine.models import DEFAULT_LABEL, LoadedModel, check_same_tokenizer
+from specviz.engine.models import DEFAULT_LABEL, LoadedModel, check_same_tokenizer, token_id_count
 from specviz.proposers.base import Plain, Proposer
 from specviz.proposers.draft_model import DraftModel
-from specviz.proposers.lookup import PromptLookup
+from specviz.proposers.lookup import RULES as LOOKUP_RULES, PromptLookup
 
 METHODS = {
     "plain": "plain decoding (no draft)",
@@ -38,7 +38,9 @@ def uses_default_target(target: LoadedModel) -> bool:
 
 
 def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | None = None,
-                  n_max: int | None = None, drafter: LoadedModel | None = None) -> Proposer:
+                  n_max: int | None = None, drafter: LoadedModel | None = None,
+                  lookup_rule: str = "recent") -> Proposer:
+    """lookup_rule (method lookup): 'recent' = specviz's most recent match, 'earliest' = vLLM's rule."""
     if method == "plain":
         return Plain()
     if method == "lookup":
@@ -50,7 +52,9 @@ def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | Non
             raise InputError(f"n must be >= 1, got {lo}")
         if lo > hi:
             raise InputError(f"n-min ({lo}) must not exceed n-max ({hi})")
-        return PromptLookup(n_min=lo, n_max=hi)
+        if lookup_rule not in LOOKUP_RULES:
+            raise InputError(f"unknown lookup rule '{lookup_rule}' (choose from: {', '.join(LOOKUP_RULES)})")
+        return PromptLookup(n_min=lo, n_max=hi, rule=lookup_rule)
     if method == "draft":
         if drafter is None:
             from specviz.engine import artifacts
@@ -59,7 +63,10 @@ def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | Non
                                  "serves only the default target)")
             drafter = artifacts.load_drafter(target)
         check_same_tokenizer(target.tokenizer, drafter.tokenizer, target.vocab_size, drafter.vocab_size)
-        return DraftModel(drafter.model, name="draft")
+        if target.vocab_size == drafter.vocab_size:
+            return DraftModel(drafter.model, name="draft")
+        return DraftModel(drafter.model, name="draft", vocab=target.vocab_size,
+                          n_ids=token_id_count(target.tokenizer))
     if method in TRAINED:
         from specviz.engine import artifacts
         if not artifacts.available()["eagle" if method == "hybrid" else method]:

@@ -141,22 +141,43 @@ def first_line(e: Exception) -> str:
     return s[0] if s else ""
 
 
-def check_same_tokenizer(target_tok, draft_tok, target_vocab: int, draft_vocab: int) -> None:
-    """Refuse a drafter whose token -> id map differs: p and q would be over different token ids."""
-    if target_vocab != draft_vocab:
-        raise ModelError(
-            f"tokenizers differ: the target has {target_vocab} token ids, the drafter {draft_vocab}; "
-            "p and q would be distributions over different token ids, so the acceptance test "
-            "p(x)/q(x) would compare unrelated tokens")
+def check_same_tokenizer(target_tok, draft_tok, target_vocab: int, draft_vocab: int) -> str:
+    """Refuse a drafter whose token -> id map differs (p and q would be over different token ids).
+
+    Output layers may differ in size when one checkpoint pads its embedding matrix (e.g. 151,936 vs
+    152,064 rows in one family): rows past the last token id belong to no token, so the pair is fine.
+    Returns which case it is, in words.
+    """
     if target_tok is None or draft_tok is None:
-        return
+        if target_vocab != draft_vocab:
+            raise ModelError(
+                f"tokenizers differ: the target has {target_vocab} token ids, the drafter {draft_vocab}, and "
+                "there is no tokenizer to tell padding rows from real tokens; p and q would be distributions "
+                "over different token ids, so the acceptance test p(x)/q(x) would compare unrelated tokens")
+        return f"same output layer size ({target_vocab} rows); no tokenizers to compare"
     a, b = target_tok.get_vocab(), draft_tok.get_vocab()
     if a != b:
         diff = sorted(set(a.items()) ^ set(b.items()), key=lambda kv: kv[1])[:3]
         shown = ", ".join(f"{t!r}->{i}" for t, i in diff)
         raise ModelError(
             f"tokenizers differ: {len(a)} vs {len(b)} entries, and the same text maps to other ids "
-            f"(e.g. {shown}); p and q would be over different token ids")
+            f"(e.g. {shown}); p and q would be over different token ids (output layers: {target_vocab} vs "
+            f"{draft_vocab} rows)")
+    n_ids = token_id_count(target_tok)
+    if target_vocab == draft_vocab:
+        return f"same tokenizer ({len(a)} tokens) and same output layer size ({target_vocab} rows)"
+    if min(target_vocab, draft_vocab) < n_ids:
+        raise ModelError(
+            f"the tokenizers match ({len(a)} tokens, ids up to {n_ids - 1}) but an output layer has only "
+            f"{min(target_vocab, draft_vocab)} rows, so some tokens would have no probability")
+    return (f"same tokenizer ({len(a)} tokens); the output layers differ only in padding rows "
+            f"({target_vocab} vs {draft_vocab} rows, ids {n_ids} and up belong to no token), so the drafter's "
+            "q is taken over the real token ids")
+
+
+def token_id_count(tok) -> int:
+    """Number of token ids the tokenizer can produce (highest id + 1, added tokens included)."""
+    return max(tok.get_vocab().values()) + 1
 
 
 def tiny_llama(vocab_size: int = 96, layers: int = 2, hidden: int = 32, seed: int = 0,

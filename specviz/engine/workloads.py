@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 COPY, NOVEL = "copy-heavy", "novel"
+GROUNDED = "grounded, not copyable"  # the answer is built from the input but shares few token runs with it
 
 
 @dataclass(frozen=True)
@@ -86,11 +87,18 @@ WORKLOADS: list[Workload] = [
              "Explain to a ten-year-old why the sky is blue and why sunsets are red."),
 ]
 
-BY_NAME = {w.name: w for w in WORKLOADS}
+# A translation-like task (Spec-Bench's "translation" category): input-grounded, yet the output's token runs
+# are not in the context, so lookup finds little to copy. Kept out of WORKLOADS (the bench's and Compare's set)
+# so their plans do not change; the lesson pages and the CLI reach it through ALL / BY_NAME.
+TRANSLATE = Workload("translate", GROUNDED, "translate a passage into French",
+                     f"Translate this passage into French:\n\n{_DOC}")
+ALL: list[Workload] = WORKLOADS + [TRANSLATE]
+
+BY_NAME = {w.name: w for w in ALL}
 
 
 def of_kind(kind: str) -> list[Workload]:
-    return [w for w in WORKLOADS if w.kind == kind]
+    return [w for w in ALL if w.kind == kind]
 
 
 def get(name: str) -> Workload:

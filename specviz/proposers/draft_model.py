@@ -14,9 +14,11 @@ from specviz.proposers.base import Context, Draft, Proposer
 class DraftModel(Proposer):
     name = "draft"
 
-    def __init__(self, model: torch.nn.Module, name: str = "draft"):
+    def __init__(self, model: torch.nn.Module, name: str = "draft", vocab: int | None = None,
+                 n_ids: int | None = None):
         self.model = model
         self.name = name
+        self.vocab, self.n_ids = vocab, n_ids  # set when the output layers differ only in padding rows
         self.device = next(model.parameters()).device
         self.cache: DynamicCache | None = None
 
@@ -28,7 +30,12 @@ class DraftModel(Proposer):
         x = torch.tensor([ids], device=self.device)  # (1, t)
         out = self.model(input_ids=x, cache=self.cache, use_cache=True,
                          logits_to_keep=1)
-        return out.logits[0, -1].float().cpu()  # (V,)
+        logits = out.logits[0, -1].float().cpu()  # (V_drafter,)
+        if self.vocab is None:
+            return logits
+        fitted = torch.full((self.vocab,), float("-inf"))  # (V_target,): padding rows get q = 0
+        fitted[:self.n_ids] = logits[:self.n_ids]
+        return fitted
 
     def propose(self, ctx: Context, k: int) -> Draft:
         if self.cache is None:

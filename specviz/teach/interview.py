@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from specviz.teach import experiments as E
 from specviz.teach import lab, mismatch, serving
+from specviz.teach.guess import Guess
 from specviz.core.costmodel import expected_tokens_per_pass
 from specviz.core.costmodel import draft_cost, plain_step_time
 from specviz.engine.costs import measure_v
@@ -20,7 +21,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine.workloads import COPY, NOVEL, get, of_kind
 
 SAMPLED = SamplingConfig(temperature=0.8)
-LEVELS = ["junior", "senior", "principal"]
+LEVELS = ["junior", "middle", "senior", "principal"]
 
 
 def _f(x, spec=".2f") -> str:
@@ -40,6 +41,8 @@ def lookup_vs_draft(target, drafter, small: bool, progress=None) -> dict:
             r = rows.get((kind, m))
             out[f"{m}_{tag}_speedup"] = _f(r["speedup"]) if r else "not measured (no drafter)"
             out[f"{m}_{tag}_tpp"] = _f(r["tokens_per_pass"]) if r else "n/a"
+            if r:
+                out[f"{m}_{tag}_speedup_x"] = float(r["speedup"])
     return out
 
 
@@ -49,7 +52,7 @@ def tokenizer_check(target, drafter, small: bool, progress=None) -> dict:
                    "then asked specviz to pair them",
             "target_vocab": f"{d.target_vocab:,}", "drafter_vocab": f"{d.drafter_vocab:,}",
             "target_ids": str(d.target_ids[:6]), "drafter_ids": str(d.drafter_ids[:6]),
-            "refusal": d.refusal or "accepted (unexpected)"}
+            "refusal": d.refusal or "accepted (unexpected)", "verdict": "refused" if d.refusal else "accepted"}
 
 
 def heads_cost(target, drafter, small: bool, progress=None) -> dict:
@@ -61,6 +64,7 @@ def heads_cost(target, drafter, small: bool, progress=None) -> dict:
     return {"run": "summed the shipped artifact files in models/ and the target's parameters and cache size",
             "target_mb": _f(target.param_bytes() / 2**20, ".0f"),
             "kv_kb": _f(target.kv_bytes_per_token() / 1024, ".1f"),
+            "kv_kb_x": target.kv_bytes_per_token() / 1024,
             "heads_mb": (", ".join(f"{m} {b / 2**20:.1f} MB" for m, b in heads.items())
                          if heads else "no heads shipped yet"),
             "drafter_mb": _f(files["drafter"] / 2**20, ".1f") if files["drafter"] else "no drafter shipped yet"}
@@ -85,7 +89,8 @@ def serial_drafting(target, drafter, small: bool, progress=None) -> dict:
     return {"run": f"{who}, greedy, k = 1, 2, 4 on {w.name}; plain decoding for t1; v(5) measured",
             "t1_ms": _f(1000 * t1, ".1f"), "d1_ms": _f(1000 * per_k[1][0], ".1f"),
             "d2_ms": _f(1000 * per_k[2][0], ".1f"), "d4_ms": _f(1000 * per_k[4][0], ".1f"),
-            "c": _f(per_k[4][1]), "v5": _f(v5), "cap_tenth": _f(6 / (v5 + 5 * 0.1))}
+            "c": _f(per_k[4][1]), "v5": _f(v5), "cap_tenth": _f(6 / (v5 + 5 * 0.1)),
+            "ratio_x": per_k[4][0] / per_k[1][0] if per_k[1][0] > 0 else 0.0}
 
 
 def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
@@ -97,7 +102,8 @@ def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
         s = next(x.summary for x in runs if x.method == "lookup")
         out.update({f"acc_{tag}": _f(r["acceptance_rate"]), f"tpp_{tag}": _f(r["tokens_per_pass"]),
                     f"speedup_{tag}": _f(r["speedup"]), f"drafted_{tag}": str(s.drafted),
-                    f"passes_{tag}": str(s.target_passes), f"rep_{tag}": _f(r["repetition"], ".0%")})
+                    f"passes_{tag}": str(s.target_passes), f"rep_{tag}": _f(r["repetition"], ".0%"),
+                    f"acc_{tag}_x": r["acceptance_rate"] or 0.0})
     gap = float(out["tpp_g"]) - float(out["tpp_s"])
     out["greedy_verdict"] = (f"higher under greedy decoding (τ {out['tpp_g']} vs {out['tpp_s']}), because the greedy "
                              "output repeats itself and lookup copies the repeats" if gap > 0.1 else
@@ -105,11 +111,20 @@ def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
     return out
 
 
+def lookup_on_translation(target, drafter, small: bool, progress=None) -> dict:
+    """Lookup on a translation: built from the input, but its token runs are not in the context."""
+    w = get("translate")
+    runs = E.compare(target, [w], ["lookup"], [4], 3, SAMPLED, 8 if small else 64, progress=progress)
+    r = next(x for x in E.table(runs) if x["method"] == "lookup")
+    return {"run": f"lookup (n=3, k=4) vs plain on '{w.name}', sampled T=0.8", "speedup": _f(r["speedup"]),
+            "tpp": _f(r["tokens_per_pass"]), "acc": _f(r["acceptance_rate"]), "speedup_x": float(r["speedup"])}
+
+
 def verify_cost(target, drafter, small: bool, progress=None) -> dict:
     v = measure_v(target, ks=(1, 4, 8), repeats=3 if small else 7, progress=progress)
     return {"run": "timed decode-loop steps that verify k+1 new tokens against plain one-token steps (medians)",
             "v1": _f(v[1]), "v4": _f(v[4]), "v8": _f(v[8]),
-            "gain4": _f(expected_tokens_per_pass(0.7, 4) / v[4])}
+            "gain4": _f(expected_tokens_per_pass(0.7, 4) / v[4]), "v4_x": float(v[4])}
 
 
 def lossless_toy(target, drafter, small: bool, progress=None) -> dict:
@@ -117,7 +132,9 @@ def lossless_toy(target, drafter, small: bool, progress=None) -> dict:
     sim = lab.simulate(p, q, 2000 if small else 10000, progress=progress)
     return {"run": f"{sim.trials} speculative draws through specviz's verifier, p and q far apart",
             "tv_p": _f(sim.tv_to_p[-1], ".3f"), "tv_q": _f(sim.tv_to_q[-1], ".3f"),
-            "kept": _f(sim.accepted / sim.trials, ".3f"), "theory": _f(lab.stats(p, q).acceptance, ".3f")}
+            "kept": _f(sim.accepted / sim.trials, ".3f"), "theory": _f(lab.stats(p, q).acceptance, ".3f"),
+            "kept_x": sim.accepted / sim.trials, "p_text": lab.PRESETS["q far from p"][0],
+            "q_text": lab.PRESETS["q far from p"][1]}
 
 
 def lookup_sweep(target, drafter, small: bool, progress=None) -> dict:
@@ -126,13 +143,23 @@ def lookup_sweep(target, drafter, small: bool, progress=None) -> dict:
     best = max(pts, key=lambda p: p.speedup)
     return {"run": "lookup n=3 at several k on a copy-heavy prompt, greedy, plain runs interleaved",
             "table": ", ".join(f"k={p.k}: {p.speedup:.2f}×" for p in pts), "best_k": str(best.k),
-            "best": _f(best.speedup)}
+            "best": _f(best.speedup), "best_x": float(best.speedup)}
 
 
 def vllm_line(target, drafter, small: bool, progress=None) -> dict:
     cfg = serving.build("lookup", 4, 2, 4)
     return {"run": "built and validated a vLLM config for lookup, k=4, n from 2 to 4",
-            "json": serving.to_json(cfg), "errors": str(len(serving.validate(cfg)))}
+            "json": serving.to_json(cfg), "errors": str(len(serving.validate(cfg))), "method": cfg["method"]}
+
+
+# Guesses asked both in the interview and on the walkthrough.
+GUESS_COPY_SPEEDUP = Guess("lookup's speedup over plain decoding on a copy-heavy prompt (×)", "lookup_copy_speedup_x",
+                     lo=0.0, hi=10.0, step=0.1, rel=0.25)
+GUESS_PAIRED = Guess("will specviz pair a drafter that has its own tokenizer?", "verdict", choices=("accepted", "refused"))
+GUESS_SERIAL = Guess("draft time per step at k = 4 ÷ at k = 1", "ratio_x", lo=0.0, hi=10.0, step=0.5, rel=0.25)
+GUESS_CHAT_ACC = Guess("lookup's draft acceptance α̂ on chat, sampled at T = 0.8 (0 to 1)", "acc_s_x", lo=0.0, hi=1.0,
+                 step=0.05, rel=0.0, abs_tol=0.1)
+GUESS_KV_KB = Guess("KV cache per token of this 135M target, in KB", "kv_kb_x", lo=0.0, hi=1000.0, step=1.0, rel=0.25)
 
 
 # -- questions and stops ------------------------------------------------------------------------
@@ -143,12 +170,16 @@ class Question:
     measure: object                     # one of the functions above
     answers: dict[str, str]             # level -> template over the measured dict
     wrong: list[tuple[str, str]] = field(default_factory=list)  # (wrong answer, why it is wrong)
+    follow_up: str = ""                 # a second question the interviewer asks next, answered from the same run
+    guess: Guess | None = None          # what the candidate commits to before the measurement
 
 
 QUESTIONS = [
     Question("lookup_vs_draft", "When does prompt lookup beat a draft model?", lookup_vs_draft, {
         "junior": "When the answer copies the prompt. Measured just now: lookup ran {lookup_copy_speedup}× plain "
                   "on the copy-heavy prompt and {lookup_novel_speedup}× on the novel one.",
+        "middle": "Lookup costs nothing to draft but only guesses right when the continuation is already in the "
+                  "context: τ = {lookup_copy_tpp} on the copy prompt vs {lookup_novel_tpp} on the novel one.",
         "senior": "Lookup drafts for free (c ≈ 0) but only where the context contains the continuation: "
                   "τ = {lookup_copy_tpp} on the copy prompt vs {lookup_novel_tpp} on the novel one. The draft "
                   "model pays c per token on every prompt (draft: {draft_copy_speedup}× copy, "
@@ -160,10 +191,13 @@ QUESTIONS = [
                      "cost only where text is genuinely new."},
         [("A draft model always beats lookup.", "On copy-heavy prompts lookup's τ is as high and its draft cost "
           "is zero; measured above."),
-         ("Lookup needs GPU memory for its weights.", "It has no weights: drafting is a search over token ids.")]),
+         ("Lookup needs GPU memory for its weights.", "It has no weights: drafting is a search over token ids.")],
+        guess=GUESS_COPY_SPEEDUP),
     Question("tokenizer", "Why can't any small model draft for any target?", tokenizer_check, {
         "junior": "They must use the same tokenizer. The target has {target_vocab} token ids, the other "
                   "drafter {drafter_vocab}; specviz refused the pair.",
+        "middle": "p and q must be distributions over the same token ids; a different tokenizer numbers its "
+                  "tokens differently ({target_vocab} vs {drafter_vocab} ids here), so specviz refuses the pair.",
         "senior": "The acceptance test compares p(x) and q(x) for one token id. The same sentence is "
                   "{target_ids} for the target and {drafter_ids} for the drafter, so the ids name different "
                   "text. specviz's refusal: “{refusal}”",
@@ -172,9 +206,13 @@ QUESTIONS = [
                      "drafting needs a re-tokenising bridge that costs latency and acceptance at token "
                      "boundaries ({target_vocab} vs {drafter_vocab} ids here)."},
         [("Any smaller model of the same family works.", "Families change tokenizers between releases; check the "
-          "vocabulary, as specviz does.")]),
+          "vocabulary, as specviz does.")],
+        guess=GUESS_PAIRED),
     Question("heads_cost", "What do trained heads cost you operationally that lookup does not?", heads_cost, {
         "junior": "Heads are weights ({heads_mb}) that must be trained; lookup has none.",
+        "middle": "Heads read the target's hidden states, so they are trained for one checkpoint; they cost "
+                  "{heads_mb} here, small for a 135M target but about 0.24B parameters for an EAGLE head on a 7B "
+                  "one, plus EAGLE's own KV cache.",
         "senior": "Heads are fitted to one checkpoint's hidden states: every new release or fine-tune of the "
                   "{target_mb} MB target invalidates them until retrained and re-validated. Lookup survives the "
                   "swap untouched and adds no memory.",
@@ -183,10 +221,13 @@ QUESTIONS = [
                      "its own KV cache). Budget it against the {kv_kb} KB per token of target cache the memory "
                      "could have held instead."},
         [("Heads work on any checkpoint without training.", "They are fitted to one model's hidden states; the "
-          "Tokenizers & checkpoints page measures them on a fine-tune.")]),
+          "Tokenizers & checkpoints page measures them on a fine-tune.")],
+        guess=GUESS_KV_KB),
     Question("serial", "Why are draft steps serial, and what does that cap?", serial_drafting, {
         "junior": "Each drafted token needs the previous one, so k tokens are k passes: the draft time per step "
                   "was {d1_ms} ms at k=1, {d2_ms} ms at k=2, {d4_ms} ms at k=4.",
+        "middle": "Each drafted token is the drafter's input for the next, so the k passes cannot overlap: "
+                  "{d1_ms} → {d2_ms} → {d4_ms} ms at k = 1, 2, 4.",
         "senior": "Drafting sits on the critical path before verification: with c = {c} (one drafted token ÷ one "
                   "target step of {t1_ms} ms) a step costs v(k) + k·c target steps.",
         "principal": "With a drafter a tenth of the target's cost and every token accepted, k=5 gives at best "
@@ -194,20 +235,25 @@ QUESTIONS = [
                      "cutting c (fewer layers, smaller vocabulary head) or drafting in parallel (heads) is what "
                      "moves the cap."},
         [("A drafter a tenth the size makes speculation ~10× faster.", "Its k passes add k·c to every step; the cap "
-          "is measured above.")]),
+          "is measured above.")],
+        guess=GUESS_SERIAL),
     Question("lookup_chat", "What acceptance would lookup get on open-ended chat?", lookup_on_chat, {
         "junior": "Low: there is little to copy. Measured (sampled): acceptance {acc_s}, {drafted_s} tokens drafted "
                   "in {passes_s} passes, {speedup_s}× plain.",
+        "middle": "Low acceptance ({acc_s} sampled), but a miss costs little: lookup drafts nothing or one "
+                  "slightly wider pass, {speedup_s}× plain measured.",
         "senior": "Sampled, τ = {tpp_s} ({speedup_s}×): a miss costs a slightly larger verify pass, bad but not "
                   "catastrophic. Tokens per pass were {greedy_verdict}; {rep_g} of the greedy output's 4-grams "
                   "repeat. A small model's greedy output tends to loop, and a loop is what lookup copies.",
         "principal": "Measure per pool before enabling: acceptance {acc_s} sampled vs {acc_g} greedy on the same "
                      "prompt shows how decoding settings and model size change the answer. Gate lookup on a "
                      "running hit rate, and keep k small where matches are rare."},
-        [("Near zero, always.", "It depends on the model and the decoding: a small model's greedy output loops "
-          "and lookup accepts the loop (acceptance here: {acc_g} greedy vs {acc_s} sampled)."),
-         ("Lookup hurts a lot when it misses.", "A miss drafts nothing or costs one slightly wider pass "
-          "({speedup_s}× measured).")]),
+        [("Lookup hurts a lot when it misses.", "A miss drafts nothing or costs one slightly wider pass "
+          "({speedup_s}× measured).")],
+        follow_up="And with greedy decoding on this small model? Tokens per pass were {greedy_verdict}; "
+                  "acceptance {acc_g} greedy vs {acc_s} sampled. A small model's greedy output loops, and lookup "
+                  "copies the loop, so 'near zero' holds for genuinely new text, not for a looping output.",
+        guess=GUESS_CHAT_ACC),
 ]
 
 
@@ -218,32 +264,57 @@ class Stop:
     question: str
     measure: object
     answer: str
+    guess: Guess | None = None
 
 
+# Order: the rule and losslessness, then costs and break-even, then proposer families, heads and memory,
+# then serving.
 STOPS = [
+    Stop("The rule is lossless", "pages/lossless.py", "Does the output follow p even when q is far from p?",
+         lossless_toy, "p = ({p_text}), q = ({q_text}). After the draws the output is {tv_p} from p and {tv_q} "
+         "from q; drafts kept {kept} (theory Σ min(p, q) = {theory}).",
+         Guess("the share of drafts kept when p = (0.05, 0.10, 0.15, 0.30, 0.40) and q = (0.50, 0.25, 0.15, "
+               "0.05, 0.05) (0 to 1)", "kept_x", lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05)),
     Stop("Why speculation can help at all", "pages/step_through.py",
          "Does one target pass over several new tokens cost about as much as a pass over one?", verify_cost,
          "v(1) = {v1}, v(4) = {v4}, v(8) = {v8}: a pass that checks 4 drafts costs {v4} plain steps. At 70% "
-         "acceptance it commits 2.77 tokens on average, so (drafting aside) {gain4}× the tokens per unit of cost."),
+         "acceptance it commits 2.77 tokens on average, so (drafting aside) {gain4}× the tokens per unit of cost.",
+         Guess("v(4): the time of a pass that verifies 4 drafts, in plain decoding steps", "v4_x", lo=0.0, hi=10.0,
+               step=0.1, rel=0.15)),
+    Stop("The draft length k", "pages/breakeven.py", "Which k is best for lookup on a copy-heavy prompt?",
+         lookup_sweep, "Measured {table}; best k = {best_k} ({best}×).",
+         Guess("the best speedup lookup reaches on a copy-heavy prompt (×)", "best_x", lo=0.0, hi=10.0, step=0.1,
+               rel=0.25)),
+    Stop("Draft steps are serial", "pages/breakeven.py", "How does a model drafter's cost grow with k?",
+         serial_drafting, "Draft time per step {d1_ms} / {d2_ms} / {d4_ms} ms at k = 1 / 2 / 4 (one target step: "
+         "{t1_ms} ms).",
+         GUESS_SERIAL),
     Stop("Lookup on copy-heavy and novel text", "pages/compare.py",
          "Does prompt lookup help everywhere?", lookup_vs_draft,
          "Lookup: {lookup_copy_speedup}× plain on the copy-heavy prompt (τ = {lookup_copy_tpp}), "
-         "{lookup_novel_speedup}× on the novel one (τ = {lookup_novel_tpp})."),
+         "{lookup_novel_speedup}× on the novel one (τ = {lookup_novel_tpp}).",
+         GUESS_COPY_SPEEDUP),
     Stop("Open-ended chat", "pages/compare.py", "What does lookup get on a short chat prompt?", lookup_on_chat,
          "Sampled: acceptance {acc_s}, τ = {tpp_s}, {speedup_s}×. Tokens per pass were {greedy_verdict} "
-         "({rep_g} of the greedy output's 4-grams repeat)."),
-    Stop("The draft length k", "pages/experiments.py", "Which k is best for lookup on a copy-heavy prompt?",
-         lookup_sweep, "Measured {table}; best k = {best_k} ({best}×)."),
-    Stop("Losslessness", "pages/lossless.py", "Does the output follow p even when q is far from p?",
-         lossless_toy, "After the draws the output is {tv_p} from p and {tv_q} from q; drafts kept {kept} "
-         "(theory {theory})."),
+         "({rep_g} of the greedy output's 4-grams repeat).",
+         GUESS_CHAT_ACC),
+    Stop("Grounded, but not copyable", "pages/step_through.py",
+         "A translation is built entirely from its input. Does lookup help there?", lookup_on_translation,
+         "Lookup ran {speedup}× plain (τ = {tpp}, acceptance {acc}): the output means the same as the input but "
+         "shares few token runs with it, so there is little to copy — as Spec-Bench reports for translation.",
+         Guess("lookup's speedup on the translation, sampled (×)", "speedup_x", lo=0.0, hi=10.0, step=0.1,
+               rel=0.2)),
     Stop("Tokenizers", "pages/pitfalls.py", "Can a drafter with its own tokenizer be used?", tokenizer_check,
-         "No: {target_vocab} vs {drafter_vocab} token ids; the same text is {target_ids} vs {drafter_ids}."),
-    Stop("Draft steps are serial", "pages/compare.py", "How does a model drafter's cost grow with k?",
-         serial_drafting, "Draft time per step {d1_ms} / {d2_ms} / {d4_ms} ms at k = 1 / 2 / 4 (one target step: "
-         "{t1_ms} ms)."),
+         "Refused: {target_vocab} vs {drafter_vocab} token ids; the same text is {target_ids} vs {drafter_ids}. "
+         "(Cross-vocabulary methods exist, and pay for translating between the two.)",
+         GUESS_PAIRED),
+    Stop("Heads and memory", "pages/pitfalls.py", "What does a proposer cost in memory?", heads_cost,
+         "Target {target_mb} MB, {kv_kb} KB of KV cache per token; heads: {heads_mb}; drafter: {drafter_mb} MB "
+         "plus its own KV cache.",
+         GUESS_KV_KB),
     Stop("Taking it to a server", "pages/serve.py", "What would I hand to vLLM for lookup?", vllm_line,
-         "`--speculative-config '{json}'` ({errors} rule violations)."),
+         "`--speculative-config '{json}'` ({errors} rule violations).",
+         Guess("vLLM's method name for prompt lookup", "method", choices=("prompt_lookup", "ngram", "lookup"))),
 ]
 
 

@@ -63,6 +63,39 @@ def stats(p: torch.Tensor, q: torch.Tensor) -> Stats:
     return Stats(float(acceptance_probability(p, q)), residual(p, q), 0.5 * float((p - q).abs().sum()))
 
 
+RULES = {  # what happens to a drafted x ~ q: the exact rule, and two ways to break it
+    "exact": "the exact rule: keep x with probability min(1, p/q), else draw from the residual norm(max(0, p − q))",
+    "resample from p": "broken: keep x with probability min(1, p/q), else draw the replacement from p itself",
+    "accept every draft": "broken: keep every drafted x, no test",
+}
+
+
+def output_distribution(p: torch.Tensor, q: torch.Tensor, rule: str = "exact") -> torch.Tensor:
+    """What the emitted token follows under each rule, in closed form. (V,) -> (V,)
+
+    exact: min(p, q) + P(reject)·residual = min(p, q) + (p − q)⁺ = p.
+    resample from p: min(p, q) + P(reject)·p, which is not p unless q = p.
+    accept every draft: q."""
+    kept = torch.minimum(p, q)                                   # (V,)
+    reject = 1.0 - kept.sum()                                    # P(reject) = total variation(p, q)
+    if rule == "exact":
+        return kept + reject * residual(p, q)
+    if rule == "resample from p":
+        return kept + reject * p
+    if rule == "accept every draft":
+        return q.clone()
+    raise InputError(f"unknown rule '{rule}' (choose from: {', '.join(RULES)})")
+
+
+def proof_rows(p: torch.Tensor, q: torch.Tensor) -> list[dict]:
+    """The three-line losslessness proof, one row per token: q·min(1, p/q) + P(reject)·residual = p."""
+    kept, res = torch.minimum(p, q), residual(p, q)
+    reject = 1.0 - float(kept.sum())
+    return [{"q(x)·min(1, p(x)/q(x))": float(kept[i]), "P(reject)·residual(x)": reject * float(res[i]),
+             "(p(x) − q(x))⁺": max(0.0, float(p[i] - q[i])),
+             "sum": float(kept[i]) + reject * float(res[i]), "p(x)": float(p[i])} for i in range(len(p))]
+
+
 @dataclass
 class Simulation:
     counts: torch.Tensor              # (V,) first emitted token counts after all trials
@@ -96,12 +129,15 @@ def checkpoints_for(n: int) -> list[int]:
 
 
 def simulate(p: torch.Tensor, q: torch.Tensor, trials: int, seed: int = 0, progress=None,
-             shown: list[int] | None = None) -> Simulation:
+             shown: list[int] | None = None, rule: str = "exact") -> Simulation:
     """`trials` speculative draws (k = 1) through verify(); counts of the token each one emits.
 
-    shown: measure the distances over these ids plus one 'all others' bucket (large vocabularies)."""
+    shown: measure the distances over these ids plus one 'all others' bucket (large vocabularies).
+    rule: 'exact' uses verify() as is; the broken rules (RULES) change what a trial emits."""
     if trials < 1:
         raise InputError("the number of trials must be >= 1")
+    if rule not in RULES:
+        raise InputError(f"unknown rule '{rule}' (choose from: {', '.join(RULES)})")
     gen = torch.Generator().manual_seed(seed)
     V = len(p)
     p2 = torch.stack([p, p])  # (2, V): position 1 and the bonus position
@@ -111,7 +147,9 @@ def simulate(p: torch.Tensor, q: torch.Tensor, trials: int, seed: int = 0, progr
     for t in range(1, trials + 1):
         x = sample(q, gen)
         v = verify(torch.tensor([x]), q.view(1, V), p2, greedy=False, generator=gen)
-        tok = x if v.n_accepted == 1 else v.next_token
+        if rule == "accept every draft":
+            v.n_accepted = 1
+        tok = x if v.n_accepted == 1 else v.next_token if rule == "exact" else sample(p, gen)
         counts[tok] += 1
         accepted += v.n_accepted
         if t in marks:

@@ -1,23 +1,37 @@
 """specviz settings -> vLLM's `--speculative-config` JSON, and a checker for the rules it must meet.
 
-vLLM's speculative methods used here: `ngram` (prompt lookup), `draft_model` (a separate small
-model), `eagle` / `eagle3` and `medusa` (heads on the target). The config is a JSON object passed
-as `vllm serve <target> --speculative-config '<json>'`.
+Target: vLLM 0.33.0. Its speculative methods are `ngram`, `ngram_gpu`, `draft_model`, `suffix`,
+`eagle`, `eagle3`, `mtp`, `dflash`, `dspark`, `extract_hidden_states` and `custom_class`; `medusa`
+and `mlp_speculator` were removed after 0.32. The config is a JSON object passed as
+`vllm serve <target> --speculative-config '<json>'`.
 """
 from __future__ import annotations
 
 import json
 import shlex
 
-VLLM_METHODS = ("ngram", "draft_model", "eagle", "eagle3", "medusa")
-NEEDS_MODEL = {"draft_model", "eagle", "eagle3", "medusa"}
+VLLM_VERSION = "0.33.0"
+VLLM_METHODS = ("ngram", "ngram_gpu", "draft_model", "suffix", "eagle", "eagle3", "mtp", "dflash", "dspark",
+                "extract_hidden_states", "custom_class")
+REMOVED = {"medusa": "0.32", "mlp_speculator": "0.32"}   # method -> last vLLM release that served it
+NGRAM = {"ngram", "ngram_gpu"}                            # take prompt_lookup_min/max
+NEEDS_MODEL = {"draft_model", "eagle", "eagle3", "dflash", "dspark"}
+HAS_Q = {"draft_model", "eagle", "eagle3", "mtp", "dflash", "dspark"}  # drafters with a distribution q
+SAMPLE_METHODS = ("greedy", "probabilistic")              # draft_sample_method; vLLM's default is greedy
 FROM_SPECVIZ = {"lookup": "ngram", "draft": "draft_model", "eagle": "eagle", "medusa": "medusa"}
+NEAREST = {"medusa": "eagle3"}                            # what to use instead of a removed method
 
 # What a specviz run does not hand to a server as is (shown on the page, per method).
 CAVEATS = {
-    "ngram": "Nothing to convert: prompt lookup has no weights. What changes is only the engine: vLLM "
-             "searches the prompt and the output so far, as specviz does, but it batches many requests, "
-             "so the measured speedup here (batch 1, CPU) is an upper bound for a busy server.",
+    "ngram": "Nothing to convert: prompt lookup has no weights. The search is not quite specviz's: vLLM's "
+             "n-gram proposer copies from the earliest occurrence among the longest matches, specviz's default "
+             "lookup from the most recent one (specviz's lookup rule 'earliest' follows vLLM's; the comparison "
+             "below measures the difference). And a busy server batches many requests, so the spare compute "
+             "that makes verification nearly free at batch 1 shrinks: the speedup measured here (batch 1, CPU) "
+             "does not carry over — it is not a bound either way.",
+    "ngram_gpu": "The same n-gram search as ngram, run on the GPU; the same notes apply.",
+    "suffix": "Suffix decoding copies from a tree built over earlier requests and this one; specviz has no "
+              "equivalent, so nothing measured here predicts it.",
     "draft_model": "The drafter must be a Hugging Face checkpoint with the target's tokenizer. specviz's own "
                    "trained drafter is a safetensors file in specviz's layout, not a checkpoint vLLM "
                    "can load: export it as a standard Llama checkpoint (config.json + weights) first, "
@@ -28,25 +42,42 @@ CAVEATS = {
              "retrain with a tool that writes that format.",
     "eagle3": "Same as eagle: an EAGLE-3 checkpoint trained for this exact target is needed; specviz's "
               "head is not in that format.",
-    "medusa": "vLLM expects Medusa heads in the Medusa checkpoint format, trained for this exact "
-              "target. specviz's heads are specviz safetensors files and do not load there; a fine-tune "
-              "of the target also invalidates them until they are retrained.",
+    "mtp": "Uses the target's own multi-token-prediction layers, so it works only for models that ship them; "
+           "SmolLM2 does not.",
+    "dflash": "A block-diffusion drafter trained for the target; specviz has none.",
+    "dspark": "A drafter checkpoint trained for the target; specviz has none.",
 }
+SAMPLING_NOTE = ("vLLM's default draft_sample_method is greedy: the drafter proposes its argmax and q is treated "
+                 "as one-hot, so at temperature > 0 a draft is kept with probability p(x) instead of "
+                 "min(1, p(x)/q(x)). Still lossless, but it keeps fewer drafts than the rule specviz runs. "
+                 "\"probabilistic\" samples the draft from q and uses the full ratio, as specviz does.")
 
 
 class ConfigError(ValueError):
     """The chosen settings cannot make a valid config; the message is shown as is."""
 
 
+def removed_message(method: str) -> str:
+    alt = NEAREST.get(method)
+    return (f"vLLM {VLLM_VERSION} no longer serves '{method}' (removed after {REMOVED[method]})."
+            + (f" The nearest current equivalent is '{alt}': a head trained on the target's hidden states, "
+               "which also conditions each guess on the previous one (Medusa's heads guess every position "
+               "independently). It needs an EAGLE-3 checkpoint trained for your target." if alt else ""))
+
+
 def build(method: str, k: int, n_min: int | None = None, n_max: int | None = None,
-          model: str | None = None) -> dict:
-    """specviz method ('lookup', 'draft', 'eagle', 'medusa') or a vLLM method name -> config dict."""
+          model: str | None = None, temperature: float = 0.0) -> dict:
+    """specviz method ('lookup', 'draft', 'eagle', 'medusa') or a vLLM method name -> config dict.
+
+    temperature > 0 with a drafter that has a distribution q adds "draft_sample_method": "probabilistic"."""
     vm = FROM_SPECVIZ.get(method, method)
+    if vm in REMOVED:
+        raise ConfigError(removed_message(vm))
     if vm not in VLLM_METHODS:
         raise ConfigError(f"'{method}' has no vLLM speculative method (plain decoding needs no "
                           "--speculative-config)" if method == "plain" else f"unknown method '{method}'")
     cfg: dict = {"method": vm, "num_speculative_tokens": int(k)}
-    if vm == "ngram":
+    if vm in NGRAM:
         lo = int(n_min if n_min is not None else 1)
         hi = int(n_max if n_max is not None else max(lo, 4))
         cfg["prompt_lookup_min"], cfg["prompt_lookup_max"] = lo, hi
@@ -54,6 +85,8 @@ def build(method: str, k: int, n_min: int | None = None, n_max: int | None = Non
         if not model or not model.strip():
             raise ConfigError(f"method '{vm}' needs a model (a Hugging Face id or a path)")
         cfg["model"] = model.strip()
+    if temperature > 0 and vm in HAS_Q:
+        cfg["draft_sample_method"] = "probabilistic"
     errors = validate(cfg)
     if errors:
         raise ConfigError("; ".join(errors))
@@ -61,27 +94,32 @@ def build(method: str, k: int, n_min: int | None = None, n_max: int | None = Non
 
 
 def validate(cfg: dict) -> list[str]:
-    """Every rule a generated config must meet; [] when it is valid."""
+    """Every rule a generated config must meet for vLLM 0.33.0; [] when it is valid."""
     errs = []
     m = cfg.get("method")
-    if m not in VLLM_METHODS:
+    if m in REMOVED:
+        errs.append(removed_message(m))
+    elif m not in VLLM_METHODS:
         errs.append(f"method must be one of {', '.join(VLLM_METHODS)}, got {m!r}")
     k = cfg.get("num_speculative_tokens")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         errs.append(f"num_speculative_tokens must be an integer >= 1, got {k!r}")
     has_lookup = "prompt_lookup_min" in cfg or "prompt_lookup_max" in cfg
-    if m == "ngram":
+    if m in NGRAM:
         lo, hi = cfg.get("prompt_lookup_min"), cfg.get("prompt_lookup_max")
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)):
-            errs.append("ngram needs integer prompt_lookup_min and prompt_lookup_max")
+            errs.append(f"{m} needs integer prompt_lookup_min and prompt_lookup_max")
         elif not 1 <= lo <= hi:
-            errs.append(f"ngram needs 1 <= prompt_lookup_min <= prompt_lookup_max, got {lo} and {hi}")
+            errs.append(f"{m} needs 1 <= prompt_lookup_min <= prompt_lookup_max, got {lo} and {hi}")
     elif has_lookup:
-        errs.append(f"prompt_lookup_min/max only apply to ngram, not {m}")
+        errs.append(f"prompt_lookup_min/max only apply to ngram and ngram_gpu, not {m}")
     if m in NEEDS_MODEL and not (isinstance(cfg.get("model"), str) and cfg["model"].strip()):
         errs.append(f"method {m} needs a model")
-    if m == "ngram" and "model" in cfg:
-        errs.append("ngram takes no model")
+    if m in NGRAM and "model" in cfg:
+        errs.append(f"{m} takes no model")
+    if "draft_sample_method" in cfg and cfg["draft_sample_method"] not in SAMPLE_METHODS:
+        errs.append(f"draft_sample_method must be one of {', '.join(SAMPLE_METHODS)}, "
+                    f"got {cfg['draft_sample_method']!r}")
     return errs
 
 
@@ -92,3 +130,26 @@ def to_json(cfg: dict) -> str:
 def command(target: str, cfg: dict) -> str:
     """The `vllm serve` line for a target id and a config."""
     return f"vllm serve {shlex.quote(target)} --speculative-config {shlex.quote(to_json(cfg))}"
+
+
+def lookup_rules(target, workload, k: int = 4, n_min: int = 1, n_max: int = 4, max_new: int = 64,
+                 temperature: float = 0.0, seed: int = 0) -> dict[str, dict]:
+    """Run specviz's lookup with each rule (most recent match vs vLLM's earliest) on one workload."""
+    from specviz.core.sampling import SamplingConfig
+    from specviz.engine.decode import DecodeConfig, Decoder
+    from specviz.engine.methods import encode_prompt
+    from specviz.proposers.lookup import RULES, PromptLookup
+
+    ids = encode_prompt(target.tokenizer, workload.prompt, workload.chat)
+    out = {}
+    for rule in RULES:
+        cfg = DecodeConfig(k=k, max_new_tokens=max_new, sampling=SamplingConfig(temperature), seed=seed, record=False)
+        dec = Decoder(target, PromptLookup(n_min=n_min, n_max=n_max, rule=rule), ids, cfg,
+                      eos_token_id=target.tokenizer.eos_token_id)
+        for _ in dec.run():
+            pass
+        s = dec.summary()
+        out[rule] = {"drafted": s.drafted, "accepted": s.accepted, "passes": s.target_passes,
+                     "draft_acceptance": (s.accepted / s.drafted) if s.drafted else None,
+                     "tokens_per_pass": s.tokens_per_pass, "tokens": len(s.token_ids)}
+    return out

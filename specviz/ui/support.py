@@ -132,8 +132,8 @@ def sidebar() -> None:
                                index=["auto", "cpu", "cuda"].index(s["device"]), key="device_input")
             dt = st.selectbox("dtype", ["bfloat16", "float32", "float16"],
                               index=["bfloat16", "float32", "float16"].index(s["dtype"]), key="dtype_input",
-                              help="bfloat16 is the fast choice on CPU; float32 makes greedy speculation "
-                                   "match plain greedy decoding bit for bit.")
+                              help="bfloat16 is the fast choice on CPU; float32 makes greedy speculation's "
+                                   "near-tie flips against plain greedy decoding rare, though not impossible.")
             if st.button("Apply", key="apply_model"):
                 st.session_state["target_name"] = name.strip() or DEFAULT
                 st.session_state["device"] = dev
@@ -205,12 +205,12 @@ def methods_offered() -> list[str]:
 
 
 def proposer_for(method: str, tgt: LoadedModel, n: int = 3, n_min: int | None = None,
-                 n_max: int | None = None, drafter_model: LoadedModel | None = None):
+                 n_max: int | None = None, drafter_model: LoadedModel | None = None, lookup_rule: str = "recent"):
     """methods.make_proposer with only the keywords it accepts (trained methods may add their own)."""
     import inspect
 
     from specviz.engine import methods as M
-    kw = {"n": n, "n_min": n_min, "n_max": n_max, "drafter": drafter_model}
+    kw = {"n": n, "n_min": n_min, "n_max": n_max, "drafter": drafter_model, "lookup_rule": lookup_rule}
     accepted = inspect.signature(M.make_proposer).parameters
     return M.make_proposer(method, tgt, **{k: v for k, v in kw.items() if k in accepted})
 

@@ -15,9 +15,10 @@ from specviz.core.records import StepRecord
 from specviz.core.verify import residual
 
 P_COLOR, Q_COLOR, R_COLOR = "#1f77b4", "#ff7f0e", "#2ca02c"
-ORIGIN_COLORS = {"accepted": "#c7e9c0", "correction": "#fdd0a2", "bonus": "#c6dbef"}
+ORIGIN_COLORS = {"accepted": "#c7e9c0", "correction": "#fdd0a2", "bonus": "#c6dbef", "own": "#e0e0e0"}
 ORIGIN_WORDS = {"accepted": "accepted draft", "correction": "correction (target's own token after a rejection)",
-                "bonus": "bonus (target's own token after a fully accepted draft)"}
+                "bonus": "bonus (target's own token after a fully accepted draft)",
+                "own": "target only (nothing was drafted: one token per pass, as in plain decoding)"}
 MAX_BARS = 12
 
 Label = Callable[[int], str]
@@ -176,10 +177,12 @@ def passes_figure(steps: list[StepRecord]) -> go.Figure:
     acc = [s.origins().count("accepted") for s in steps]
     cor = [s.origins().count("correction") for s in steps]
     bon = [s.origins().count("bonus") for s in steps]
+    own = [s.origins().count("own") for s in steps]
     fig = go.Figure([
         go.Bar(name="accepted drafts", x=xs, y=acc, marker_color="#74c476"),
         go.Bar(name="correction", x=xs, y=cor, marker_color="#fd8d3c"),
         go.Bar(name="bonus", x=xs, y=bon, marker_color="#6baed6"),
+        go.Bar(name="target only (nothing drafted)", x=xs, y=own, marker_color="#bdbdbd"),
     ])
     fig.update_layout(barmode="stack", height=220, margin=dict(l=10, r=10, t=30, b=10),
                       title=dict(text="Tokens committed by each target pass", font_size=14),

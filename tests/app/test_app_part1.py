@@ -99,7 +99,10 @@ def test_home_links_every_page_and_says_what_loads(warm):
     errors(at)
     assert "speculative decoding" in at.title[0].value
     links = {p.proto.label for p in at.get("page_link")}
-    assert {"Step through", "Break-even calculator", "Compare proposers", "Is it lossless?"} <= links
+    assert {"Step through", "Break-even calculator", "Compare proposers", "Is it lossless?", "Derivations",
+            "Serving reality"} <= links
+    assert "cannot be used at all" not in text(at) and "use_heterogeneous_vocab" in text(at)
+    assert "typical acceptance" in text(at)
     status = " ".join(x.value for x in list(at.success) + list(at.info))
     assert ("Target model loaded" in status) or ("Loading the target model" in status)
     assert "min(1, p(x) / q(x))" in text(at)
@@ -159,6 +162,28 @@ def test_self_draft_greedy_accepts_everything(warm):
     assert m["Acceptance rate α̂"] == "100%"
     assert m["Tokens per pass τ"] == "4.00"                  # 3 accepted + 1 bonus per pass
     assert "bonus" in text(at)
+    # the anatomy of the shown pass, from its record: 4 inputs, a 4 x 5 mask, caches measured
+    rec = decoder(at).steps[at.slider(key="stp_show").value - 1]
+    mask = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if "Causal mask" in el.proto.spec)
+    assert len(mask["data"][0]["z"]) == 4 and len(mask["data"][0]["z"][0]) == 5
+    rows = at.dataframe[-1].value
+    assert list(rows["this step"])[-1] == "the bonus token is drawn from this row"
+    t0, t1, t2 = rec.target_cache
+    assert f"**{t0}** entries before the pass → **{t1}** after it (+4" in text(at) and "nothing dropped" in text(at)
+
+
+def test_step_through_opens_on_lookup_with_a_copy_heavy_preset_and_labels_plain_tokens(warm):
+    at = step_page(warm)
+    assert at.selectbox(key="stp_method").value == "lookup" and "copy-heavy" in at.selectbox(key="stp_preset").value
+    at.radio(key="stp_rule").set_value("earliest").run()
+    at.button(key="stp_one").click().run()
+    assert errors(at) == [] and decoder(at).proposer.rule == "earliest"   # vLLM's search rule, in the app
+    at = step_page(warm, stp_method="plain", stp_new=4)
+    at.button(key="stp_play").click().run()
+    assert errors(at) == []
+    bars = {tr["name"]: tr["y"] for tr in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
+    assert sum(bars["target only (nothing drafted)"]) == 4 and sum(bars["bonus"]) == 0
+    assert 'title="step 1 · target only"' in "".join(m.value for m in at.markdown)
 
 
 def test_sampled_step_draws_r_and_the_residual(warm):

@@ -131,10 +131,15 @@ def test_lossless_lab_converges_to_p_and_refuses_bad_input():
     at = page("lossless")
     at.selectbox(key="lab_preset").set_value("q far from p").run()
     assert at.text_input(key="lab_q").value.startswith("0.50")
+    at.select_slider(key="lab_trials").set_value(3000)
+    ok(at.button(key="lab_run").click().run())          # no guess yet: nothing is drawn
+    assert any("guess first" in w.value for w in at.warning) and not at.get("plotly_chart")
+    at.number_input(key="lab_kept_guess").set_value(0.7)
+    ok(at.button(key="lab_run").click().run())
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Σ min(p, q) = P(draft kept)"] == "0.400"
-    at.select_slider(key="lab_trials").set_value(3000)
-    ok(at.button(key="lab_run").click().run())
+    assert metrics["P(reject) = 1 − Σ min(p, q)"] == metrics["total variation distance p ↔ q"] == "0.600"
+    assert any("Your guess 0.7 is high: measured 0.4" in m.value for m in at.info)  # scored against Σ min
     figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
     hist, conv = figs[1], figs[2]
     emp = next(tr for tr in hist["data"] if tr["name"].startswith("speculative output"))
@@ -156,6 +161,20 @@ def test_lossless_lab_converges_to_p_and_refuses_bad_input():
     assert len(at.get("plotly_chart")) == 3
 
 
+def test_lossless_break_the_rule_drifts_away_from_p():
+    at = page("lossless")
+    at.selectbox(key="lab_preset").set_value("q far from p").run()
+    at.number_input(key="lab_kept_guess").set_value(0.4)
+    at.radio(key="lab_rule").set_value("resample from p")
+    at.select_slider(key="lab_trials").set_value(3000)
+    ok(at.button(key="lab_run").click().run())
+    assert any(s.value.startswith("✓ Your guess 0.4 is close") for s in at.success)
+    conv = json.loads(at.get("plotly_chart")[2].proto.spec)
+    to_p = _values(conv["data"][0]["y"])
+    assert to_p[-1] > 0.1                               # the broken rule does not converge to p
+    assert any("instead of p" in w.value for w in at.warning)
+
+
 def test_lossless_real_model_with_a_drafter():
     at = page("lossless")
     at.selectbox(key="lab_real_method").set_value("draft")
@@ -163,7 +182,8 @@ def test_lossless_real_model_with_a_drafter():
     ok(at.button(key="lab_real_run").click().run())
     assert not at.error
     fig = json.loads(at.get("plotly_chart")[-1].proto.spec)
-    assert fig["data"][0]["x"][-1] == "(all other tokens)"
+    assert fig["data"][0]["x"][-1].startswith("(the other ") and "last bar" in texts(at)
+    assert "the same number" in texts(at)  # P(reject) beside the total variation distance
     assert "49152 token ids" in texts(at)
 
 
@@ -183,27 +203,41 @@ def test_pitfalls_shows_the_refusal_and_the_ids():
 def test_walkthrough_steps_and_measures():
     at = page("walkthrough")
     assert at.button(key="wt_prev").disabled
+    assert "1. The rule is lossless" in [h.value for h in at.subheader]
     ok(at.button(key="wt_next").click().run())
-    assert "2. Lookup on copy-heavy and novel text" in [h.value for h in at.subheader]
-    ok(at.button(key="wt_run").click().run())
-    assert at.success and "on the copy-heavy prompt" in at.success[0].value and "×" in at.success[0].value
+    assert "2. Why speculation can help at all" in [h.value for h in at.subheader]
     ok(at.button(key="wt_prev").click().run())
-    assert "1. Why speculation can help at all" in [h.value for h in at.subheader]
+    ok(at.button(key="wt_run").click().run())                      # no guess: nothing is measured
+    assert not at.success and any("guess first" in w.value for w in at.warning)
+    at.number_input(key="stop:lossless_toy_guess").set_value(0.9)
+    ok(at.button(key="wt_run").click().run())
+    measured = at.session_state["wt_measured"]["stop:lossless_toy"]
+    assert measured["kept"] in at.success[-1].value and "from p" in at.success[-1].value
+    assert any(i.value.startswith("✗ Your guess 0.9 is high: measured 0.4") for i in at.info)  # scored
+    ok(at.button(key="wt_next").click().run())
+    ok(at.button(key="wt_prev").click().run())                     # the progress and the result stay
+    assert at.session_state["wt_stop"] == 0 and "Stop 1 of 10 · 1 measured" in at.get("progress")[0].proto.text
 
 
 def test_interview_answers_quote_the_measured_numbers():
     at = page("walkthrough")
     at.radio(key="wt_mode").set_value("Interview prep").run()
+    assert at.radio(key="iv_level").options == ["junior", "middle", "senior", "principal"]
     at.radio(key="iv_level").set_value("senior").run()
+    at.radio(key="q:tokenizer_check_guess").set_value("refused")
     ok(at.button(key="iv_run_tokenizer").click().run())
     answer = next(m.value for m in at.markdown if m.value.startswith("*senior:*"))
     ids = at.session_state["wt_measured"]["q:tokenizer_check"]["target_ids"]
     assert ids in answer and "refus" in answer.lower() or "tokenizers differ" in answer
+    assert any("Your guess, “refused”" in x.value for x in at.success)
+    at.radio(key="iv_level").set_value("middle").run()
+    at.number_input(key="q:lookup_on_chat_guess").set_value(0.5)
     ok(at.button(key="iv_run_lookup_chat").click().run())
     measured = at.session_state["wt_measured"]["q:lookup_on_chat"]
-    answer = [m.value for m in at.markdown if m.value.startswith("*senior:*")][-1]
-    assert measured["tpp_s"] in answer and measured["speedup_s"] in answer
-    assert any(m.value.startswith("- ✗") for m in at.markdown)
+    answer = [m.value for m in at.markdown if m.value.startswith("*middle:*")][-1]
+    assert measured["acc_s"] in answer and measured["speedup_s"] in answer
+    assert any(m.value.startswith("**Follow-up:**") and measured["acc_g"] in m.value for m in at.markdown)
+    assert not any("Near zero, always" in m.value for m in at.markdown)
 
 
 def test_serve_builds_valid_configs_and_flags_bad_ones():
@@ -226,6 +260,27 @@ def test_serve_builds_valid_configs_and_flags_bad_ones():
     cfg = json.loads(at.code[0].value)
     assert cfg == {"method": "eagle3", "num_speculative_tokens": 7, "model": "org/eagle3-head"}
     assert any("EAGLE-3" in w.value for w in at.warning)  # what does not carry over
+    at.number_input(key="srv_temp").set_value(0.8).run()
+    assert json.loads(at.code[0].value)["draft_sample_method"] == "probabilistic"
+    assert any("probabilistic" in i.value and "greedy" in i.value for i in at.info)
+    at.selectbox(key="srv_method").set_value("medusa").run()
+    assert any("no longer serves" in e.value and "0.33.0" in e.value for e in at.error)
+    ok(at.button(key="srv_use_nearest").click().run())
+    assert at.selectbox(key="srv_method").value == "eagle3"
+
+
+def test_serve_measures_both_lookup_rules_after_a_guess():
+    at = page("serve")
+    ok(at.button(key="srv_rules_run").click().run())
+    assert "srv_rules" not in at.session_state  # no guess: nothing measured
+    at.radio(key="srv_rules_guess").set_value("earliest (vLLM)")
+    ok(at.button(key="srv_rules_run").click().run())
+    _, res = at.session_state["srv_rules"]
+    assert set(res) == {"recent", "earliest"} and all(r["passes"] > 0 for r in res.values())
+    rows = at.dataframe[-1].value
+    assert list(rows["rule"]) == ["recent", "earliest"]
+    scored = [m.value for m in at.success] + [m.value for m in at.info]
+    assert any("Your guess, “earliest (vLLM)”" in v or "You guessed “earliest (vLLM)”" in v for v in scored)
 
 
 def test_serve_prefills_from_the_measured_recommendation():

@@ -46,3 +46,16 @@ def test_proposer_interface_and_bad_n():
         PromptLookup(n_min=3, n_max=2)
     with pytest.raises(ValueError):
         PromptLookup(n=0)
+
+
+def test_vllm_rule_takes_the_earliest_of_the_longest_matches():
+    # [7, 8] occurs twice before the tail: followed by 1 (earliest) and by 2 (most recent)
+    ids = [7, 8, 1, 5, 7, 8, 2, 9, 7, 8]
+    assert find_continuation(ids, n=2, k=2, rule="recent") == [2, 9]
+    assert find_continuation(ids, n=2, k=2, rule="earliest") == [1, 5]
+    # the longest match still wins before the rule picks among equal-length matches
+    ids = [4, 1, 2, 30, 0, 1, 2, 20, 4, 1, 2]
+    assert lookup(ids, 2, 3, 1, rule="earliest") == ([30], 3)
+    assert lookup([1, 2, 10, 1, 2, 20, 1, 2], 2, 2, 1, rule="earliest") == ([10], 2)
+    with pytest.raises(ValueError, match="rule"):
+        PromptLookup(n=2, rule="latest")

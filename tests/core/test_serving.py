@@ -7,24 +7,52 @@ import pytest
 
 from specviz.teach import serving as S
 
-ALLOWED = {"ngram", "draft_model", "eagle", "eagle3", "medusa"}
+# vLLM 0.33.0's SpeculativeConfig, written out independently of serving.validate: the methods it accepts
+# (medusa and mlp_speculator were removed after 0.32), the n-gram bounds, the methods that load a checkpoint,
+# and draft_sample_method's two values.
+ALLOWED = {"ngram", "ngram_gpu", "draft_model", "suffix", "eagle", "eagle3", "mtp", "dflash", "dspark",
+           "extract_hidden_states", "custom_class"}
+WITH_CHECKPOINT = {"draft_model", "eagle", "eagle3", "dflash", "dspark"}
 
 
 def check_rules(cfg: dict) -> None:
-    """The issue's rules, written out independently of serving.validate."""
     assert cfg["method"] in ALLOWED
     k = cfg["num_speculative_tokens"]
     assert isinstance(k, int) and not isinstance(k, bool) and k >= 1
-    if cfg["method"] == "ngram":
+    if cfg["method"] in ("ngram", "ngram_gpu"):
         assert 1 <= cfg["prompt_lookup_min"] <= cfg["prompt_lookup_max"]
         assert "model" not in cfg
     else:
         assert "prompt_lookup_min" not in cfg and "prompt_lookup_max" not in cfg
+    if cfg["method"] in WITH_CHECKPOINT:
         assert isinstance(cfg["model"], str) and cfg["model"].strip()
+    assert cfg.get("draft_sample_method", "greedy") in ("greedy", "probabilistic")
     assert json.loads(S.to_json(cfg)) == cfg
 
 
-METHODS = list(S.FROM_SPECVIZ) + sorted(ALLOWED)
+GENERATED = ["lookup", "draft", "eagle", "ngram", "ngram_gpu", "suffix", "draft_model", "eagle3", "mtp", "dflash",
+             "dspark"]
+
+
+def test_the_export_targets_vllm_0_33_and_medusa_is_gone():
+    assert S.VLLM_VERSION == "0.33.0" and set(S.VLLM_METHODS) == ALLOWED
+    for gone in ("medusa", "mlp_speculator"):
+        with pytest.raises(S.ConfigError, match="no longer serves"):
+            S.build(gone, 3, model="m")
+        assert S.validate({"method": gone, "num_speculative_tokens": 3, "model": "m"})
+    with pytest.raises(S.ConfigError, match="eagle3"):  # the nearest current equivalent is named
+        S.build("medusa", 3, model="m")
+
+
+def test_probabilistic_draft_sampling_only_where_the_settings_need_it():
+    assert S.build("draft", 4, model="m", temperature=0.8)["draft_sample_method"] == "probabilistic"
+    assert S.build("eagle3", 4, model="m", temperature=0.5)["draft_sample_method"] == "probabilistic"
+    assert "draft_sample_method" not in S.build("draft", 4, model="m", temperature=0.0)  # greedy: q is one-hot anyway
+    assert "draft_sample_method" not in S.build("lookup", 4, 1, 2, temperature=0.8)      # lookup has no q
+    assert S.validate({"method": "eagle", "num_speculative_tokens": 2, "model": "m", "draft_sample_method": "typical"})
+
+
+METHODS = GENERATED
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -33,7 +61,7 @@ def test_every_generated_config_meets_the_rules(method):
     for k, lo, hi in itertools.product(range(1, 11), range(1, 7), range(1, 7)):
         if lo > hi:
             continue
-        cfg = S.build(method, k, lo, hi, model="org/some-checkpoint")
+        cfg = S.build(method, k, lo, hi, model="org/some-checkpoint", temperature=0.7 if k % 2 else 0.0)
         check_rules(cfg)
         assert S.validate(cfg) == []
         assert cfg["num_speculative_tokens"] == k
@@ -44,7 +72,6 @@ def test_every_generated_config_meets_the_rules(method):
 def test_specviz_names_map_to_vllm_methods():
     assert S.build("lookup", 3, 1, 2)["method"] == "ngram"
     assert S.build("draft", 3, model="m")["method"] == "draft_model"
-    assert S.build("medusa", 3, model="m")["method"] == "medusa"
     assert S.build("eagle", 3, model="m")["method"] == "eagle"
 
 
@@ -76,5 +103,6 @@ def test_command_line_round_trips():
     assert argv[3] == "--speculative-config" and json.loads(argv[4]) == cfg
 
 
-def test_every_method_says_what_does_not_carry_over():
-    assert set(S.CAVEATS) == ALLOWED
+def test_every_generated_method_says_what_does_not_carry_over():
+    assert {S.FROM_SPECVIZ.get(m, m) for m in GENERATED} <= set(S.CAVEATS)
+    assert "earliest" in S.CAVEATS["ngram"] and "upper bound" not in S.CAVEATS["ngram"]

@@ -57,6 +57,7 @@ def one_clear_line(rc, err):
     (["--prompt", "hi", "--n", "0"], "n must be"),
     (["--prompt", "hi", "--n-min", "4", "--n-max", "2"], "n-min"),
     (["--workload", "nope"], "unknown workload"),
+    (["--prompt", "hi", "--lookup-rule", "latest"], "unknown lookup rule"),
     (["--prompt", "hi", "--target", "/nonexistent/model"], "could not load"),
 ])
 def test_bad_input_one_line(args, expect):
@@ -86,3 +87,27 @@ def test_tiny_local_models(tiny_dirs):
     # a prompt longer than the context window (64 positions)
     rc, _, err = cli("generate", "--target", target, "--prompt", " ".join(["w1"] * 80), "--dtype", "float32")
     assert "context window" in one_clear_line(rc, err)
+
+
+def test_help_says_what_each_option_does_its_default_and_choices():
+    from specviz.cli import build_parser
+    from specviz.engine.methods import METHODS
+    gen = next(a for a in build_parser()._actions if a.dest == "command").choices["generate"]
+    text = gen.format_help()
+    for m in METHODS:
+        assert m in text
+    for opt in gen._actions:
+        if opt.dest == "help":
+            continue
+        assert opt.help, opt.dest
+        assert "default" in opt.help or opt.dest in ("prompt", "prompt_file", "workload"), opt.dest
+
+
+def test_prompt_file_drops_one_final_newline(tmp_path):
+    from argparse import Namespace
+    from specviz.cli import read_prompt
+    f = tmp_path / "p.txt"
+    for written, read in (("quote it\n", "quote it"), ("quote it\n\n", "quote it\n"), ("quote it", "quote it"),
+                          ("quote it\r\n", "quote it")):
+        f.write_text(written, newline="")
+        assert read_prompt(Namespace(workload=None, prompt_file=str(f), chat=True)) == (read, True)

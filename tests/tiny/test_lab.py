@@ -46,6 +46,29 @@ def test_speculative_output_follows_p_not_q(preset):
     assert abs(sim.accepted / 6000 - a) <= 4 * sd + 1e-9
 
 
+@pytest.mark.parametrize("rule", ["resample from p", "accept every draft"])
+def test_a_broken_rule_drifts_away_from_p_to_its_own_distribution(rule):
+    p, q = L.pair(*L.PRESETS["q far from p"])
+    drifted = L.output_distribution(p, q, rule)
+    assert 0.5 * float((drifted - p).abs().sum()) > 0.1       # the closed form says: not p
+    sim = L.simulate(p, q, 6000, seed=2, rule=rule)
+    assert matches(sim.counts, drifted)                        # the draws follow the broken rule's distribution
+    assert not matches(sim.counts, p)                          # ... and not p (the exact rule's negative control)
+
+
+def test_the_proof_rows_add_up_to_p_and_p_reject_is_the_distance():
+    p, q = L.pair(*L.PRESETS["q misses a token p likes"])
+    rows = L.proof_rows(p, q)
+    for r, px in zip(rows, p.tolist()):
+        assert r["sum"] == pytest.approx(px, abs=1e-6) and r["P(reject)·residual(x)"] == pytest.approx(
+            r["(p(x) − q(x))⁺"], abs=1e-6)
+    assert torch.allclose(L.output_distribution(p, q, "exact"), p, atol=1e-6)
+    s = L.stats(p, q)
+    assert 1 - s.acceptance == pytest.approx(s.tv, abs=1e-6)
+    with pytest.raises(InputError, match="unknown rule"):
+        L.simulate(p, q, 10, rule="keep half")
+
+
 def test_one_hot_q_keeps_the_draft_with_probability_p_of_x():
     p = torch.tensor([0.1, 0.6, 0.3])
     q = torch.tensor([0.0, 0.0, 1.0])

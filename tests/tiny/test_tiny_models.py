@@ -168,7 +168,25 @@ def test_drafter_with_other_vocabulary_is_refused(target):
     words = ["<unk>", "a", "b", "c"]
     with pytest.raises(ModelError, match="different token ids"):
         check_same_tokenizer(word_tokenizer(words), word_tokenizer(["<unk>", "b", "a", "c"]), 4, 4)
-    check_same_tokenizer(word_tokenizer(words), word_tokenizer(words), 4, 4)  # same map: fine
+    assert "same output layer" in check_same_tokenizer(word_tokenizer(words), word_tokenizer(words), 4, 4)
+
+
+def test_padding_rows_are_allowed_and_q_covers_only_real_tokens(target):
+    words = ["<unk>", "a", "b", "c"]
+    case = check_same_tokenizer(word_tokenizer(words), word_tokenizer(words), 4, 8)  # drafter padded to 8 rows
+    assert "padding rows" in case and "4 vs 8" in case
+    with pytest.raises(ModelError, match="only 3 rows"):  # a layer smaller than the tokenizer is not padding
+        check_same_tokenizer(word_tokenizer(words), word_tokenizer(words), 4, 3)
+    from specviz.core.sampling import SamplingConfig
+    from specviz.proposers.base import Context
+    from specviz.proposers.draft_model import DraftModel
+    padded = tiny_llama(vocab_size=100, layers=1, hidden=32, seed=3)  # 96 real ids + 4 padding rows
+    prop = DraftModel(padded.model, vocab=96, n_ids=90)
+    ctx = Context(ids=torch.tensor([2, 3, 4]), hidden=None, sampling=SamplingConfig(temperature=1.0),
+                  generator=torch.Generator().manual_seed(0))
+    d = prop.propose(ctx, 2)
+    assert d.q.shape == (2, 96)
+    assert torch.all(d.q[:, 90:] == 0) and torch.allclose(d.q.sum(-1), torch.ones(2))
 
 
 def test_bad_input_is_refused(target):

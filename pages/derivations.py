@@ -1,0 +1,96 @@
+"""Derivations, one screen each: E[τ] as a geometric series, the losslessness proof, P(reject) = distance."""
+import pandas as pd
+import streamlit as st
+
+from specviz.core.errors import InputError, ModelError
+from specviz.teach import derivations as D
+from specviz.teach import lab as L
+from specviz.teach.guess import Guess
+from specviz.ui import guess as G
+from specviz.ui import support as app
+
+st.title("Derivations")
+st.caption("Three results the rest of the app leans on, each derived on one screen and checked against numbers.")
+one, two, three = st.tabs(["E[τ] is a geometric series", "The rule is lossless", "P(reject) = distance(p, q)"])
+
+with one:
+    st.markdown(r"""
+If each drafted position is kept with probability α, independently, a step keeps its first i drafts with
+probability α^i, and emits one more token of the target's own whatever happens. So
+
+$$E[\tau] = \sum_{i=0}^{k} P(\text{first } i \text{ drafts kept}) = 1 + \alpha + \alpha^2 + \dots + \alpha^k
+= \frac{1 - \alpha^{k+1}}{1 - \alpha}.$$
+
+Each term is a probability at most 1, so E[τ] < k + 1, and as k grows E[τ] approaches 1 ÷ (1 − α): at α = 0.8 no k
+gets past 5 tokens per pass.""")
+    c1, c2 = st.columns(2)
+    alpha = c1.slider("α", 0.0, 0.99, 0.7, 0.01, key="der_alpha")
+    k = c2.slider("k", 1, 16, 4, key="der_k")
+    terms = D.series_terms(alpha, k)
+    st.dataframe(pd.DataFrame({"i": range(k + 1), "α^i = P(first i kept)": [f"{t:.3f}" for t in terms]}).T,
+                 width="stretch")
+    st.markdown(f"Sum: **{sum(terms):.3f}** = (1 − α^(k+1)) ÷ (1 − α) = "
+                f"**{(1 - alpha ** (k + 1)) / (1 - alpha):.3f}**; the limit 1 ÷ (1 − α) = **{1 / (1 - alpha):.2f}**.")
+    st.markdown("**Now on the real model.** Lookup on a copy-heavy prompt, greedy, k = 4: α is estimated as "
+                "accepted ÷ tested (a rejection is one test; drafts after it were never tested).")
+    TAU = Guess("τ, the tokens per pass this run will measure", "tau", lo=1.0, hi=5.0, step=0.1, rel=0.15)
+    guess = G.ask("der_tau", TAU)
+    if st.button("Lock in my guess and run", type="primary", key="der_run") and G.lock("der_tau", guess):
+        target = app.target()
+        if target is not None:
+            try:
+                with st.spinner("Decoding with lookup…"):
+                    st.session_state["der_measured"] = D.measured_series(target, max_new=12 if app.TINY else 48)
+            except (InputError, ModelError) as e:
+                st.error(str(e))
+    m = st.session_state.get("der_measured")
+    if m:
+        G.show("der_tau", TAU, m)
+        if m["alpha"] is None:
+            st.info("Nothing was drafted in this run, so α is undefined.")
+        else:
+            st.markdown(f"Measured on *{m['workload']}*: {m['accepted']} accepted of {m['tested']} tested → "
+                        f"α = **{m['alpha']:.2f}**. The series gives E[τ](α, k = 4) = **{m['expected']:.2f}**; the "
+                        f"run measured τ = **{m['tau']:.2f}** over {m['steps']} steps (k̄ = {m['k_bar']:.2f}).")
+            pp = ", ".join(f"{a:.2f}" for a in m["per_position"])
+            st.caption(f"Per-position acceptance a_i: {pp}. The series assumes they are all α; lookup's rise with i "
+                       "(a copied run is right as a whole or not at all), and steps that draft fewer than k tokens "
+                       "(no match, or the end of the run) pull τ below the formula.")
+
+with two:
+    st.markdown(r"""
+Draft x ~ q; keep it with probability min(1, p(x)/q(x)); otherwise draw from the residual
+r = (p − q)⁺ ÷ Σ(p − q)⁺. The probability that x ends up emitted is
+
+1. kept: q(x) · min(1, p(x)/q(x)) = **min(p(x), q(x))**
+2. replaced: P(reject) · r(x) = (1 − Σ min(p, q)) · (p(x) − q(x))⁺ ÷ Σ(p − q)⁺ = **(p(x) − q(x))⁺**,
+   since 1 − Σ min(p, q) = Σ(p − q)⁺
+3. total: min(p(x), q(x)) + (p(x) − q(x))⁺ = **p(x)**, for every x.
+
+The rows below are those three lines for the p and q on the *Is it lossless?* page.""")
+    p, q = st.session_state.get("lab_pq") or L.pair(*L.PRESETS[next(iter(L.PRESETS))])
+    rows = L.proof_rows(p, q)
+    st.dataframe(pd.DataFrame(rows, index=[chr(ord("A") + i) for i in range(len(rows))]).round(4), width="stretch")
+    st.caption("The second and third columns agree, and the sum is p: the rule adds back exactly the mass the test "
+               "took away. Replace the residual by p itself and line 2 no longer gives (p − q)⁺ — the page's "
+               "'break the rule' toggle shows the drift.")
+
+with three:
+    st.markdown(r"""
+Σ min(p, q) + Σ (p − q)⁺ = Σ p = 1, and Σ (p − q)⁺ = Σ (q − p)⁺ = ½ Σ |p − q|. So
+
+$$P(\text{reject}) = 1 - \sum_x \min(p(x), q(x)) = \tfrac12 \sum_x |p(x) - q(x)| = \mathrm{TV}(p, q).$$
+
+The rejection rate *is* the total variation distance: a proposer is exactly as good as it is close to the target.""")
+    s = L.stats(p, q)
+    c = st.columns(2)
+    c[0].metric("1 − Σ min(p, q) (the lossless lab's p, q)", f"{1 - s.acceptance:.4f}")
+    c[1].metric("½ Σ |p − q|", f"{s.tv:.4f}")
+    real = st.session_state.get("lab_real")
+    if real:
+        case = real[2]
+        pr = 1 - float(L.stats(case.p, case.q).acceptance)
+        st.markdown(f"On the real model's next token (the lossless page's last real run, {real[0]}): "
+                    f"1 − Σ min(p, q) = **{pr:.4f}**, ½ Σ |p − q| = **{0.5 * float((case.p - case.q).abs().sum()):.4f}**.")
+    else:
+        st.caption("Run part 2 of *Is it lossless?* to see the same equality on the real model's next token.")

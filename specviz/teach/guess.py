@@ -1,0 +1,40 @@
+"""Guess first, then measure: score a learner's guess against the number measured on the spot."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Guess:
+    """What the learner is asked to commit to before a measurement, and where the answer is."""
+    prompt: str                         # the question, in a few words
+    truth: str                          # key of the measured dict that holds the answer (a float or a choice)
+    choices: tuple[str, ...] = ()       # empty: a number
+    lo: float = 0.0                     # number input range and step
+    hi: float = 100.0
+    step: float = 0.1
+    rel: float = 0.2                    # "close" when within this fraction of the measured value ...
+    abs_tol: float = 0.05               # ... or within this absolute distance
+
+
+@dataclass
+class Score:
+    close: bool
+    text: str
+
+
+def score(g: Guess, guessed, measured: dict) -> Score:
+    """Compare the locked-in guess with measured[g.truth]; one sentence that says how far off it was."""
+    truth = measured[g.truth]
+    if g.choices:
+        if guessed == truth:
+            return Score(True, f"Your guess, “{guessed}”, is what the measurement shows.")
+        return Score(False, f"You guessed “{guessed}”; the measurement says “{truth}”.")
+    t, x = float(truth), float(guessed)
+    off = x - t
+    close = abs(off) <= max(g.abs_tol, g.rel * abs(t))
+    if close:
+        return Score(True, f"Your guess {x:g} is close to the measured {t:.3g} (off by {abs(off):.2g}).")
+    how = "high" if off > 0 else "low"
+    ratio = f", {x / t:.1f}× the measured value" if t else ""
+    return Score(False, f"Your guess {x:g} is {how}: measured {t:.3g} (off by {abs(off):.2g}{ratio}).")

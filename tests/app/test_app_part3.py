@@ -1,0 +1,83 @@
+"""AppTest for the lessons added for active learning: Derivations, Serving reality (test-sized mode)."""
+import os
+from pathlib import Path
+
+os.environ["SPECVIZ_TINY"] = "1"  # before the app (and specviz.ui.support) is imported
+
+import pytest  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from specviz.ui import support as app_support  # noqa: E402
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def tiny_mode(monkeypatch):
+    monkeypatch.setenv("SPECVIZ_TINY", "1")
+    monkeypatch.setattr(app_support, "TINY", True)
+
+
+def page(name: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page(f"pages/{name}.py").run()
+    return ok(at)
+
+
+def ok(at) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def texts(at) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+
+
+def test_derivations_series_proof_and_distance():
+    at = page("derivations")
+    at.slider(key="der_alpha").set_value(0.5)
+    ok(at.slider(key="der_k").set_value(3).run())
+    assert "Sum: **1.875**" in texts(at)                       # 1 + .5 + .25 + .125
+    proof = at.dataframe[1].value
+    assert (proof["sum"] - proof["p(x)"]).abs().max() < 1e-4
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["1 − Σ min(p, q) (the lossless lab's p, q)"] == metrics["½ Σ |p − q|"]
+    ok(at.button(key="der_run").click().run())                 # no guess: nothing runs
+    assert "der_measured" not in at.session_state
+    at.number_input(key="der_tau_guess").set_value(2.0)
+    ok(at.button(key="der_run").click().run())
+    m = at.session_state["der_measured"]
+    assert m["tau"] >= 1.0
+    scored = [x.value for x in at.success] + [x.value for x in at.info]
+    assert any("Your guess 2" in v and f"{m['tau']:.3g}" in v for v in scored)
+
+
+def test_serving_reality_memory_batch_and_papers():
+    at = page("serving_reality")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["KV per token: 70B target"] == "320 KiB" and metrics["KV per token: drafter"] == "32 KiB"
+    assert metrics["sequences without → with the drafter"] == "14 → 11" and metrics["concurrent sequences lost"] == "3"
+    ok(at.number_input(key="sr_mem").set_value(400.0).run())
+    assert {m.label: m.value for m in at.metric}["concurrent sequences lost"] != "3"
+    at.number_input(key="sr_vb_guess").set_value(1.0)
+    ok(at.button(key="sr_vb_run").click().run())
+    vb = at.session_state["sr_vb"]
+    assert set(vb) == {1, 4, 16}
+    scored = [x.value for x in at.success] + [x.value for x in at.info]
+    assert any(v.startswith(("✓ Your guess 1", "✗ Your guess 1")) for v in scored)
+    assert "Medusa" in at.dataframe[1].value.to_string()
+    ok(at.button(key="sr_mine_run").click().run())
+    assert "this app" in at.dataframe[-1].value.to_string()
+
+
+def test_pitfalls_layer_skipping_is_measured_after_a_guess():
+    at = page("pitfalls")
+    ok(at.button(key="pit_ls_run").click().run())
+    assert "pit_ls" not in at.session_state
+    at.number_input(key="pit_ls_guess").set_value(50.0)
+    ok(at.button(key="pit_ls_run").click().run())
+    n_layers, agree, n_pos = at.session_state["pit_ls"]
+    assert agree and all(0.0 <= a <= 1.0 for a in agree.values()) and max(agree) < n_layers and n_pos > 100
+    scored = [x.value for x in at.success] + [x.value for x in at.info]
+    assert any("Your guess 50" in v for v in scored)

@@ -1,0 +1,34 @@
+"""Serving reality: the memory arithmetic, v(k) by batch and layer-skip agreement on tiny models."""
+import torch
+
+from specviz.engine.models import tiny_llama
+from specviz.teach import reality as R
+
+
+def test_worked_example_kv_sizes_and_sequences_lost():
+    assert R.TARGET_70B.kv_bytes_per_token == 320 * 1024 and R.DRAFTER_1B.kv_bytes_per_token == 32 * 1024
+    b = R.concurrent_sequences(R.TARGET_70B, R.DRAFTER_1B, 160, 4096)
+    free = 160e9 - 70.6e9 * 2
+    assert b.sequences_without == int(free // (320 * 1024 * 4096))
+    assert b.sequences_with == int((free - 1.24e9 * 2) // (352 * 1024 * 4096))
+    assert b.lost == b.sequences_without - b.sequences_with > 0
+    none = R.Arch("nothing", 0.0, 1, 1, 1, 0)   # a proposer with no weights and no cache (lookup) loses nothing
+    assert R.concurrent_sequences(R.TARGET_70B, none, 160, 4096).lost == 0
+
+
+def test_v_by_batch_has_every_size_and_positive_ratios():
+    t = tiny_llama(max_positions=256)
+    v = R.v_by_batch(t.model, t.vocab_size, batches=(1, 4), ks=(1, 4), context=16, repeats=2)
+    assert set(v) == {1, 4} and all(set(r) == {1, 4} and all(x > 0 for x in r.values()) for r in v.values())
+
+
+def test_layer_skip_agreement_is_one_when_later_layers_do_nothing():
+    t = tiny_llama(layers=4)
+    ids = torch.randint(2, 96, (1, 40), generator=torch.Generator().manual_seed(0))
+    before = R.layer_agreement(t.model, ids, ns=(2,))
+    for layer in t.model.model.layers[2:]:       # make layers 3 and 4 identities (residual branches zeroed)
+        layer.self_attn.o_proj.weight.data.zero_()
+        layer.mlp.down_proj.weight.data.zero_()
+    after = R.layer_agreement(t.model, ids, ns=(2, 4))
+    assert after == {2: 1.0}                      # n = 4 (all layers) is not a skip and is left out
+    assert before[2] < 1.0                        # negative control: with working layers 3-4 the argmax moves
