@@ -63,11 +63,11 @@ else:
     rows = E.table(runs)
     st.subheader(f"Measured ({res['mode']})")
     st.plotly_chart(V.summary_bars(rows), key="cmp_bars")
-    df = pd.DataFrame(rows)[["workload", "kind", "method", "k", "acceptance_rate", "tokens_per_pass",
+    df = pd.DataFrame(rows)[["workload", "kind", "method", "k", "draft_acceptance_rate", "tokens_per_pass",
                             "tokens_per_s", "speedup", "target_passes", "repetition"]]
     st.dataframe(df, hide_index=True, column_config={
         c: st.column_config.NumberColumn(format="%.2f")
-        for c in ["acceptance_rate", "tokens_per_pass", "tokens_per_s", "speedup", "repetition"]})
+        for c in ["draft_acceptance_rate", "tokens_per_pass", "tokens_per_s", "speedup", "repetition"]})
     st.caption("repetition = share of the output's 4-grams that already appeared earlier in it "
                "(how much the text loops).")
 
@@ -136,6 +136,6 @@ if bench:
     if rows_b:
         st.dataframe(pd.DataFrame(rows_b), hide_index=True, column_config={
             c: st.column_config.NumberColumn(format="%.2f")
-            for c in ["tokens_per_pass", "acceptance_rate", "tokens_per_s", "speedup"]})
+            for c in ["tokens_per_pass", "draft_acceptance_rate", "tokens_per_s", "speedup"]})
     else:
         st.json(bench[1], expanded=False)

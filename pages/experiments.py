@@ -69,14 +69,14 @@ if res["mode"] == "greedy" and get(res["workload"]).kind == NOVEL:
                "wrong reason; sample (temperature > 0) to see it on genuinely new text.")
 st.plotly_chart(V.sweep_lines(points), key="exp_lines")
 if res["method"] == "lookup" and len({p.n for p in points}) > 1:
-    metric = st.radio("Heatmap of", ["speedup", "tokens_per_pass", "acceptance_rate"], horizontal=True,
+    metric = st.radio("Heatmap of", ["speedup", "tokens_per_pass", "draft_acceptance_rate"], horizontal=True,
                       key="exp_heat_metric")
     st.plotly_chart(V.sweep_heatmap(points, metric), key="exp_heat")
     st.caption("A wider match (larger n) is pickier: it fires less often but is right more often. "
                "A longer draft (larger k) pays off only while the copied run keeps matching.")
-st.dataframe(pd.DataFrame([{"k": p.k, "n": p.n, "acceptance_rate": p.summary.acceptance_rate,
+st.dataframe(pd.DataFrame([{"k": p.k, "n": p.n, "draft_acceptance_rate": p.summary.draft_acceptance_rate,
                             "tokens_per_pass": p.summary.tokens_per_pass, "speedup": p.speedup,
                             "tokens_per_s": p.summary.tokens_per_s, "target_passes": p.summary.target_passes}
                            for p in points]), hide_index=True, column_config={
     c: st.column_config.NumberColumn(format="%.2f")
-    for c in ["acceptance_rate", "tokens_per_pass", "speedup", "tokens_per_s"]})
+    for c in ["draft_acceptance_rate", "tokens_per_pass", "speedup", "tokens_per_s"]})

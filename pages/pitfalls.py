@@ -96,7 +96,7 @@ else:
                    "most clearly with heads trained well enough to matter. Whatever the numbers, the heads must "
                    "be re-validated (and usually retrained) for every new checkpoint; lookup needs neither.")
         st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
-            c: st.column_config.NumberColumn(format="%.2f") for c in ["tokens_per_pass", "acceptance_rate",
+            c: st.column_config.NumberColumn(format="%.2f") for c in ["tokens_per_pass", "draft_acceptance_rate",
                                                                      "tokens_per_s"]})
         for what, msg in refusals.items():
             st.warning(f"Loading {what} — {msg}")

@@ -107,7 +107,7 @@ def cmd_generate(a) -> int:
             "summary": s.as_dict()}))
     else:
         print(s.text)
-        ar = "n/a" if s.acceptance_rate is None else f"{s.acceptance_rate:.2f}"
+        ar = "n/a" if s.draft_acceptance_rate is None else f"{s.draft_acceptance_rate:.2f}"
         print(f"\n[{s.method}] {len(s.token_ids)} tokens, {s.target_passes} target passes, "
               f"tokens/pass {s.tokens_per_pass:.2f}, acceptance {ar}, {s.tokens_per_s:.1f} tokens/s",
               file=sys.stderr)

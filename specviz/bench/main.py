@@ -187,7 +187,7 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
                     b.tuning.append(dict(mode=mode, kind=w.kind, workload=w.name, method=m, setting=s.setting,
                                          k=s.k, n=s.n if m == "lookup" else None, adaptive=s.adaptive,
                                          speedup=r.tokens_per_s / ref.tokens_per_s,
-                                         tokens_per_pass=r.tokens_per_pass, acceptance_rate=r.acceptance_rate,
+                                         tokens_per_pass=r.tokens_per_pass, draft_acceptance_rate=r.draft_acceptance_rate,
                                          k_at_floor=r.k_at_floor, passes=r.passes, spec=s))
             b.log(f"tuned {mode} {w.name}")
         for kind in {w.kind for w in ws}:
@@ -277,7 +277,7 @@ def cost_checks(b: Bench) -> list:
         c = draft_cost(steps, t1)
         tau = median([r.tokens_per_pass for r in rs])
         k_bar = median([r.mean_k for r in rs])
-        alpha = median([r.acceptance_rate for r in rs])
+        alpha = median([r.draft_acceptance_rate for r in rs])
         decode = median([r.decode_tokens_per_s / p.decode_tokens_per_s for r, p in zip(rs, plain)
                          if r.decode_tokens_per_s and p.decode_tokens_per_s])
         out.append(cost_check(wn, label, tau, k_bar, c, b.v, sp[(wn, label)], alpha,

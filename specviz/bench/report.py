@@ -62,7 +62,7 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
                 engine=s.engine, setting=s.setting, tokens=_med([r.tokens for r in rs]),
                 tokens_per_s=_med([r.tokens_per_s for r in rs]), wall_s=_med([r.wall_s for r in rs]),
                 tokens_per_pass=_med([r.tokens_per_pass for r in rs]),
-                acceptance_rate=_med([r.acceptance_rate for r in rs]), mean_k=_med([r.mean_k for r in rs]),
+                draft_acceptance_rate=_med([r.draft_acceptance_rate for r in rs]), mean_k=_med([r.mean_k for r in rs]),
                 k_at_floor_share=_med([r.k_at_floor / r.passes for r in rs if r.k_at_floor is not None and r.passes]))
         out["per_run"][mode] = rows
     # recording overhead: 1 - (recording on tokens/s ÷ recording off tokens/s), per repeat, medians
@@ -189,7 +189,7 @@ def markdown(res: dict) -> str:
             for w in wl:
                 r = d.get(w)
                 if r and r["engine"] == "specviz" and lab != "plain":
-                    rows.append([lab, w, _f(r["tokens_per_pass"]), _f(r["acceptance_rate"]), _f(r["mean_k"]),
+                    rows.append([lab, w, _f(r["tokens_per_pass"]), _f(r["draft_acceptance_rate"]), _f(r["mean_k"]),
                                  _f(r["k_at_floor_share"], "{:.0%}"), _f(r["tokens_per_s"], "{:.1f}"), _f(r["tokens"], "{:.0f}")])
         parts += [f"### {mode}: what the specviz runs did",
                   _table(["method", "workload", "tokens/pass τ", "acceptance α̂", "mean k̄", "k at floor",

@@ -56,6 +56,7 @@ class Result:
     prefill_s: float | None = None
     drafted: int | None = None
     accepted: int | None = None
+    tested: int | None = None          # accepted + rejections
     tokens_per_pass: float | None = None
     mean_k: float | None = None
     k_at_floor: int | None = None
@@ -79,8 +80,14 @@ class Result:
         return self.tokens / (self.wall_s - self.prefill_s)
 
     @property
-    def acceptance_rate(self) -> float | None:
+    def draft_acceptance_rate(self) -> float | None:
+        """alpha-hat = accepted / drafted (docs/metrics.md)."""
         return self.accepted / self.drafted if self.drafted else None
+
+    @property
+    def alpha(self) -> float | None:
+        """alpha = accepted / tested (docs/metrics.md)."""
+        return self.accepted / self.tested if self.tested else None
 
 
 @dataclass
@@ -132,7 +139,7 @@ def run_specviz(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling:
     top1, gap = emitted_logit_stats(steps) if keep_logits else ([], [])
     return Result(
         ids=d.new_tokens, wall_s=wall, passes=s.target_passes, prefill_s=s.prefill_s, drafted=s.drafted, accepted=s.accepted,
-        tokens_per_pass=s.tokens_per_pass, mean_k=s.mean_k,
+        tested=s.tested,        tokens_per_pass=s.tokens_per_pass, mean_k=s.mean_k,
         k_at_floor=s.k_at_floor if spec.adaptive else None,
         steps=[StepTime(st.draft_s, st.n_drafted, st.verify_s) for st in steps],
         top1=top1, gap=gap)

@@ -157,10 +157,10 @@ def table(runs: list[Run]) -> list[dict]:
     rows = []
     for (w, m, k), rs in groups.items():
         s = [r.summary for r in rs]
-        acc = [x.acceptance_rate for x in s if x.acceptance_rate is not None]
+        acc = [x.draft_acceptance_rate for x in s if x.draft_acceptance_rate is not None]
         rows.append({
             "workload": w, "kind": rs[0].kind, "method": m, "k": k if m != "plain" else None,
-            "acceptance_rate": statistics.median(acc) if acc else None,
+            "draft_acceptance_rate": statistics.median(acc) if acc else None,
             "tokens_per_pass": statistics.median(x.tokens_per_pass for x in s),
             "tokens_per_s": statistics.median(x.tokens_per_s for x in s),
             "speedup": statistics.median(r.speedup for r in rs),
@@ -334,7 +334,7 @@ def checkpoint_swap(base: LoadedModel, tuned: LoadedModel, workload: Workload, m
         s, _ = run_one(tgt, workload, m, k, 3 if m == "lookup" else None, sampling, max_new_tokens, seed,
                        proposer=prop)
         rows.append({"target": lab, "method": m, "tokens_per_pass": s.tokens_per_pass,
-                     "acceptance_rate": s.acceptance_rate, "tokens_per_s": s.tokens_per_s})
+                     "draft_acceptance_rate": s.draft_acceptance_rate, "tokens_per_s": s.tokens_per_s})
         _tick(progress, i + 1, len(plan), f"{m} on the {lab} target")
     return rows, notes
 
@@ -351,7 +351,7 @@ def bench_rows(data) -> list[dict]:
             for w, r in per_w.items():
                 rows.append({"mode": mode, "method": label, "workload": w,
                              "kind": kinds.get(w),
-                             "tokens_per_pass": r.get("tokens_per_pass"), "acceptance_rate": r.get("acceptance_rate"),
+                             "tokens_per_pass": r.get("tokens_per_pass"), "draft_acceptance_rate": r.get("draft_acceptance_rate"),
                              "tokens_per_s": r.get("tokens_per_s"),
                              "speedup": sp.get(mode, {}).get("per_workload", {}).get(label, {}).get(w)})
     return rows
@@ -365,7 +365,7 @@ def swap_verdict(rows: list[dict]) -> list[str]:
         d = b["tokens_per_pass"] - a["tokens_per_pass"]
         trend = "dropped" if d < -0.05 else "rose" if d > 0.05 else "held"
         out.append(f"{m}: τ {a['tokens_per_pass']:.2f} on the base → {b['tokens_per_pass']:.2f} on the fine-tune "
-                   f"({trend}; acceptance {_pct(a['acceptance_rate'])} → {_pct(b['acceptance_rate'])})")
+                   f"({trend}; acceptance {_pct(a['draft_acceptance_rate'])} → {_pct(b['draft_acceptance_rate'])})")
     return out
 
 

@@ -95,7 +95,7 @@ def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
         runs = E.compare(target, [w], ["lookup"], [4], 3, samp, 8 if small else 48, progress=progress)
         r = next(x for x in E.table(runs) if x["method"] == "lookup")
         s = next(x.summary for x in runs if x.method == "lookup")
-        out.update({f"acc_{tag}": _f(r["acceptance_rate"]), f"tpp_{tag}": _f(r["tokens_per_pass"]),
+        out.update({f"acc_{tag}": _f(r["draft_acceptance_rate"]), f"tpp_{tag}": _f(r["tokens_per_pass"]),
                     f"speedup_{tag}": _f(r["speedup"]), f"drafted_{tag}": str(s.drafted),
                     f"passes_{tag}": str(s.target_passes), f"rep_{tag}": _f(r["repetition"], ".0%")})
     gap = float(out["tpp_g"]) - float(out["tpp_s"])

@@ -13,7 +13,7 @@ from specviz.engine.workloads import COPY, NOVEL, get, of_kind
 
 def summary(tpp: float, tps: float, acc=None, ids=()) -> RunSummary:
     return RunSummary(method="m", text="", token_ids=list(ids), prompt_tokens=1, target_passes=10, drafted=10,
-                      accepted=5, acceptance_rate=acc, tokens_per_pass=tpp, per_position_acceptance=[],
+                      accepted=5, draft_acceptance_rate=acc, tested=8, alpha=5 / 8, tokens_per_pass=tpp, per_position_acceptance=[],
                       wall_s=1.0, tokens_per_s=tps, prefill_s=0.1, draft_s=0.0, verify_s=0.9, mean_k=1.0)
 
 
@@ -140,11 +140,11 @@ def test_bench_rows_flatten_a_results_file(tmp_path):
     import os
 
     data = {"meta": {"workloads": {"csv-to-json": COPY}},
-            "per_run": {"greedy": {"lookup": {"csv-to-json": {"tokens_per_pass": 3.1, "acceptance_rate": 0.8,
+            "per_run": {"greedy": {"lookup": {"csv-to-json": {"tokens_per_pass": 3.1, "draft_acceptance_rate": 0.8,
                                                               "tokens_per_s": 50.0}}}},
             "speedup": {"greedy": {"per_workload": {"lookup": {"csv-to-json": 2.5}}}}}
     assert E.bench_rows(data) == [{"mode": "greedy", "method": "lookup", "workload": "csv-to-json", "kind": COPY,
-                                   "tokens_per_pass": 3.1, "acceptance_rate": 0.8, "tokens_per_s": 50.0,
+                                   "tokens_per_pass": 3.1, "draft_acceptance_rate": 0.8, "tokens_per_s": 50.0,
                                    "speedup": 2.5}]
     assert E.bench_rows([1, 2]) == [] and E.bench_rows({"format": 1}) == []
     (tmp_path / "bench").mkdir()
@@ -155,7 +155,7 @@ def test_bench_rows_flatten_a_results_file(tmp_path):
 
 
 def test_swap_verdict_states_the_measured_direction():
-    rows = [{"target": t, "method": m, "tokens_per_pass": tpp, "acceptance_rate": a}
+    rows = [{"target": t, "method": m, "tokens_per_pass": tpp, "draft_acceptance_rate": a}
             for t, m, tpp, a in [("base", "plain", 1.0, None), ("base", "medusa", 1.8, 0.4), ("base", "lookup", 2.0, 0.7),
                                  ("fine-tuned", "plain", 1.0, None), ("fine-tuned", "medusa", 1.2, 0.1),
                                  ("fine-tuned", "lookup", 2.02, 0.7)]]
