@@ -76,6 +76,8 @@ class CostCheck:
     tau_iid: float | None  # E[tau] from alpha under independence, at k-bar
     predicted_with_prefill: float | None = None  # the same model with the measured prefill time added
     measured_decode: float | None = None         # the measured speedup with both prefills left out
+    draft_acceptance_rate: float | None = None   # alpha-hat, shown beside alpha, never fed into E[tau]
+    per_position: list[float] | None = None      # a_1..a_m pooled over the repeats: flat = independent
 
     @property
     def error(self) -> float:
@@ -103,10 +105,11 @@ def with_prefill(tau: float, k_bar: float, c: float, v: float, tokens: float, pr
 def cost_check(workload: str, method: str, tau: float, k_bar: float, c: float,
                v_table: dict[int, float], measured: float, alpha: float | None,
                tokens: float | None = None, prefill_s: float | None = None, t1: float | None = None,
-               measured_decode: float | None = None) -> CostCheck:
+               measured_decode: float | None = None, draft_acceptance_rate: float | None = None,
+               per_position: list[float] | None = None) -> CostCheck:
     v = v_at(v_table, k_bar)
     pre = (with_prefill(tau, k_bar, c, v, tokens, prefill_s, t1)
            if tokens and prefill_s is not None and t1 else None)
     tau_iid = None if alpha is None else expected_tokens_per_pass(alpha, k_bar)
     return CostCheck(workload, method, tau, k_bar, c, v, speedup_from_tau(tau, k_bar, c, v_table),
-                     measured, alpha, tau_iid, pre, measured_decode)
+                     measured, alpha, tau_iid, pre, measured_decode, draft_acceptance_rate, per_position)

@@ -188,6 +188,7 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
                                          k=s.k, n=s.n if m == "lookup" else None, adaptive=s.adaptive,
                                          speedup=r.tokens_per_s / ref.tokens_per_s,
                                          tokens_per_pass=r.tokens_per_pass, draft_acceptance_rate=r.draft_acceptance_rate,
+                                         alpha=r.alpha,
                                          k_at_floor=r.k_at_floor, passes=r.passes, spec=s))
             b.log(f"tuned {mode} {w.name}")
         for kind in {w.kind for w in ws}:
@@ -277,12 +278,15 @@ def cost_checks(b: Bench) -> list:
         c = draft_cost(steps, t1)
         tau = median([r.tokens_per_pass for r in rs])
         k_bar = median([r.mean_k for r in rs])
-        alpha = median([r.draft_acceptance_rate for r in rs])
+        alpha = median([r.alpha for r in rs])
+        m = min((len(r.per_position) for r in rs), default=0)
+        a_i = [median([r.per_position[i] for r in rs]) for i in range(m)]
         decode = median([r.decode_tokens_per_s / p.decode_tokens_per_s for r, p in zip(rs, plain)
                          if r.decode_tokens_per_s and p.decode_tokens_per_s])
         out.append(cost_check(wn, label, tau, k_bar, c, b.v, sp[(wn, label)], alpha,
                               tokens=median([r.tokens for r in rs]), prefill_s=median([r.prefill_s for r in rs]),
-                              t1=t1, measured_decode=decode))
+                              t1=t1, measured_decode=decode,
+                              draft_acceptance_rate=median([r.draft_acceptance_rate for r in rs]), per_position=a_i))
     return out
 
 

@@ -60,6 +60,7 @@ class Result:
     tokens_per_pass: float | None = None
     mean_k: float | None = None
     k_at_floor: int | None = None
+    per_position: list[float] = field(default_factory=list)       # a_i (docs/metrics.md)
     steps: list[StepTime] = field(default_factory=list)           # per step: its times (for costs.py)
     top1: list[float] = field(default_factory=list)               # per emitted token (plain runs keep them)
     gap: list[float] = field(default_factory=list)
@@ -140,7 +141,7 @@ def run_specviz(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling:
     return Result(
         ids=d.new_tokens, wall_s=wall, passes=s.target_passes, prefill_s=s.prefill_s, drafted=s.drafted, accepted=s.accepted,
         tested=s.tested,        tokens_per_pass=s.tokens_per_pass, mean_k=s.mean_k,
-        k_at_floor=s.k_at_floor if spec.adaptive else None,
+        k_at_floor=s.k_at_floor if spec.adaptive else None, per_position=s.per_position_acceptance,
         steps=[StepTime(st.draft_s, st.n_drafted, st.verify_s) for st in steps],
         top1=top1, gap=gap)
 
