@@ -2,7 +2,7 @@
 
 The cost model is specviz.core.costmodel's (the break-even calculator's), not a copy.
 
-All definitions are metrics.md's. Nothing here runs a model, so tests exercise it in milliseconds.
+All definitions are docs/metrics.md's. Nothing here runs a model, so tests exercise it in milliseconds.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def compare_ids(workload: str, method: str, dtype: str, ids: list[int], plain_id
                 top1: list[float], gap: list[float], exact: bool) -> Equality:
     """A method's greedy ids against plain's. exact=True (float32): any difference fails.
 
-    Otherwise the first difference must sit on a near-tie of the plain run's logits (metrics.md).
+    Otherwise the first difference must sit on a near-tie of the plain run's logits (docs/metrics.md).
     One output being a strict prefix of the other (an EOS reached earlier) is a difference too:
     it is judged at the first position where only one run has a token.
     """
@@ -61,9 +61,9 @@ def compare_ids(workload: str, method: str, dtype: str, ids: list[int], plain_id
 # -- cost model (the formulas are specviz.core.costmodel's, the calculator's own) ------------------
 @dataclass
 class CostCheck:
-    """metrics.md's cost-model check, compared two ways that each put like beside like:
+    """docs/metrics.md's cost-model check, compared two ways that each put like beside like:
     end to end (the prediction plus the measured prefill, against the measured speedup: the target)
-    and decode only (metrics.md's formula as it stands, against the speedup with prefill left out)."""
+    and decode only (docs/metrics.md's formula as it stands, against the speedup with prefill left out)."""
     workload: str
     method: str
     tau: float            # measured tokens per pass

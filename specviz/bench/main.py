@@ -10,7 +10,7 @@ Phases (each printed with its elapsed time; results are written even when a chec
   5. equality pass in float32: every method's greedy ids against plain decoding's (the bfloat16
      timed runs are checked too: differences only at near-ties); a failure exits with code 1
 Speedup = method tokens/s ÷ plain tokens/s within one repeat (or seed), median over repeats,
-then median over the workloads of a kind. Numbers use metrics.md's names.
+then median over the workloads of a kind. Numbers use docs/metrics.md's names.
 """
 from __future__ import annotations
 
@@ -265,7 +265,7 @@ def speedups(b: Bench, mode: str) -> dict:
 
 
 def cost_checks(b: Bench) -> list:
-    """metrics.md's cost-model check for every specviz method that drafts, per workload (greedy)."""
+    """docs/metrics.md's cost-model check for every specviz method that drafts, per workload (greedy)."""
     sp = speedups(b, GREEDY)
     out = []
     for (mode, wn, label), rs in b.runs.items():

@@ -217,7 +217,7 @@ def markdown(res: dict) -> str:
               _table(["workload", "overhead"], [[w, _f(ro["per_workload"][w], "{:.1%}")] for w in ws if w in ro["per_workload"]]
                      + [["**median**", _f(ro["median"], "{:.1%}")]])]
     parts += ["## Cost-model check (greedy) and independence check",
-              "metrics.md's model predicts the decode phase: τ ÷ (v(k̄) + k̄·c), with v(k) measured by timing "
+              "docs/metrics.md's model predicts the decode phase: τ ÷ (v(k̄) + k̄·c), with v(k) measured by timing "
               "decode-loop steps that verify k+1 positions against plain steps (t₁), and c from the run's own "
               "draft times. It is compared two ways, each like with like: *decode only* against the measured "
               "speedup with both prefills left out, and *end to end* (the target) with the measured prefill P "

@@ -1,4 +1,4 @@
-"""Measured costs, relative to one plain target decode step t1 (metrics.md): v(k) and c.
+"""Measured costs, relative to one plain target decode step t1 (docs/metrics.md): v(k) and c.
 
 v(k) = time of one target pass over k+1 new positions / t1, both timed as decode-loop steps
        (the verify pass with its acceptance and cache rollback), as the bench's runs are.

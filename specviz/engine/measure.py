@@ -1,9 +1,9 @@
 """A method against plain decoding: measured speed, and greedy equality with near-tie diagnosis.
 
-Speed (metrics.md): same prompt, same max new tokens, same decoding mode; plain and the method
+Speed (docs/metrics.md): same prompt, same max new tokens, same decoding mode; plain and the method
 run interleaved, each end to end (prefill included); the faster of `repeats` runs of each is kept.
 
-Greedy equality is judged by specviz.core.neartie (metrics.md: the first divergence, and whether it
+Greedy equality is judged by specviz.core.neartie (docs/metrics.md: the first divergence, and whether it
 sits on a bfloat16 near-tie).
 """
 from __future__ import annotations

@@ -150,7 +150,7 @@ def _tick(progress, done: int, total: int, text: str) -> None:
 
 
 def table(runs: list[Run]) -> list[dict]:
-    """One row per (workload, method, k): medians over repeats, metrics.md names."""
+    """One row per (workload, method, k): medians over repeats, docs/metrics.md names."""
     groups: dict[tuple, list[Run]] = {}
     for r in runs:
         groups.setdefault((r.workload, r.method, r.k), []).append(r)
