@@ -91,10 +91,12 @@ def test_failing_equality_makes_the_bench_exit_nonzero(capsys):
 
 
 # -- the whole bench, test-sized ----------------------------------------------------------------------------
-def test_quick_bench_on_a_tiny_model(tmp_path):
-    out = tmp_path / "bench"
-    rc = main(["bench", "--quick", "--target", "tiny", "--dtype", "float32", "--out", str(out)])
+def test_quick_bench_on_a_tiny_model(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no --out: a quick run writes runs/bench-quick/, never the committed bench/
+    rc = main(["bench", "--quick", "--target", "tiny", "--dtype", "float32"])
     assert rc == 0
+    out = tmp_path / "runs" / "bench-quick"
+    assert not (tmp_path / "bench").exists()
     res = check_outputs(out, "float32")
     assert "draft" in res["meta"]["methods"]  # the tiny drafter runs through the draft-model path
     assert "hf assisted (drafter)" in res["speedup"]["greedy"]["per_workload"]
@@ -106,3 +108,20 @@ def test_quick_bench_on_a_tiny_model(tmp_path):
 def test_bad_bench_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["bench", "--workloads", "no-such-workload", "--out", str(tmp_path)]) == 2
     assert "unknown workload" in capsys.readouterr().err
+
+
+def test_estimate_reproduces_the_previous_runs_timed_phases(capsys):
+    """The estimator sums measured run times per planned run: on the previous run's own plan it must
+    give back that run's measured greedy and sampled phase times (within 5%)."""
+    from specviz.bench.estimate import reference, timed
+    from specviz.bench.main import Plan
+    from specviz.engine import workloads as W
+
+    ref = reference()
+    meta = json.loads(open(ref["source"]).read())["meta"]
+    old = Plan(workloads=list(W.WORKLOADS), repeats=meta["repeats"], ref_repeats=meta.get("ref_repeats", meta["repeats"]))
+    assert timed(old, ref, "greedy", ["draft", "medusa", "eagle"]) == pytest.approx(ref["phases"]["greedy"], rel=0.05)
+    assert main(["bench", "--estimate"]) == 0
+    total = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("total"))
+    assert float(total.split()[1]) > 0
+
