@@ -130,7 +130,13 @@ def show(k: int) -> None:
         with st.expander("The measured v(k) table", expanded=ss["bk_vmode"] == TABLE):
             st.plotly_chart(vb.v_figure(table, float(ss["bk_v"]), K_MAX), width="stretch", key="bk_fig_v")
             st.caption("Decode is bound by reading the weights, so checking k+1 positions costs little more than "
-                       "one: that is what speculation spends its spare arithmetic on.")
+                       "one: that is what speculation spends its spare arithmetic on. Bars: the spread (IQR) over "
+                       "the measuring rounds.")
+            noisy = [k for k in sorted(table) if hasattr(table, "too_noisy") and table.too_noisy(k)]
+            if noisy:
+                st.caption("Too noisy to quote on their own (spread larger than the distance from 1): "
+                           + ", ".join(f"v({k})" for k in noisy) + ". Re-measure on a quieter machine to tell them "
+                           "from one plain step.")
 
     # -- the two checks of a measured run ----------------------------------------------------------
     filled = ss.get("bk_filled")

@@ -35,7 +35,7 @@ from specviz.bench.checks import compare_ids, cost_check
 from specviz.bench.runs import Env, Spec, median, run
 from specviz.engine.measure import speedup_of
 from specviz.core.costmodel import draft_cost, plain_step_time
-from specviz.engine.costs import measure_v
+from specviz.engine.costs import V_KS, measure_v
 from specviz.core.errors import InputError
 from specviz.teach.experiments import build_proposer
 from specviz.engine.methods import METHODS, encode_prompt
@@ -51,7 +51,6 @@ KS_MODEL = (2, 4)
 # further than a model's drafts, whose every token costs a draft step
 ADAPTIVE_MAX_LOOKUP, ADAPTIVE_MAX_MODEL = 16, 8
 QUICK_KS, QUICK_NS = (2, 8), (3,)        # --quick: a smaller grid, only to keep the bench working
-BENCH_V_KS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)  # the draft lengths whose verify cost v(k) the bench times
 TRAINED_METHODS = ("draft", "medusa", "eagle")  # the trained proposers the bench runs when they build
 REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf lookup (specviz's k)", "hf assisted (drafter)",
                     "lookup (recording off)")   # rows run in the first ref_repeats greedy repeats only
@@ -122,11 +121,7 @@ def load_env(target_name: str, device: str, dtype: str) -> tuple[Env, dict]:
 
 
 def trained_drafter(target: LoadedModel, skipped: dict) -> LoadedModel | None:
-    try:
-        from specviz.engine import artifacts
-    except ImportError:
-        skipped["draft"] = "specviz.engine.artifacts is not there yet"
-        return None
+    from specviz.engine import artifacts
     try:
         if not artifacts.available().get("drafter"):
             skipped["draft"] = "no trained drafter in models/"
@@ -369,7 +364,7 @@ def cmd_bench(a) -> int:
     for s in (Spec("plain", "specviz", "plain"), Spec("hf plain", "hf", "plain")):  # warm-up
         run(env, s, prompts[plan.workloads[0].name], 8, SamplingConfig(), 0)
     b.phase("v(k)")
-    b.v = measure_v(env.target, ks=BENCH_V_KS, repeats=3 if plan.quick else 15,
+    b.v = measure_v(env.target, ks=V_KS, repeats=3 if plan.quick else 15,
                     prompt_ids=prompts[plan.workloads[0].name])
     b.phase("tuning")
     tune(b, env, prompts, ["lookup"] + trained)

@@ -35,7 +35,8 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     from specviz.engine.workloads import BY_NAME
     kind_of = {w.name: w.kind for w in b.plan.workloads}
     out = {"format": FORMAT, "meta": dict(b.meta), "skipped": dict(b.skipped),
-           "v": {str(k): v for k, v in sorted(b.v.items())}}
+           "v": {str(k): v for k, v in sorted(b.v.items())},
+           "v_spread": {str(k): getattr(b.v, "spread", {}).get(k) for k in sorted(b.v)}}
     out["meta"]["workloads"] = [[w.name, w.kind] for w in b.plan.workloads]  # a list: keeps the order
     out["meta"]["load_average"] = [dict(phase=p, at_s=t, load1=la) for p, t, la in b.load]
     plain_cv = [statistics.pstdev([r.wall_s for r in rs]) / statistics.mean([r.wall_s for r in rs])
@@ -228,7 +229,11 @@ def markdown(res: dict) -> str:
               "beside it the per-position acceptance a_1 … a_m (flat = independent, rising = bursty, as lookup's "
               "copies are right or wrong in whole runs). α̂ = accepted ÷ drafted is shown for reference only: "
               "τ = 1 + α̂·k̄ holds for every run, so E[τ](α̂) would fall short of τ by construction.",
-              "v(k) measured: " + ", ".join(f"v({k})={v:.2f}" for k, v in sorted(res["v"].items(), key=lambda x: int(x[0]))),
+              "v(k) measured (median over interleaved rounds; spread = IQR over rounds; *noisy* = spread larger "
+              "than the distance from 1, too noisy to quote on its own): " + ", ".join(
+                  f"v({k})={v:.2f}" + ("" if res.get("v_spread", {}).get(k) is None else
+                                       f" ±{res['v_spread'][k]:.2f}" + (" *noisy*" if res["v_spread"][k] > abs(v - 1) else ""))
+                  for k, v in sorted(res["v"].items(), key=lambda x: int(x[0]))),
               _table(["method", "workload", "τ", "k̄", "c", "v(k̄)", "predicted decode", "measured decode",
                       "error decode", "predicted end to end", "measured end to end", "error end to end",
                       "α", "E[τ](α)", "a_1 … a_m", "α̂"],

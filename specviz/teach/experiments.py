@@ -11,7 +11,7 @@ import statistics
 import warnings
 from dataclasses import dataclass, field
 
-from specviz.engine import measure
+from specviz.engine import artifacts, measure
 from specviz.engine import methods as M
 from specviz.core.errors import InputError
 from specviz.engine.decode import DecodeConfig
@@ -42,12 +42,8 @@ class Run:
 
 
 def trained_available() -> dict:
-    """artifacts.available() when the trained-proposer module is present; {} otherwise."""
-    try:
-        from specviz.engine import artifacts
-        return dict(artifacts.available())
-    except Exception:  # noqa: BLE001 - missing module or unreadable models/ folder: nothing trained
-        return {}
+    """Which trained artefacts ship in models/ (artifacts.available, the one place that knows)."""
+    return dict(artifacts.available())
 
 
 def try_methods(target: LoadedModel, drafter: LoadedModel | None, n: int = 3) -> tuple[list[str], dict]:
@@ -75,10 +71,6 @@ def build_proposer(method: str, target: LoadedModel, n: int = 3, drafter: Loaded
 
 
 def _trained_drafter(target: LoadedModel) -> LoadedModel | None:
-    try:
-        from specviz.engine import artifacts
-    except ImportError:
-        return None
     if not artifacts.available().get("drafter"):
         return None
     return artifacts.load_drafter(target)

@@ -303,9 +303,12 @@ def test_calculator_measures_v_and_switches_to_the_table(warm):
     assert errors(at) == []
     assert at.radio(key="bk_vmode").value == "the measured table"
     table = at.session_state["v_tables"][("tiny:0", "auto", "float32")]
-    assert sorted(table) == [1, 2, 3, 4, 6, 8, 12, 16] and all(v > 0 for v in table.values())
+    from specviz.engine.costs import V_KS
+    assert tuple(sorted(table)) == V_KS and all(v > 0 for v in table.values())
+    assert set(table.spread) == set(V_KS)                           # the spread travels with the table
     vfig = next(f for f in figures(at) if title(f).startswith("Verification cost"))
     assert vfig["data"][0]["y"] == pytest.approx([table[k] for k in sorted(table)])
+    assert vfig["data"][0]["error_y"]["array"] == pytest.approx([table.spread[k] / 2 for k in sorted(table)])
     assert "measured v(k) table" in text(at)
 
 

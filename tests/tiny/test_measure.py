@@ -56,3 +56,13 @@ def test_sampled_runs_are_not_compared_token_by_token(target):
     cfg = DecodeConfig(k=2, max_new_tokens=6, sampling=SamplingConfig(temperature=1.0), stop_at_eos=False)
     m = measure.against_plain(target, lambda: PromptLookup(n=1), list(range(5, 30)), cfg, repeats=1)
     assert not m.compared and m.divergence is None and not m.identical and m.spread is None
+
+
+def test_v_table_carries_its_spread_and_refuses_noisy_quotes(target):
+    from specviz.engine.costs import VTable, measure_v
+    v = measure_v(target, ks=(1, 4), context=20, repeats=4)
+    assert set(v) == {1, 4} and set(v.spread) == {1, 4} and v.rounds == 4
+    assert all(s is not None and s >= 0 for s in v.spread.values())
+    fake = VTable({1: 1.02, 8: 1.30}, {1: 0.10, 8: 0.05}, 7)
+    assert fake.too_noisy(1) and measure.TOO_NOISY in fake.quote(1)        # 0.10 spread > 0.02 effect
+    assert not fake.too_noisy(8) and fake.quote(8).startswith("1.30")
