@@ -45,7 +45,7 @@ def fill(method: str) -> None:
     if ch.c is not None:
         ss["bk_c"] = round(ch.c, 3)
     if e.get("v_table"):
-        ss.setdefault("v_tables", {})[tuple(app.settings().values())] = e["v_table"]
+        ss.setdefault("v_tables", {})[app.model_key()] = e["v_table"]
     if app.v_table_if_measured():
         ss["bk_vmode"] = TABLE
     ss["bk_filled"] = method

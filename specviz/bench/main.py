@@ -50,7 +50,8 @@ KS_MODEL = (2, 4)
 # adaptive k's ceiling: lookup drafts cost nothing and come right or wrong in runs, so it may grow
 # further than a model's drafts, whose every token costs a draft step
 ADAPTIVE_MAX_LOOKUP, ADAPTIVE_MAX_MODEL = 16, 8
-QUICK_KS, QUICK_NS = (2, 8), (3,)        # --quick: a smaller grid, only to keep the bench working
+QUICK_KS, QUICK_NS = (2,), (3,)          # --quick: k = 2 and adaptive only, to keep the bench working
+QUICK_V_KS = (1, 4, 16)                  # --quick: v(k) at a few sizes (interpolated between)
 TRAINED_METHODS = ("draft", "medusa", "eagle")  # the trained proposers the bench runs when they build
 REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf lookup (specviz's k)", "hf assisted (drafter)",
                     "lookup (recording off)")   # rows run in the first ref_repeats greedy repeats only
@@ -364,7 +365,7 @@ def cmd_bench(a) -> int:
     for s in (Spec("plain", "specviz", "plain"), Spec("hf plain", "hf", "plain")):  # warm-up
         run(env, s, prompts[plan.workloads[0].name], 8, SamplingConfig(), 0)
     b.phase("v(k)")
-    b.v = measure_v(env.target, ks=V_KS, repeats=3 if plan.quick else 15,
+    b.v = measure_v(env.target, ks=QUICK_V_KS if plan.quick else V_KS, repeats=3 if plan.quick else 15,
                     prompt_ids=prompts[plan.workloads[0].name])
     b.phase("tuning")
     tune(b, env, prompts, ["lookup"] + trained)

@@ -100,6 +100,12 @@ def cached_model(name: str, device: str, dtype: str) -> LoadedModel:
     return job["result"]
 
 
+def model_key() -> tuple[str, str, str]:
+    """(target, device, dtype): the one key under which a model, its v(k) table and its runs are kept."""
+    s = settings()
+    return s["target"], s["device"], s["dtype"]
+
+
 def settings() -> dict:
     """The sidebar's shared settings, kept in session_state across pages."""
     ss = st.session_state
@@ -143,9 +149,8 @@ def sidebar() -> None:
 
 def target() -> LoadedModel | None:
     """The session's target, loaded once per process. Shows st.error and returns None on failure."""
-    s = settings()
     try:
-        return cached_model(s["target"], s["device"], s["dtype"])
+        return cached_model(*model_key())
     except (ModelError, InputError) as e:
         st.error(f"Could not load the target: {e}")
         return None
@@ -177,7 +182,7 @@ def drafter(name: str) -> LoadedModel | None:
     s = settings()
     try:
         if name == TRAINED_DRAFTER:
-            return _trained_drafter(s["target"], s["device"], s["dtype"])
+            return _trained_drafter(*model_key())
         return cached_model(name, s["device"], s["dtype"])
     except (ModelError, InputError) as e:
         st.error(f"Could not load the drafter: {e}")
@@ -230,17 +235,15 @@ def measured_v(name: str, device: str, dtype: str) -> dict[int, float]:
 
 def v_table_if_measured() -> dict[int, float] | None:
     """The v(k) table this session measured for its current target, if any."""
-    s = settings()
-    return st.session_state.get("v_tables", {}).get((s["target"], s["device"], s["dtype"]))
+    return st.session_state.get("v_tables", {}).get(model_key())
 
 
 def measure_v_table() -> dict[int, float] | None:
     """Measure (or fetch) v(k) for the session's target; st.error and None on failure."""
-    s = settings()
     if target() is None:
         return None
-    table = measured_v(s["target"], s["device"], s["dtype"])
-    st.session_state.setdefault("v_tables", {})[(s["target"], s["device"], s["dtype"])] = table
+    table = measured_v(*model_key())
+    st.session_state.setdefault("v_tables", {})[model_key()] = table
     return table
 
 
