@@ -54,7 +54,8 @@ def tokenizer_check(target, drafter, small: bool, progress=None) -> dict:
 
 def heads_cost(target, drafter, small: bool, progress=None) -> dict:
     """Bytes each proposer adds, and what a checkpoint swap costs each, from files and the model."""
-    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
+    from specviz.engine.artifacts import MODELS_DIR
+    folder = str(MODELS_DIR)
     files = {m: sum(os.path.getsize(f) for f in glob.glob(os.path.join(folder, f"*{m}*.safetensors")))
              for m in ("medusa", "eagle", "drafter")}
     heads = {m: b for m, b in files.items() if b and m != "drafter"}
