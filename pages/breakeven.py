@@ -11,7 +11,7 @@ ss = st.session_state
 
 st.title("Break-even calculator")
 st.markdown(
-    "If each drafted token is accepted independently with probability **α**, one target pass commits on "
+    "If each tested draft is kept independently with probability **α**, one target pass commits on "
     "average **E[τ] = (1 − α^(k+1)) / (1 − α)** tokens. The step costs one verify pass over k+1 positions, "
     "**v(k)**, plus k draft steps of cost **c** each, both measured in plain decoding steps. "
     "So the **speedup = E[τ] ÷ (v(k) + k·c)**: below some α speculation slows decoding down.")
@@ -34,7 +34,8 @@ def v_in_use():
 
 
 def fill(method: str) -> None:
-    """One click: α, k, c (and v, if measured) from the session's last measured run of `method`."""
+    """One click: α (accepted ÷ tested, never α̂), k, c (and v, if measured) from the session's last
+    measured run of `method`."""
     e = app.measured_runs()[method]
     v, _ = v_in_use()
     ch = be.run_checks(method, e["summary"], e["steps"], e.get("plain"), e.get("plain_steps"), v, e.get("k"))
@@ -44,7 +45,7 @@ def fill(method: str) -> None:
     if ch.c is not None:
         ss["bk_c"] = round(ch.c, 3)
     if e.get("v_table"):
-        ss.setdefault("v_tables", {})[tuple(app.settings().values())] = e["v_table"]
+        ss.setdefault("v_tables", {})[app.model_key()] = e["v_table"]
     if app.v_table_if_measured():
         ss["bk_vmode"] = TABLE
     ss["bk_filled"] = method
@@ -64,14 +65,27 @@ with st.container(border=True):
             f"{m} — k = {runs[m].get('k')}, {len(runs[m]['summary'].token_ids)} tokens"
             + ("" if runs[m].get("plain") else " (no plain run: α only)")))
         c2.button("Fill α, k, c and v", on_click=fill, args=(pick,), type="primary", key="bk_fill_btn")
+        s_ = runs[pick]["summary"]
+        if s_.alpha is not None:
+            st.markdown(
+                f"In this run **α = {s_.alpha:.2f}** (chance a tested draft is kept: {s_.accepted} kept ÷ "
+                f"{s_.tested} tested) and **α̂ = {s_.draft_acceptance_rate:.2f}** (share of drafted tokens kept: "
+                f"{s_.accepted} ÷ {s_.drafted} drafted). The calculator takes α. α̂ obeys "
+                f"**τ = 1 + α̂·k̄** = 1 + {s_.draft_acceptance_rate:.2f} × {s_.mean_k:.2f} = "
+                f"{be.tau_identity(s_.draft_acceptance_rate, s_.mean_k):.2f} (measured τ = {s_.tokens_per_pass:.2f}), "
+                "in every run: each step emits its kept drafts plus one token.")
 
 # -- inputs ------------------------------------------------------------------------------------
 c1, c2, c3 = st.columns(3)
-alpha = c1.slider("Acceptance rate α", 0.0, 1.0, step=0.01, key="bk_alpha", persist_state="session")
+alpha = c1.slider("α: chance a tested draft is kept", 0.0, 1.0, step=0.01, key="bk_alpha", persist_state="session",
+                  help="From a run: accepted ÷ tested, where tested = accepted + rejections. Not the share of "
+                       "drafted tokens kept (α̂), which also counts the drafts after a rejection, never tested.")
 k = c2.number_input("Draft length k", step=1, key="bk_k", persist_state="session", help=f"1 to {K_MAX}")
 c = c3.number_input("Draft cost c per token (plain steps)", min_value=0.0, max_value=5.0, step=0.01,
                     format="%.3f", key="bk_c", persist_state="session",
-                    help="Prompt lookup ≈ 0; a draft model about its size relative to the target, or more on a CPU")
+                    help="Prompt lookup ≈ 0. For a draft model, c follows its depth and fixed per-call overheads "
+                         "more than its parameter count: measured here, a drafter with about 5% of the target's "
+                         "parameters costs c ≈ 0.09–0.12. Measure it rather than guess it.")
 c1, c2, c3 = st.columns(3)
 c1.radio("Verification cost v(k) from", [CONSTANT, TABLE], key="bk_vmode", persist_state="session", horizontal=True)
 c2.number_input("Constant v", min_value=0.1, max_value=10.0, step=0.05, key="bk_v", persist_state="session",
@@ -102,8 +116,10 @@ def show(k: int) -> None:
     m[1].metric("Predicted speedup", f"{s:.2f}×", help=f"step cost v(k) + k·c = {be.step_cost(k, c, v):.3f}")
     m[2].metric("Break-even α at this k",
                 "pays at any α" if a0 == 0.0 else "never pays" if a0 is None else f"{a0:.2f}")
-    m[3].metric("Best k at this α", "don't speculate" if kb == 0 else f"k = {kb}",
-                help=f"predicted speedup at the best k: {sb:.2f}×")
+    m[3].metric("Best k at this α", f"k = {kb}",
+                help=f"predicted speedup at the best k: {sb:.2f}× (k = 0 is plain decoding, exactly 1.0×)")
+    if kb == 0:
+        st.caption("Best k = 0: don't speculate. At this α no draft length beats plain decoding (1.0×).")
     st.caption(f"v(k) is {v_text}; step cost v({k}) + {k}·c = {be.step_cost(k, c, v):.3f} plain steps.")
 
     c1, c2 = st.columns(2)
@@ -114,7 +130,13 @@ def show(k: int) -> None:
         with st.expander("The measured v(k) table", expanded=ss["bk_vmode"] == TABLE):
             st.plotly_chart(vb.v_figure(table, float(ss["bk_v"]), K_MAX), width="stretch", key="bk_fig_v")
             st.caption("Decode is bound by reading the weights, so checking k+1 positions costs little more than "
-                       "one: that is what speculation spends its spare arithmetic on.")
+                       "one: that is what speculation spends its spare arithmetic on. Bars: the spread (IQR) over "
+                       "the measuring rounds.")
+            noisy = [k for k in sorted(table) if hasattr(table, "too_noisy") and table.too_noisy(k)]
+            if noisy:
+                st.caption("Too noisy to quote on their own (spread larger than the distance from 1): "
+                           + ", ".join(f"v({k})" for k in noisy) + ". Re-measure on a quieter machine to tell them "
+                           "from one plain step.")
 
     # -- the two checks of a measured run ----------------------------------------------------------
     filled = ss.get("bk_filled")
@@ -138,18 +160,21 @@ def show(k: int) -> None:
                     st.caption("A miss above 15% means time goes somewhere the model does not see: prefill, "
                                "Python overhead per step, recording, a noisy machine.")
         with right, st.container(border=True):
-            st.markdown("**Independence check** — E[τ] from the measured α̂ vs the measured τ")
+            st.markdown("**Independence check** — per-position acceptance a_i, and E[τ] from α vs the measured τ")
             if ch.tau_independent is None:
-                st.caption("Nothing was drafted in this run, so α̂ is undefined.")
+                st.caption("No draft was tested in this run, so α is undefined.")
             else:
                 st.markdown(
-                    f"α̂ = {ch.alpha:.2f} → E[τ] = **{ch.tau_independent:.2f}** (averaged over each step's own "
+                    f"α = {ch.alpha:.2f} → E[τ] = **{ch.tau_independent:.2f}** (averaged over each step's own "
                     f"draft length) vs measured τ = **{ch.tau:.2f}** ({ch.independence_gap:+.0%})")
-                st.caption("The formula assumes every position is accepted independently. Prompt lookup is bursty: "
-                           "when it copies the right passage the whole draft is accepted, otherwise none of it, so "
-                           "the same α̂ gives more tokens per pass than the formula expects." if filled == "lookup"
-                           else "Acceptance falls with position (later guesses condition on earlier ones), which "
-                                "the single-α formula averages away.")
+                st.plotly_chart(vb.per_position_figure(ch.per_position, ch.alpha), width="stretch",
+                                key="bk_fig_ai")
+                st.caption(
+                    "If every position were kept independently with probability α, the bars would be flat at α "
+                    "and E[τ] would match τ. Rising bars mean bursty acceptance: prompt lookup copies a passage "
+                    "that is either right, and then kept whole, or wrong from its first token. Falling bars mean "
+                    "later guesses are worse: Medusa's later heads guess further ahead without seeing the earlier "
+                    "heads' guesses, and an EAGLE head drafts from its own predicted features, which drift.")
 
 
 # (no st.stop(): in Streamlit 1.67 a page that stops on a session's first run shows "Page not found")

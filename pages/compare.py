@@ -12,8 +12,10 @@ from specviz.engine.workloads import COPY, NOVEL, WORKLOADS, of_kind
 
 st.title("Compare proposers")
 st.write("The same prompt through every proposer, measured now, on this machine, through the one decode "
-         "loop. Plain decoding runs before and after each method's runs as the yardstick: speedup = method "
-         "tokens/s ÷ the mean plain tokens/s around it, end to end (prefill included).")
+         "loop. Each repeat runs plain decoding once and every method once, interleaved: speedup = method "
+         "tokens/s ÷ the same repeat's plain tokens/s, end to end (prefill included), median over repeats. "
+         "With more than one repeat, the spread between repeats is shown; a speedup whose spread is larger "
+         "than its distance from 1 is too noisy to quote.")
 
 target = app.target()
 if target is None:
@@ -63,12 +65,20 @@ else:
     rows = E.table(runs)
     st.subheader(f"Measured ({res['mode']})")
     st.plotly_chart(V.summary_bars(rows), key="cmp_bars")
-    df = pd.DataFrame(rows)[["workload", "kind", "method", "k", "acceptance_rate", "tokens_per_pass",
-                            "tokens_per_s", "speedup", "target_passes", "repetition"]]
+    df = pd.DataFrame(rows)[["workload", "kind", "method", "k", "alpha", "draft_acceptance_rate", "tokens_per_pass",
+                            "tokens_per_s", "speedup", "spread", "target_passes", "repetition"]]
     st.dataframe(df, hide_index=True, column_config={
         c: st.column_config.NumberColumn(format="%.2f")
-        for c in ["acceptance_rate", "tokens_per_pass", "tokens_per_s", "speedup", "repetition"]})
-    st.caption("repetition = share of the output's 4-grams that already appeared earlier in it "
+        for c in ["alpha", "draft_acceptance_rate", "tokens_per_pass", "tokens_per_s", "speedup", "spread",
+                  "repetition"]})
+    noisy = [r for r in rows if r["method"] != "plain" and E.measure.too_noisy(r["speedup"], r["spread"])]
+    if noisy:
+        st.warning("Too noisy to quote, re-measure: " + ", ".join(
+            f"{r['method']} k={r['k']} on {r['workload']} ({r['speedup']:.2f}×, spread {r['spread']:.2f})"
+            for r in noisy) + ". The spread between repeats is larger than the speedup's distance from 1.")
+    st.caption("α = chance a tested draft is kept (accepted ÷ tested); α̂ (draft_acceptance_rate) = share of "
+               "drafted tokens kept. spread = range (2–3 repeats) or interquartile range (4+) of the per-repeat "
+               "speedups. repetition = share of the output's 4-grams that already appeared earlier in it "
                "(how much the text loops).")
 
     novel_plain = [r for r in rows if r["method"] == "plain" and r["kind"] == NOVEL]
@@ -136,6 +146,6 @@ if bench:
     if rows_b:
         st.dataframe(pd.DataFrame(rows_b), hide_index=True, column_config={
             c: st.column_config.NumberColumn(format="%.2f")
-            for c in ["tokens_per_pass", "acceptance_rate", "tokens_per_s", "speedup"]})
+            for c in ["tokens_per_pass", "draft_acceptance_rate", "tokens_per_s", "speedup"]})
     else:
         st.json(bench[1], expanded=False)

@@ -153,7 +153,7 @@ def tally(dec, box):
         c[0].metric("Target passes", s.target_passes)
         c[1].metric("Tokens generated", len(s.token_ids))
         c[2].metric("Tokens per pass τ", f"{s.tokens_per_pass:.2f}" if s.target_passes else "–")
-        c[3].metric("Acceptance rate α̂", "–" if s.acceptance_rate is None else f"{s.acceptance_rate:.0%}")
+        c[3].metric("Acceptance rate α̂", "–" if s.draft_acceptance_rate is None else f"{s.draft_acceptance_rate:.0%}")
         c[4].metric("Accepted / drafted", f"{s.accepted} / {s.drafted}")
 
 
@@ -301,7 +301,7 @@ def show_anatomy(rec, label):
 def show_check(run, label):
     st.subheader("Check against plain decoding")
     st.caption("Runs plain decoding and this method to the end, interleaved twice, on the same prompt and "
-               "settings: the measured speedup (best run of each), the exact-match check at temperature 0, "
+               "settings: the measured speedup (median of the per-repeat ratios), the exact-match check at temperature 0, "
                "and the numbers the break-even calculator fills itself from.")
     if st.button("Run plain decoding alongside", key="stp_check_btn"):
         r = run["recipe"]
@@ -317,7 +317,8 @@ def show_check(run, label):
         c = st.columns(4)
         c[0].metric("Plain tokens/s", f"{chk.plain.tokens_per_s:.1f}")
         c[1].metric(f"{run['method']} tokens/s", f"{chk.summary.tokens_per_s:.1f}")
-        c[2].metric("Measured speedup", f"{chk.speedup:.2f}×")
+        c[2].metric("Measured speedup", "too noisy" if chk.too_noisy else f"{chk.speedup:.2f}×",
+                    help=chk.quote())
         c[3].metric("Tokens per pass τ", f"{chk.summary.tokens_per_pass:.2f}")
         if not chk.compared:
             st.caption("Sampling (temperature > 0): the two runs draw different random numbers, so their tokens are "

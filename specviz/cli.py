@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop after this many generated tokens (or at end of sequence) (default: %(default)s)")
     g.add_argument("--json", action="store_true",
                    help="print one JSON object (text, ids, every step, summary) instead of text (default: off)")
+    g.add_argument("--against-plain", type=int, default=0, metavar="REPEATS",
+                   help="also run plain decoding interleaved, REPEATS times, and report the measured speedup "
+                        "(median of per-repeat ratios, with its spread) and greedy equality (default: off)")
     add_model_args(g)
     g.set_defaults(func=cmd_generate)
     # Other commands (train, bench) live in their own modules, each with add_parser(sub) that
@@ -107,7 +110,7 @@ def strip_final_newline(text: str) -> str:
 
 
 def cmd_generate(a) -> int:
-    from specviz.engine.decode import Decoder
+    from specviz.engine import measure
     from specviz.engine.methods import encode_prompt, make_proposer
     from specviz.engine.models import load_model
 
@@ -118,6 +121,8 @@ def cmd_generate(a) -> int:
     from specviz.proposers.lookup import RULES
     if a.lookup_rule not in RULES:
         raise InputError(f"unknown lookup rule '{a.lookup_rule}' (choose from: {', '.join(RULES)})")
+    if a.against_plain < 0:
+        raise InputError("--against-plain takes a number of repeats >= 1")
     cfg = DecodeConfig(k=a.k, max_new_tokens=a.max_new_tokens, seed=a.seed, adaptive=a.adaptive,
                        sampling=SamplingConfig(a.temperature, a.top_k, a.top_p), record=False)
     cfg.check()
@@ -133,22 +138,33 @@ def cmd_generate(a) -> int:
         drafter = load_model(a.drafter, a.device, a.dtype)
     proposer = make_proposer(a.method, target, a.n, a.n_min, a.n_max, drafter, lookup_rule=a.lookup_rule)
     ids = encode_prompt(target.tokenizer, text, chat)
-    dec = Decoder(target, proposer, ids, cfg, eos_token_id=target.tokenizer.eos_token_id)
-    for _ in dec.run():
-        pass
-    s = dec.summary()
-    if a.json:
-        print(json.dumps({
-            "text": s.text, "token_ids": s.token_ids,
-            "steps": [{"drafted": st.drafted, "accepted": st.n_accepted, "emitted": st.emitted,
-                       "origin": st.next_origin, "k": st.k} for st in dec.steps],
-            "summary": s.as_dict()}))
+    eos = target.tokenizer.eos_token_id
+    check = None
+    if a.against_plain:
+        check = measure.against_plain(target, lambda: proposer, ids, cfg, eos, repeats=a.against_plain)
+        s, steps = check.summary, check.steps
     else:
-        print(s.text)
-        ar = "n/a" if s.acceptance_rate is None else f"{s.acceptance_rate:.2f}"
-        print(f"\n[{s.method}] {len(s.token_ids)} tokens, {s.target_passes} target passes, "
-              f"tokens/pass {s.tokens_per_pass:.2f}, acceptance {ar}, {s.tokens_per_s:.1f} tokens/s",
-              file=sys.stderr)
+        s, steps = measure.run(target, proposer, ids, cfg, eos)
+    if a.json:
+        out = {"text": s.text, "token_ids": s.token_ids,
+               "steps": [{"drafted": st.drafted, "accepted": st.n_accepted, "emitted": st.emitted,
+                          "origin": st.next_origin, "k": st.k} for st in steps],
+               "summary": s.as_dict()}
+        if check is not None:
+            out["against_plain"] = {"speedup": check.speedup, "spread": check.spread, "ratios": check.ratios,
+                                    "too_noisy": check.too_noisy, "identical": check.identical if check.compared else None,
+                                    "divergence": check.divergence.describe() if check.divergence else None}
+        print(json.dumps(out))
+        return 0
+    print(s.text)
+    f = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
+    print(f"\n[{s.method}] {len(s.token_ids)} tokens, {s.target_passes} target passes, "
+          f"tokens/pass τ {s.tokens_per_pass:.2f}, α (kept ÷ tested) {f(s.alpha)}, "
+          f"α̂ (kept ÷ drafted) {f(s.draft_acceptance_rate)}, {s.tokens_per_s:.1f} tokens/s", file=sys.stderr)
+    if check is not None:
+        same = ("" if not check.compared else "; same tokens as plain greedy decoding" if check.identical
+                else f"; {check.divergence.describe()}")
+        print(f"[against plain] speedup {check.quote()}{same}", file=sys.stderr)
     return 0
 
 

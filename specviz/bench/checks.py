@@ -1,13 +1,15 @@
 """The bench's checks, pure: greedy equality / near-ties, the cost model, the independence check.
 
-All definitions are metrics.md's. Nothing here runs a model, so tests exercise it in milliseconds.
+The cost model is specviz.core.costmodel's (the break-even calculator's), not a copy.
+
+All definitions are docs/metrics.md's. Nothing here runs a model, so tests exercise it in milliseconds.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
 
-from specviz.core.costmodel import interpolate_v
+from specviz.core.costmodel import expected_tokens_per_pass, speedup_from_tau, v_at
 from specviz.core.neartie import bf16_ulp
 
 
@@ -35,7 +37,7 @@ def compare_ids(workload: str, method: str, dtype: str, ids: list[int], plain_id
                 top1: list[float], gap: list[float], exact: bool) -> Equality:
     """A method's greedy ids against plain's. exact=True (float32): any difference fails.
 
-    Otherwise the first difference must sit on a near-tie of the plain run's logits (metrics.md).
+    Otherwise the first difference must sit on a near-tie of the plain run's logits (docs/metrics.md).
     One output being a strict prefix of the other (an EOS reached earlier) is a difference too:
     it is judged at the first position where only one run has a token.
     """
@@ -56,26 +58,12 @@ def compare_ids(workload: str, method: str, dtype: str, ids: list[int], plain_id
     return Equality(workload, method, dtype, False, d, mt, pt, t, g, tie, ok, note)
 
 
-# -- cost model ------------------------------------------------------------------------------------
-def predicted_speedup(tau: float, k_bar: float, c: float, v_table: dict[int, float]) -> float:
-    """metrics.md's cost-model check: tau / (v(k_bar) + k_bar * c)."""
-    return tau / (interpolate_v(v_table, k_bar) + k_bar * c)
-
-
-def expected_tau(alpha: float | None, k: float) -> float | None:
-    """Independence model: E[tau] = (1 - alpha^(k+1)) / (1 - alpha) (k may be the mean drafted length)."""
-    if alpha is None:
-        return None
-    if alpha >= 1.0:
-        return k + 1.0
-    return (1.0 - alpha ** (k + 1.0)) / (1.0 - alpha)
-
-
+# -- cost model (the formulas are specviz.core.costmodel's, the calculator's own) ------------------
 @dataclass
 class CostCheck:
-    """metrics.md's cost-model check, compared two ways that each put like beside like:
+    """docs/metrics.md's cost-model check, compared two ways that each put like beside like:
     end to end (the prediction plus the measured prefill, against the measured speedup: the target)
-    and decode only (metrics.md's formula as it stands, against the speedup with prefill left out)."""
+    and decode only (docs/metrics.md's formula as it stands, against the speedup with prefill left out)."""
     workload: str
     method: str
     tau: float            # measured tokens per pass
@@ -84,10 +72,12 @@ class CostCheck:
     v: float              # v(k_bar), interpolated from the measured table
     predicted: float      # tau / (v + k_bar c): the decode phase only
     measured: float       # method tokens/s / plain tokens/s, end to end (medians of the timed repeats)
-    alpha: float | None   # measured acceptance rate
-    tau_iid: float | None  # E[tau] from alpha under independence
+    alpha: float | None   # accepted / tested (the papers' alpha; never alpha-hat)
+    tau_iid: float | None  # E[tau] from alpha under independence, at k-bar
     predicted_with_prefill: float | None = None  # the same model with the measured prefill time added
     measured_decode: float | None = None         # the measured speedup with both prefills left out
+    draft_acceptance_rate: float | None = None   # alpha-hat, shown beside alpha, never fed into E[tau]
+    per_position: list[float] | None = None      # a_1..a_m pooled over the repeats: flat = independent
 
     @property
     def error(self) -> float:
@@ -115,9 +105,11 @@ def with_prefill(tau: float, k_bar: float, c: float, v: float, tokens: float, pr
 def cost_check(workload: str, method: str, tau: float, k_bar: float, c: float,
                v_table: dict[int, float], measured: float, alpha: float | None,
                tokens: float | None = None, prefill_s: float | None = None, t1: float | None = None,
-               measured_decode: float | None = None) -> CostCheck:
-    v = interpolate_v(v_table, k_bar)
+               measured_decode: float | None = None, draft_acceptance_rate: float | None = None,
+               per_position: list[float] | None = None) -> CostCheck:
+    v = v_at(v_table, k_bar)
     pre = (with_prefill(tau, k_bar, c, v, tokens, prefill_s, t1)
            if tokens and prefill_s is not None and t1 else None)
-    return CostCheck(workload, method, tau, k_bar, c, v, predicted_speedup(tau, k_bar, c, v_table),
-                     measured, alpha, expected_tau(alpha, k_bar), pre, measured_decode)
+    tau_iid = None if alpha is None else expected_tokens_per_pass(alpha, k_bar)
+    return CostCheck(workload, method, tau, k_bar, c, v, speedup_from_tau(tau, k_bar, c, v_table),
+                     measured, alpha, tau_iid, pre, measured_decode, draft_acceptance_rate, per_position)

@@ -2,15 +2,22 @@
 
 Phases (each printed with its elapsed time; results are written even when a check fails):
   1. load the target, warm up, measure v(k)                         (costs.measure_v)
-  2. tune k (and n) for every proposer on a separate repeat (64 new tokens), per workload kind:
-     greedy on all workloads, sampled on the novel ones (grid k in {2,4,8}, n in {2,3,4}, or adaptive
-     k up to 16 for lookup, 8 for the others); never picked from the timed repeats
-  3. greedy, timed: 5 interleaved repeats of every method on every workload
-  4. sampled at T=0.8, timed: several seeds of every method on the novel workloads
-  5. equality pass in float32: every method's greedy ids against plain decoding's (the bfloat16
-     timed runs are checked too: differences only at near-ties); a failure exits with code 1
-Speedup = method tokens/s ÷ plain tokens/s within one repeat (or seed), median over repeats,
-then median over the workloads of a kind. Numbers use metrics.md's names.
+  2. tune k (and n) for every proposer on separate runs (48 new tokens), per workload kind, on the
+     first two workloads of each kind (the timed phases then run every workload, so half of them are
+     held out): greedy, and sampled on the novel kind. Grid: lookup k in {2,4,8} x n in {2,3,4} and
+     adaptive k up to 16; the trained proposers k in {2,4} and adaptive k up to 8. Never picked from
+     the timed repeats.
+  3. greedy, timed: 3 interleaved repeats of every specviz method on every workload, one plain run
+     per repeat shared by all; transformers' rows and 'lookup (recording off)' (references) in the
+     first 2 repeats
+  4. sampled at T=0.8, timed: 3 seeds of every specviz method on the novel workloads
+  5. equality pass in float32 (64 new tokens): every chosen method's greedy ids against plain
+     decoding's (the bfloat16 timed runs are checked too, over all 128 tokens: differences only at
+     near-ties); a failure exits with code 1
+Speedup (engine/measure.py, docs/metrics.md) = method tokens/s ÷ plain tokens/s within one repeat (or
+seed), median over repeats, then median over the workloads of a kind.
+Results go to runs/bench-quick/ (--quick) or runs/bench/; the committed bench/ only with --out bench.
+`--estimate` prints the plan's expected wall time from a previous full run's measured run times.
 """
 from __future__ import annotations
 
@@ -26,8 +33,9 @@ from specviz.bench import report as bench_report
 from specviz.engine import workloads as W
 from specviz.bench.checks import compare_ids, cost_check
 from specviz.bench.runs import Env, Spec, median, run
+from specviz.engine.measure import speedup_of
 from specviz.core.costmodel import draft_cost, plain_step_time
-from specviz.engine.costs import measure_v
+from specviz.engine.costs import V_KS, measure_v
 from specviz.core.errors import InputError
 from specviz.teach.experiments import build_proposer
 from specviz.engine.methods import METHODS, encode_prompt
@@ -36,24 +44,37 @@ from specviz.core.sampling import SamplingConfig
 
 GREEDY, SAMPLED = "greedy", "sampled"
 KS, NS = (2, 4, 8), (2, 3, 4)
+# a model's every drafted token costs c of about 0.04-0.11 of a plain step here, and no trained
+# proposer was ever chosen at k = 8 (bench/results.md), so its grid stops at 4 (adaptive reaches 8)
+KS_MODEL = (2, 4)
 # adaptive k's ceiling: lookup drafts cost nothing and come right or wrong in runs, so it may grow
 # further than a model's drafts, whose every token costs a draft step
 ADAPTIVE_MAX_LOOKUP, ADAPTIVE_MAX_MODEL = 16, 8
-QUICK_KS, QUICK_NS = (2, 8), (3,)        # --quick: a smaller grid, only to keep the bench working
-V_KS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)
-TRAINED = ("draft", "medusa", "eagle")  # run when they build for this target
+QUICK_KS, QUICK_NS = (2,), (3,)          # --quick: k = 2 and adaptive only, to keep the bench working
+QUICK_V_KS = (1, 4, 16)                  # --quick: v(k) at a few sizes (interpolated between)
+TRAINED_METHODS = ("draft", "medusa", "eagle")  # the trained proposers the bench runs when they build
+REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf lookup (specviz's k)", "hf assisted (drafter)",
+                    "lookup (recording off)")   # rows run in the first ref_repeats greedy repeats only
 
 
 @dataclass
 class Plan:
     workloads: list
-    repeats: int = 5
+    repeats: int = 3         # greedy timed repeats
+    ref_repeats: int = 2     # of which the reference rows (REFERENCE_LABELS) run in the first ref_repeats
     seeds: tuple = (1, 2, 3)
     tune_seed: int = 0
+    tune_per_kind: int = 2   # tuning runs on the first workloads of each kind; timing on all
     max_new: int = 128
-    tune_new: int = 64       # the tuning repeat generates half as much: it only ranks settings
+    tune_new: int = 48       # tuning only ranks settings
+    equality_new: int = 64   # float32 equality pass
     temperature: float = 0.8
     quick: bool = False
+
+    def tuning_workloads(self, mode: str) -> list:
+        ws = self.workloads if mode == GREEDY else [w for w in self.workloads if w.kind == W.NOVEL]
+        kinds = dict.fromkeys(w.kind for w in ws)
+        return [w for kind in kinds for w in [x for x in ws if x.kind == kind][: self.tune_per_kind]]
 
 
 @dataclass
@@ -101,11 +122,7 @@ def load_env(target_name: str, device: str, dtype: str) -> tuple[Env, dict]:
 
 
 def trained_drafter(target: LoadedModel, skipped: dict) -> LoadedModel | None:
-    try:
-        from specviz.engine import artifacts
-    except ImportError:
-        skipped["draft"] = "specviz.engine.artifacts is not there yet"
-        return None
+    from specviz.engine import artifacts
     try:
         if not artifacts.available().get("drafter"):
             skipped["draft"] = "no trained drafter in models/"
@@ -119,7 +136,7 @@ def trained_drafter(target: LoadedModel, skipped: dict) -> LoadedModel | None:
 def trained_methods(env: Env, skipped: dict, keep: set | None = None) -> list[str]:
     """The trained proposers that build for this target (the others land in skipped, with why)."""
     out = []
-    for m in TRAINED:
+    for m in TRAINED_METHODS:
         if m not in METHODS:
             skipped.setdefault(m, "not registered in specviz.engine.methods")
             continue
@@ -145,26 +162,24 @@ def candidates(method: str, quick: bool = False) -> list[Spec]:
     if method == "lookup":
         fixed = [Spec(method, "specviz", method, k, n) for k in ks for n in ns]
         return fixed + [Spec(method, "specviz", method, ADAPTIVE_MAX_LOOKUP, n, adaptive=True) for n in ns]
-    return [Spec(method, "specviz", method, k) for k in ks] + \
+    return [Spec(method, "specviz", method, k) for k in (QUICK_KS if quick else KS_MODEL)] + \
         [Spec(method, "specviz", method, ADAPTIVE_MAX_MODEL, adaptive=True)]
 
 
-def timed_specs(b: Bench, mode: str, kind: str, trained: list[str], has_drafter: bool) -> list[Spec]:
-    """Every row of one timed repeat on one workload of this kind."""
+def timed_specs(b: Bench, mode: str, kind: str, trained: list[str], has_drafter: bool,
+                references: bool = True) -> list[Spec]:
+    """Every row of one timed repeat on one workload of this kind. The reference rows (transformers'
+    generate() and lookup with recording off) run in greedy mode only, and only when `references`."""
     lk = b.chosen[(mode, kind, "lookup")]
-    out = [Spec("plain", "specviz", "plain")]
-    if mode == GREEDY:  # transformers' plain greedy: the reference specviz plain is held to
-        out += [Spec("hf plain", "hf", "plain"), lk,
-                Spec("lookup (recording off)", "specviz", "lookup", lk.k, lk.n, lk.adaptive, record=False)]
-    else:
-        out.append(lk)
-    out.append(Spec("hf lookup k=10", "hf", "lookup", 10))
-    if lk.k != 10:
-        out.append(Spec("hf lookup (specviz's k)", "hf", "lookup", lk.k))
-    for m in trained:
-        out.append(b.chosen[(mode, kind, m)])
-    if has_drafter and "draft" in trained:
-        out.append(Spec("hf assisted (drafter)", "hf", "assisted", b.chosen[(mode, kind, "draft")].k))
+    out = [Spec("plain", "specviz", "plain"), lk] + [b.chosen[(mode, kind, m)] for m in trained]
+    if mode == GREEDY and references:
+        out += [Spec("hf plain", "hf", "plain"),  # transformers' plain greedy: what specviz plain is held to
+                Spec("lookup (recording off)", "specviz", "lookup", lk.k, lk.n, lk.adaptive, record=False),
+                Spec("hf lookup k=10", "hf", "lookup", 10)]
+        if lk.k != 10:
+            out.append(Spec("hf lookup (specviz's k)", "hf", "lookup", lk.k))
+        if has_drafter and "draft" in trained:
+            out.append(Spec("hf assisted (drafter)", "hf", "assisted", b.chosen[(mode, kind, "draft")].k))
     return out
 
 
@@ -177,7 +192,7 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
     """One separate repeat per mode; per kind, keep the setting with the best median speedup."""
     plan = b.plan
     for mode in (GREEDY, SAMPLED):
-        ws = plan.workloads if mode == GREEDY else [w for w in plan.workloads if w.kind == W.NOVEL]
+        ws = plan.tuning_workloads(mode)
         samp = sampling_of(plan, mode)
         for w in ws:
             ref = run(env, Spec("plain", "specviz", "plain"), prompts[w.name], plan.tune_new, samp, plan.tune_seed)
@@ -187,14 +202,15 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
                     b.tuning.append(dict(mode=mode, kind=w.kind, workload=w.name, method=m, setting=s.setting,
                                          k=s.k, n=s.n if m == "lookup" else None, adaptive=s.adaptive,
                                          speedup=r.tokens_per_s / ref.tokens_per_s,
-                                         tokens_per_pass=r.tokens_per_pass, acceptance_rate=r.acceptance_rate,
+                                         tokens_per_pass=r.tokens_per_pass, draft_acceptance_rate=r.draft_acceptance_rate,
+                                         alpha=r.alpha,
                                          k_at_floor=r.k_at_floor, passes=r.passes, spec=s))
             b.log(f"tuned {mode} {w.name}")
         for kind in {w.kind for w in ws}:
             for m in methods:
                 best, best_sp = None, -1.0
                 for s in candidates(m, plan.quick):
-                    sp = median([t["speedup"] for t in b.tuning
+                    sp = speedup_of([t["speedup"] for t in b.tuning
                                  if t["mode"] == mode and t["kind"] == kind and t["spec"] == s])
                     if sp is not None and sp > best_sp:
                         best, best_sp = s, sp
@@ -211,7 +227,7 @@ def timed(b: Bench, env: Env, prompts: dict, mode: str, trained: list[str]) -> N
     for i, r in enumerate(rounds):
         seed = 0 if mode == GREEDY else r
         for w in ws:
-            specs = timed_specs(b, mode, w.kind, trained, env.drafter is not None)
+            specs = timed_specs(b, mode, w.kind, trained, env.drafter is not None, references=i < plan.ref_repeats)
             specs = specs[i % len(specs):] + specs[: i % len(specs)]
             for s in specs:
                 res = run(env, s, prompts[w.name], plan.max_new, samp, seed,
@@ -239,13 +255,13 @@ def equality_pass(b: Bench, env32: Env, prompts: dict) -> None:
     plan = b.plan
     samp = SamplingConfig()
     for w in plan.workloads:
-        plain = run(env32, Spec("plain", "specviz", "plain"), prompts[w.name], plan.max_new, samp, 0,
+        plain = run(env32, Spec("plain", "specviz", "plain"), prompts[w.name], plan.equality_new, samp, 0,
                     keep_logits=True)
         specs = {(s.label, s.setting): s for (mode, kind, _), s in b.chosen.items()
                  if kind == w.kind and mode == GREEDY}
         specs[("hf plain", "")] = Spec("hf plain", "hf", "plain")
         for (label, setting), s in sorted(specs.items()):
-            r = run(env32, s, prompts[w.name], plan.max_new, samp, 0)
+            r = run(env32, s, prompts[w.name], plan.equality_new, samp, 0)
             name = f"{label} ({setting})" if setting else label
             b.equality.append(compare_ids(w.name, name, "float32", r.ids, plain.ids, plain.top1, plain.gap, True))
         b.log(f"equality float32 {w.name}")
@@ -258,13 +274,13 @@ def speedups(b: Bench, mode: str) -> dict:
     for (m, wn, label), rs in b.runs.items():
         if m != mode:
             continue
-        plain = b.runs[(mode, wn, "plain")]
-        out[(wn, label)] = median([r.tokens_per_s / p.tokens_per_s for r, p in zip(rs, plain)])
+        plain = b.runs[(mode, wn, "plain")]  # a reference row ran in the first repeats: zip pairs them
+        out[(wn, label)] = speedup_of([r.tokens_per_s / p.tokens_per_s for r, p in zip(rs, plain)])
     return out
 
 
 def cost_checks(b: Bench) -> list:
-    """metrics.md's cost-model check for every specviz method that drafts, per workload (greedy)."""
+    """docs/metrics.md's cost-model check for every specviz method that drafts, per workload (greedy)."""
     sp = speedups(b, GREEDY)
     out = []
     for (mode, wn, label), rs in b.runs.items():
@@ -277,12 +293,15 @@ def cost_checks(b: Bench) -> list:
         c = draft_cost(steps, t1)
         tau = median([r.tokens_per_pass for r in rs])
         k_bar = median([r.mean_k for r in rs])
-        alpha = median([r.acceptance_rate for r in rs])
+        alpha = median([r.alpha for r in rs])
+        m = min((len(r.per_position) for r in rs), default=0)
+        a_i = [median([r.per_position[i] for r in rs]) for i in range(m)]
         decode = median([r.decode_tokens_per_s / p.decode_tokens_per_s for r, p in zip(rs, plain)
                          if r.decode_tokens_per_s and p.decode_tokens_per_s])
         out.append(cost_check(wn, label, tau, k_bar, c, b.v, sp[(wn, label)], alpha,
                               tokens=median([r.tokens for r in rs]), prefill_s=median([r.prefill_s for r in rs]),
-                              t1=t1, measured_decode=decode))
+                              t1=t1, measured_decode=decode,
+                              draft_acceptance_rate=median([r.draft_acceptance_rate for r in rs]), per_position=a_i))
     return out
 
 
@@ -297,9 +316,10 @@ def make_plan(a) -> Plan:
         ws = list(W.WORKLOADS)
     plan = Plan(workloads=ws, quick=a.quick)
     if a.quick:
-        plan.repeats, plan.seeds, plan.max_new, plan.tune_new = 1, (1,), 24, 16
+        plan.repeats, plan.ref_repeats, plan.seeds, plan.max_new, plan.tune_new, plan.equality_new = 1, 1, (1,), 24, 16, 24
     if a.repeats is not None:
         plan.repeats = a.repeats
+        plan.ref_repeats = min(plan.ref_repeats, a.repeats)
     if a.seeds is not None:
         plan.seeds = tuple(range(1, a.seeds + 1))
     if a.max_new_tokens is not None:
@@ -314,6 +334,17 @@ def make_plan(a) -> Plan:
 
 def cmd_bench(a) -> int:
     plan = make_plan(a)
+    if a.out is None:
+        a.out = os.path.join("runs", "bench-quick" if plan.quick else "bench")
+    if a.estimate:
+        from specviz.bench.estimate import estimate, reference
+        ref = reference()
+        methods = [m for m in TRAINED_METHODS if a.methods is None or m in a.methods.split(",")]
+        phases = estimate(plan, ref, methods)
+        for name, sec in phases.items():
+            print(f"{name:28s} {sec / 60:5.1f} min")
+        print(f"{'total':28s} {sum(phases.values()) / 60:5.1f} min  (from the run times of {ref['source']})")
+        return 0
     if a.threads:
         torch.set_num_threads(a.threads)
     b = Bench(plan)
@@ -325,7 +356,8 @@ def cmd_bench(a) -> int:
     trained = trained_methods(env, b.skipped, keep)
     b.meta = dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
                   threads=torch.get_num_threads(), torch=torch.__version__, quick=plan.quick,
-                  repeats=plan.repeats, seeds=list(plan.seeds), max_new_tokens=plan.max_new,
+                  repeats=plan.repeats, ref_repeats=plan.ref_repeats, seeds=list(plan.seeds),
+                  max_new_tokens=plan.max_new, equality_tokens=plan.equality_new, tune_per_kind=plan.tune_per_kind,
                   tuning_tokens=plan.tune_new,
                   temperature=plan.temperature, methods=["plain", "lookup"] + trained,
                   started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -333,7 +365,7 @@ def cmd_bench(a) -> int:
     for s in (Spec("plain", "specviz", "plain"), Spec("hf plain", "hf", "plain")):  # warm-up
         run(env, s, prompts[plan.workloads[0].name], 8, SamplingConfig(), 0)
     b.phase("v(k)")
-    b.v = measure_v(env.target, ks=V_KS, repeats=3 if plan.quick else 15,
+    b.v = measure_v(env.target, ks=QUICK_V_KS if plan.quick else V_KS, repeats=3 if plan.quick else 15,
                     prompt_ids=prompts[plan.workloads[0].name])
     b.phase("tuning")
     tune(b, env, prompts, ["lookup"] + trained)
@@ -376,16 +408,20 @@ def add_parser(sub) -> None:
     p = sub.add_parser("bench", help="measure every method against plain decoding and transformers",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true",
-                   help="one workload per kind, one repeat, one seed, 24 new tokens (16 when tuning) (keeps the bench working)")
-    p.add_argument("--out", default="bench", help="folder for results.json, results.md, results.html")
+                   help="one workload per kind, one repeat, one seed, 24 new tokens (16 when tuning) (keeps the bench "
+                        "working; writes runs/bench-quick/ unless --out says otherwise)")
+    p.add_argument("--out", default=None, help="folder for results.json, results.md, results.html (default "
+                   "runs/bench-quick with --quick, else runs/bench; the committed results: --out bench)")
+    p.add_argument("--estimate", action="store_true", help="print the plan's expected wall time, estimated from "
+                   "the run times measured by a previous full run (bench/results.json), and exit")
     p.add_argument("--target", default=DEFAULT, help="'default', a HF id/folder, or 'tiny' (random test model)")
     p.add_argument("--device", default="auto")
     p.add_argument("--dtype", default="auto", help="bfloat16 (auto), float32, float16")
     p.add_argument("--workloads", default=None, help="comma-separated workload names (default: all)")
-    p.add_argument("--repeats", type=int, default=None, help="timed greedy repeats (default 5)")
+    p.add_argument("--repeats", type=int, default=None, help="timed greedy repeats (default 3)")
     p.add_argument("--seeds", type=int, default=None, help="sampled seeds (default 3)")
     p.add_argument("--max-new-tokens", type=int, default=None, help="default 128")
-    p.add_argument("--tune-tokens", type=int, default=None, help="new tokens per tuning run (default 64)")
+    p.add_argument("--tune-tokens", type=int, default=None, help="new tokens per tuning run (default 48)")
     p.add_argument("--methods", default=None,
                    help="trained proposers to include, comma-separated, '' for none (default: all that load: draft,medusa,eagle)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")

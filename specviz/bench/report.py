@@ -35,7 +35,8 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     from specviz.engine.workloads import BY_NAME
     kind_of = {w.name: w.kind for w in b.plan.workloads}
     out = {"format": FORMAT, "meta": dict(b.meta), "skipped": dict(b.skipped),
-           "v": {str(k): v for k, v in sorted(b.v.items())}}
+           "v": {str(k): v for k, v in sorted(b.v.items())},
+           "v_spread": {str(k): getattr(b.v, "spread", {}).get(k) for k in sorted(b.v)}}
     out["meta"]["workloads"] = [[w.name, w.kind] for w in b.plan.workloads]  # a list: keeps the order
     out["meta"]["load_average"] = [dict(phase=p, at_s=t, load1=la) for p, t, la in b.load]
     plain_cv = [statistics.pstdev([r.wall_s for r in rs]) / statistics.mean([r.wall_s for r in rs])
@@ -62,7 +63,8 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
                 engine=s.engine, setting=s.setting, tokens=_med([r.tokens for r in rs]),
                 tokens_per_s=_med([r.tokens_per_s for r in rs]), wall_s=_med([r.wall_s for r in rs]),
                 tokens_per_pass=_med([r.tokens_per_pass for r in rs]),
-                acceptance_rate=_med([r.acceptance_rate for r in rs]), mean_k=_med([r.mean_k for r in rs]),
+                draft_acceptance_rate=_med([r.draft_acceptance_rate for r in rs]), alpha=_med([r.alpha for r in rs]),
+                mean_k=_med([r.mean_k for r in rs]),
                 k_at_floor_share=_med([r.k_at_floor / r.passes for r in rs if r.k_at_floor is not None and r.passes]))
         out["per_run"][mode] = rows
     # recording overhead: 1 - (recording on tokens/s ÷ recording off tokens/s), per repeat, medians
@@ -189,10 +191,11 @@ def markdown(res: dict) -> str:
             for w in wl:
                 r = d.get(w)
                 if r and r["engine"] == "specviz" and lab != "plain":
-                    rows.append([lab, w, _f(r["tokens_per_pass"]), _f(r["acceptance_rate"]), _f(r["mean_k"]),
+                    rows.append([lab, w, _f(r["tokens_per_pass"]), _f(r.get("alpha")), _f(r["draft_acceptance_rate"]),
+                                 _f(r["mean_k"]),
                                  _f(r["k_at_floor_share"], "{:.0%}"), _f(r["tokens_per_s"], "{:.1f}"), _f(r["tokens"], "{:.0f}")])
         parts += [f"### {mode}: what the specviz runs did",
-                  _table(["method", "workload", "tokens/pass τ", "acceptance α̂", "mean k̄", "k at floor",
+                  _table(["method", "workload", "tokens/pass τ", "α (kept ÷ tested)", "α̂ (kept ÷ drafted)", "mean k̄", "k at floor",
                           "tokens/s", "tokens"], rows)]
     parts += [f"## Tuning (a separate repeat of {m.get('tuning_tokens', '?')} new tokens; medians over the "
               "workloads of a kind; the chosen setting in bold)"]
@@ -215,22 +218,31 @@ def markdown(res: dict) -> str:
               _table(["workload", "overhead"], [[w, _f(ro["per_workload"][w], "{:.1%}")] for w in ws if w in ro["per_workload"]]
                      + [["**median**", _f(ro["median"], "{:.1%}")]])]
     parts += ["## Cost-model check (greedy) and independence check",
-              "metrics.md's model predicts the decode phase: τ ÷ (v(k̄) + k̄·c), with v(k) measured by timing "
+              "docs/metrics.md's model predicts the decode phase: τ ÷ (v(k̄) + k̄·c), with v(k) measured by timing "
               "decode-loop steps that verify k+1 positions against plain steps (t₁), and c from the run's own "
               "draft times. It is compared two ways, each like with like: *decode only* against the measured "
               "speedup with both prefills left out, and *end to end* (the target) with the measured prefill P "
               "added to both sides, (P + N·t₁) ÷ (P + N/τ·(v(k̄) + k̄·c)·t₁), against the measured end-to-end "
               "speedup. error = predicted ÷ measured − 1: a positive error is time the model does not see "
-              "(overhead). E[τ] i.i.d. = (1 − α̂^(k̄+1)) ÷ (1 − α̂) is what τ would be if positions were "
-              "accepted independently (the independence check: lookup's drafts are right or wrong in runs).",
-              "v(k) measured: " + ", ".join(f"v({k})={v:.2f}" for k, v in sorted(res["v"].items(), key=lambda x: int(x[0]))),
+              "(overhead). The independence check (a lesson, not a target): E[τ](α) = (1 − α^(k̄+1)) ÷ (1 − α), "
+              "with α = accepted ÷ tested, is what τ would be if each tested position were kept independently; "
+              "beside it the per-position acceptance a_1 … a_m (flat = independent, rising = bursty, as lookup's "
+              "copies are right or wrong in whole runs). α̂ = accepted ÷ drafted is shown for reference only: "
+              "τ = 1 + α̂·k̄ holds for every run, so E[τ](α̂) would fall short of τ by construction.",
+              "v(k) measured (median over interleaved rounds; spread = IQR over rounds; *noisy* = spread larger "
+              "than the distance from 1, too noisy to quote on its own): " + ", ".join(
+                  f"v({k})={v:.2f}" + ("" if res.get("v_spread", {}).get(k) is None else
+                                       f" ±{res['v_spread'][k]:.2f}" + (" *noisy*" if res["v_spread"][k] > abs(v - 1) else ""))
+                  for k, v in sorted(res["v"].items(), key=lambda x: int(x[0]))),
               _table(["method", "workload", "τ", "k̄", "c", "v(k̄)", "predicted decode", "measured decode",
                       "error decode", "predicted end to end", "measured end to end", "error end to end",
-                      "α̂", "E[τ] i.i.d."],
+                      "α", "E[τ](α)", "a_1 … a_m", "α̂"],
                      [[c["method"], c["workload"], _f(c["tau"]), _f(c["k_bar"]), _f(c["c"], "{:.3f}"),
                        _f(c["v"]), _f(c["predicted"]), _f(c.get("measured_decode")),
                        _f(c.get("error_decode"), "{:+.1%}"), _f(c.get("predicted_with_prefill")),
-                       _f(c["measured"]), _f(c["error"], "{:+.1%}"), _f(c["alpha"]), _f(c["tau_iid"])]
+                       _f(c["measured"]), _f(c["error"], "{:+.1%}"), _f(c["alpha"]), _f(c["tau_iid"]),
+                       " ".join(f"{a:.2f}" for a in (c.get("per_position") or [])) or "–",
+                       _f(c.get("draft_acceptance_rate"))]
                       for c in res["cost_model"]])]
     diffs = [e for e in res["equality"] if not e["identical"]]
     n32 = sum(e["dtype"] == "float32" for e in res["equality"])

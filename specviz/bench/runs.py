@@ -1,4 +1,5 @@
-"""One timed run of one method for the bench: specviz's decode loop or transformers' generate().
+"""One timed run of one method for the bench: specviz's decode loop (through engine/measure.run, the
+one measuring path) or transformers' generate() (timed here the same way).
 
 Every run is timed the same way from the outside (prefill included, model load excluded), with
 the same prompt ids, max new tokens and EOS, so tokens/s of any two runs can be divided.
@@ -14,7 +15,8 @@ from typing import NamedTuple
 
 import torch
 
-from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine import measure
+from specviz.engine.decode import DecodeConfig
 from specviz.engine.models import LoadedModel
 from specviz.core.neartie import emitted_logit_stats
 from specviz.core.sampling import SamplingConfig
@@ -56,9 +58,11 @@ class Result:
     prefill_s: float | None = None
     drafted: int | None = None
     accepted: int | None = None
+    tested: int | None = None          # accepted + rejections
     tokens_per_pass: float | None = None
     mean_k: float | None = None
     k_at_floor: int | None = None
+    per_position: list[float] = field(default_factory=list)       # a_i (docs/metrics.md)
     steps: list[StepTime] = field(default_factory=list)           # per step: its times (for costs.py)
     top1: list[float] = field(default_factory=list)               # per emitted token (plain runs keep them)
     gap: list[float] = field(default_factory=list)
@@ -79,8 +83,14 @@ class Result:
         return self.tokens / (self.wall_s - self.prefill_s)
 
     @property
-    def acceptance_rate(self) -> float | None:
+    def draft_acceptance_rate(self) -> float | None:
+        """alpha-hat = accepted / drafted (docs/metrics.md)."""
         return self.accepted / self.drafted if self.drafted else None
+
+    @property
+    def alpha(self) -> float | None:
+        """alpha = accepted / tested (docs/metrics.md)."""
+        return self.accepted / self.tested if self.tested else None
 
 
 @dataclass
@@ -121,19 +131,12 @@ def run_specviz(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling:
     prop = None if spec.method == "plain" else env.proposer(spec.method, spec.n)
     cfg = DecodeConfig(k=max(1, spec.k), max_new_tokens=max_new, sampling=sampling, seed=seed,
                        adaptive=spec.adaptive, record=spec.record, stop_at_eos=True)
-    _sync(env)
-    t0 = time.perf_counter()
-    d = Decoder(env.target, prop, prompt, cfg, eos_token_id=env.eos)
-    for _ in d.run():
-        pass
-    wall = time.perf_counter() - t0
-    steps = d.steps
-    s = d.summary()
+    s, steps = measure.run(env.target, prop, prompt, cfg, env.eos)  # timed as every other measured run
     top1, gap = emitted_logit_stats(steps) if keep_logits else ([], [])
     return Result(
-        ids=d.new_tokens, wall_s=wall, passes=s.target_passes, prefill_s=s.prefill_s, drafted=s.drafted, accepted=s.accepted,
-        tokens_per_pass=s.tokens_per_pass, mean_k=s.mean_k,
-        k_at_floor=s.k_at_floor if spec.adaptive else None,
+        ids=s.token_ids, wall_s=s.wall_s, passes=s.target_passes, prefill_s=s.prefill_s, drafted=s.drafted, accepted=s.accepted,
+        tested=s.tested,        tokens_per_pass=s.tokens_per_pass, mean_k=s.mean_k,
+        k_at_floor=s.k_at_floor if spec.adaptive else None, per_position=s.per_position_acceptance,
         steps=[StepTime(st.draft_s, st.n_drafted, st.verify_s) for st in steps],
         top1=top1, gap=gap)
 

@@ -1,16 +1,18 @@
-"""The break-even calculator's formulas (Leviathan et al. 2023), pure Python, no model.
+"""The cost model (Leviathan et al. 2023), pure Python, no model: the calculator's formulas, which
+the bench's checks use too. Definitions: docs/metrics.md.
 
-Names follow shared/notes/metrics.md:
-    alpha  acceptance rate (each drafted position accepted independently with probability alpha)
-    k      draft length
+    alpha  chance a tested draft is kept (each position accepted independently with probability alpha);
+           from a run: accepted / tested. Never the draft acceptance rate alpha-hat = accepted / drafted.
+    k      draft length; k = 0 is plain decoding: speedup exactly 1, whatever v is
     c      cost of drafting one token, relative to one plain target decode step t1
-    v(k)   cost of one verify pass over k+1 positions, relative to t1
+    v(k)   cost of one verify pass over k+1 positions, relative to t1 (v(0) = 1 by definition)
     E[tau] = (1 - alpha^(k+1)) / (1 - alpha)          expected tokens per target pass
     speedup = E[tau] / (v(k) + k*c)
+    tau = 1 + alpha-hat * k-bar                         an identity of every run (not a model)
 
 `run_checks` compares the model with a measured run: the cost-model check (measured tau into the
-speedup formula vs the measured speedup) and the independence check (E[tau] from the measured
-alpha vs the measured tau).
+speedup formula vs the measured speedup) and the independence check (E[tau] from alpha vs the
+measured tau, beside the per-position acceptance a_i).
 """
 from __future__ import annotations
 
@@ -46,7 +48,10 @@ VCost = float | dict | Callable[[float], float]  # a constant, a measured {k: v(
 
 
 def v_at(v: VCost, k: float) -> float:
-    """v(k) from a constant, a measured table (interpolated; v(0) = 1) or a function."""
+    """v(k) from a constant, a measured table (interpolated) or a function; v(0) = 1 always (k = 0 is
+    a plain step, the unit every cost is measured in)."""
+    if k == 0:
+        return 1.0
     if callable(v):
         return float(v(k))
     if isinstance(v, dict):
@@ -76,8 +81,17 @@ def step_cost(k: float, c: float, v: VCost) -> float:
 
 
 def speedup(alpha: float, k: float, c: float, v: VCost) -> float:
-    """Predicted speedup over plain decoding: E[tau] / (v(k) + k*c)."""
+    """Predicted speedup over plain decoding: E[tau] / (v(k) + k*c); exactly 1.0 at k = 0."""
+    if k == 0:
+        return 1.0
     return expected_tokens_per_pass(alpha, k) / step_cost(k, c, v)
+
+
+def tau_identity(draft_acceptance_rate: float | None, k_bar: float) -> float:
+    """tau = 1 + alpha-hat * k-bar: every step emits its accepted drafts plus one token, so this holds
+    exactly for any run whose steps were not cut short by EOS or max_new_tokens (docs/metrics.md).
+    It is why E[tau](alpha-hat) says nothing about independence."""
+    return 1.0 + (draft_acceptance_rate or 0.0) * k_bar
 
 
 def speedup_from_tau(tau: float, k_bar: float, c: float, v: VCost) -> float:
@@ -89,7 +103,10 @@ def breakeven_alpha(k: int, c: float, v: VCost, tol: float = 1e-9) -> float | No
     """The alpha at which speedup = 1 for this k, c, v (0.0 if it always pays, None if it never does).
 
     E[tau] rises from 1 (alpha = 0) to k+1 (alpha = 1), so bisection finds the one crossing.
+    k = 0 is plain decoding: never faster, never slower, so there is no crossing (None).
     """
+    if k == 0:
+        return None
     cost = step_cost(k, c, v)
     if cost <= 1.0:
         return 0.0
@@ -107,7 +124,7 @@ def breakeven_alpha(k: int, c: float, v: VCost, tol: float = 1e-9) -> float | No
 
 def best_k(alpha: float, c: float, v: VCost, k_max: int = 16) -> tuple[int, float]:
     """(k, speedup) maximising the predicted speedup over k = 0..k_max; k = 0 means don't speculate."""
-    best = (0, 1.0 / v_at(v, 0))
+    best = (0, 1.0)  # plain decoding, whatever v is
     for k in range(1, k_max + 1):
         s = speedup(alpha, k, c, v)
         if s > best[1] + 1e-12:
@@ -119,7 +136,8 @@ def best_k(alpha: float, c: float, v: VCost, k_max: int = 16) -> tuple[int, floa
 @dataclass
 class RunChecks:
     method: str
-    alpha: float | None          # measured acceptance rate
+    alpha: float | None          # accepted / tested (what the formula takes)
+    draft_acceptance_rate: float | None  # alpha-hat = accepted / drafted (shown beside, never fed in)
     tau: float                   # measured tokens per pass
     k_bar: float                 # mean drafted length per step
     k: int | None                # the k setting of the run
@@ -128,7 +146,8 @@ class RunChecks:
     v_k_bar: float | None        # v(k-bar) from the table in use
     measured_speedup: float | None   # method tokens/s / plain tokens/s
     predicted_speedup: float | None  # cost model with the measured tau
-    tau_independent: float | None    # E[tau] from the measured alpha, each step's own draft length
+    tau_independent: float | None    # E[tau] from alpha (tested), each step's own draft length
+    per_position: list[float]        # a_1..a_m: flat = independent, rising = bursty
 
     @property
     def cost_model_gap(self) -> float | None:
@@ -148,7 +167,7 @@ class RunChecks:
 def run_checks(method: str, summary, steps, plain_summary=None, plain_steps=None,
                v: VCost | None = None, k: int | None = None) -> RunChecks:
     """Everything the calculator fills from one measured run (records.RunSummary / StepRecord)."""
-    alpha = summary.acceptance_rate
+    alpha = summary.alpha
     t1 = None
     if plain_steps:
         t1 = plain_step_time(plain_steps) or None
@@ -164,6 +183,7 @@ def run_checks(method: str, summary, steps, plain_summary=None, plain_steps=None
     tau_ind = None
     if alpha is not None and steps:
         tau_ind = sum(expected_tokens_per_pass(alpha, s.n_drafted) for s in steps) / len(steps)
-    return RunChecks(method=method, alpha=alpha, tau=summary.tokens_per_pass, k_bar=summary.mean_k,
+    return RunChecks(method=method, alpha=alpha, draft_acceptance_rate=summary.draft_acceptance_rate,
+                     per_position=list(summary.per_position_acceptance), tau=summary.tokens_per_pass, k_bar=summary.mean_k,
                      k=k, c=c, t1=t1, v_k_bar=v_kb, measured_speedup=measured,
                      predicted_speedup=predicted, tau_independent=tau_ind)

@@ -1,4 +1,4 @@
-"""Greedy equality against plain decoding, and bfloat16 near-ties (metrics.md).
+"""Greedy equality against plain decoding, and bfloat16 near-ties (docs/metrics.md).
 
 At the first position d where a method's ids differ from plain decoding's, take the plain run's
 logits at d: it is a near-tie when top1 - top2 <= 2 bf16 ulps of top1, with

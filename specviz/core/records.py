@@ -1,6 +1,9 @@
 """Typed records: the only thing that crosses from the engine to the UI, CLI, bench and tests.
 
-Every number uses the names of shared/notes/metrics.md.
+Every number uses the names and definitions of docs/metrics.md:
+    draft_acceptance_rate  alpha-hat = accepted / drafted  (tau = 1 + alpha-hat * k-bar exactly)
+    alpha                  accepted / tested, tested = accepted + rejections (the papers' alpha)
+    tokens_per_pass        tau = emitted / target passes
 """
 from __future__ import annotations
 
@@ -75,9 +78,11 @@ class RunSummary:
     target_passes: int
     drafted: int
     accepted: int
-    acceptance_rate: float | None          # accepted / drafted; None when nothing was drafted
-    tokens_per_pass: float                 # emitted / target_passes
-    per_position_acceptance: list[float]   # a_i = P(position i accepted | positions < i accepted)
+    draft_acceptance_rate: float | None    # alpha-hat = accepted / drafted; None when nothing was drafted
+    tested: int                            # accepted + rejections (drafts after a rejection are untested)
+    alpha: float | None                    # accepted / tested (the papers' alpha); None when nothing tested
+    tokens_per_pass: float                 # tau = emitted / target_passes
+    per_position_acceptance: list[float]   # a_i, i = 1..k_max (index 0 is a_1); see per_position_acceptance()
     wall_s: float                          # end to end: prefill included, model load excluded
     tokens_per_s: float
     prefill_s: float
@@ -91,6 +96,19 @@ class RunSummary:
         return dict(self.__dict__)
 
 
+def per_position_acceptance(steps: list[StepRecord]) -> list[float]:
+    """a_i for i = 1..k_max (docs/metrics.md): accepted at position i / steps that reached position i
+    with a draft there (a draft at i, and positions < i all accepted). Flat a_i = independent
+    acceptance; a_i rising with i = bursty (whole runs right or wrong). The list stops at the first
+    position no step reached (reaching i+1 implies reaching i), so it is a_1..a_m, m <= k_max."""
+    out = []
+    for i in range(max((s.n_drafted for s in steps), default=0)):
+        reached = [s for s in steps if s.n_drafted > i and s.n_accepted >= i]
+        if reached:
+            out.append(sum(s.n_accepted > i for s in reached) / len(reached))
+    return out
+
+
 def summarize(method: str, text: str, token_ids: list[int], prompt_tokens: int,
               steps: list[StepRecord], wall_s: float, prefill_s: float,
               stopped_at_eos: bool = False) -> RunSummary:
@@ -98,18 +116,14 @@ def summarize(method: str, text: str, token_ids: list[int], prompt_tokens: int,
     accepted = sum(s.n_accepted for s in steps)
     emitted = sum(s.n_emitted for s in steps)
     passes = len(steps)
-    max_k = max((s.n_drafted for s in steps), default=0)
-    per_pos = []
-    for i in range(max_k):
-        reached = [s for s in steps if s.n_drafted > i and s.n_accepted >= i]
-        if reached:
-            per_pos.append(sum(s.n_accepted > i for s in reached) / len(reached))
+    tested = accepted + sum(1 for s in steps if s.rejected_at is not None)
     return RunSummary(
         method=method, text=text, token_ids=token_ids, prompt_tokens=prompt_tokens,
         target_passes=passes, drafted=drafted, accepted=accepted,
-        acceptance_rate=(accepted / drafted) if drafted else None,
+        draft_acceptance_rate=(accepted / drafted) if drafted else None,
+        tested=tested, alpha=(accepted / tested) if tested else None,
         tokens_per_pass=(emitted / passes) if passes else 0.0,
-        per_position_acceptance=per_pos, wall_s=wall_s,
+        per_position_acceptance=per_position_acceptance(steps), wall_s=wall_s,
         tokens_per_s=(emitted / wall_s) if wall_s > 0 else 0.0,
         prefill_s=prefill_s, draft_s=sum(s.draft_s for s in steps),
         verify_s=sum(s.verify_s for s in steps),

@@ -1,9 +1,10 @@
-"""Measured costs, relative to one plain target decode step t1 (metrics.md): v(k) and c.
+"""Measured costs, relative to one plain target decode step t1 (docs/metrics.md): v(k) and c.
 
 v(k) = time of one target pass over k+1 new positions / t1, both timed as decode-loop steps
        (the verify pass with its acceptance and cache rollback), as the bench's runs are.
 c    = time to draft one token / t1 (from a run's step records).
-Medians of interleaved repeats: these machines are noisy.
+Medians of interleaved rounds, with the spread (IQR over rounds) beside each: these machines are
+noisy, and a v(k) whose spread is larger than its distance from 1 is too noisy to quote.
 """
 from __future__ import annotations
 
@@ -11,9 +12,29 @@ import statistics
 
 import torch
 
+from specviz.engine import measure
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context, Draft, Proposer
+
+
+V_KS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)  # the draft lengths whose v(k) the app and the bench measure
+
+
+class VTable(dict):
+    """{k: v(k)}, each the median over interleaved rounds of that round's ratio; `spread` {k: IQR
+    (or range, with fewer than 4 rounds) of those ratios}. Use it as the calculator's table; quote a
+    single v(k) through quote(k), which refuses when the spread exceeds |v(k) - 1|."""
+
+    def __init__(self, v: dict[int, float], spread: dict[int, float | None], rounds: int):
+        super().__init__(v)
+        self.spread, self.rounds = spread, rounds
+
+    def too_noisy(self, k: int) -> bool:
+        return measure.too_noisy(self[k], self.spread.get(k))
+
+    def quote(self, k: int) -> str:
+        return measure.quote(self[k], self.spread.get(k), self.rounds, unit="")
 
 
 class RandomDraft(Proposer):
@@ -30,12 +51,13 @@ class RandomDraft(Proposer):
         return Draft(tokens=torch.randint(0, self.vocab, (k,), generator=self.g))  # (k,)
 
 
-def measure_v(target: LoadedModel, ks=(1, 2, 4, 8, 16), context: int = 256, repeats: int = 7,
-              progress=None, prompt_ids=None, steps_per_round: int = 2) -> dict[int, float]:
-    """{k: v(k)} measured through the decode loop itself (decode.Decoder), not a bare forward:
-    t(k) = median verify time of steps that fed k+1 positions, t1 = the same for plain steps
-    (0 drafted), every decoder over the same prompt (`prompt_ids`, else `context` random tokens).
-    Rounds interleave the sizes, so a noisy minute hits all of them alike."""
+def measure_v(target: LoadedModel, ks=V_KS, context: int = 256, repeats: int = 7,
+              progress=None, prompt_ids=None, steps_per_round: int = 2) -> VTable:
+    """v(k) measured through the decode loop itself (decode.Decoder), not a bare forward: in each
+    round, t(k) = median verify time of that round's steps that fed k+1 positions and t1 = the same
+    for plain steps (0 drafted); v(k) = median over rounds of t(k)/t1, with the IQR over rounds.
+    Every decoder runs over the same prompt (`prompt_ids`, else `context` random tokens). Rounds
+    interleave the sizes, so a noisy minute hits all of them alike."""
     room = (repeats + 1) * steps_per_round * (max(ks) + 1) + 2
     if prompt_ids is None:
         context = max(1, min(context, target.context_window - room - max(ks) - 2))  # fits small test models
@@ -48,12 +70,12 @@ def measure_v(target: LoadedModel, ks=(1, 2, 4, 8, 16), context: int = 256, repe
         decoders[k].prefill()
     for d in decoders.values():  # warm-up step
         d.step()
-    times: dict[int, list[float]] = {k: [] for k in decoders}
+    ratios: dict[int, list[float]] = {k: [] for k in ks}
     for r in range(repeats):  # interleaved
-        for k, d in decoders.items():
-            for _ in range(steps_per_round):
-                times[k].append(d.step().verify_s)
+        t = {k: statistics.median(d.step().verify_s for _ in range(steps_per_round)) for k, d in decoders.items()}
+        for k in ks:
+            ratios[k].append(t[k] / t[0])
         if progress:
             progress((r + 1) / repeats)
-    t1 = statistics.median(times[0])
-    return {k: statistics.median(times[k]) / t1 for k in ks}
+    return VTable({k: statistics.median(ratios[k]) for k in ks}, {k: measure.spread(ratios[k]) for k in ks},
+                  repeats)

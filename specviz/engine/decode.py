@@ -111,7 +111,7 @@ class Decoder:
         return self.lm_head(h)[0].float().cpu(), h[0].float().cpu()      # (t, V), (t, H)
 
     def prefill(self) -> None:
-        """Cache the prompt except its last token; the first step feeds that token (metrics.md: not a pass)."""
+        """Cache the prompt except its last token; the first step feeds that token (docs/metrics.md: not a pass)."""
         t0 = time.perf_counter()
         if len(self.prompt) > 1:
             _, h = self._forward(self.prompt[:-1])

@@ -1,58 +1,188 @@
-"""A method against plain decoding: measured speed, and greedy equality with near-tie diagnosis.
+"""The one way to run methods to the end against plain decoding, and report (docs/metrics.md).
 
-Speed (metrics.md): same prompt, same max new tokens, same decoding mode; plain and the method
-run interleaved, each end to end (prefill included); the faster of `repeats` runs of each is kept.
+    run      one timed run to the end: tokens/s end to end (proposer reset and prefill included,
+             model load excluded), timed from the outside so every caller counts the same things
+    ratio    method tokens/s ÷ plain tokens/s of the plain run in the same repeat
+    speedup  the median of the per-repeat ratios, reported with their spread
+    spread   interquartile range of the repeats (4 or more), their range (2 or 3), unknown (1)
+    quote    a figure whose spread is larger than its distance from 1 is too noisy to quote
 
-Greedy equality is judged by specviz.core.neartie (metrics.md: the first divergence, and whether it
-sits on a bfloat16 near-tie).
+Each repeat runs plain decoding once and every contender once, in an order rotated per repeat, so a
+slow minute of a shared machine falls on all of them alike, and every contender shares that plain run.
+Greedy equality is judged by specviz.core.neartie (the first divergence, and whether it is a near-tie).
+The app (Compare, k/n experiments, Step through), the CLI, the bench, the interview answers and the
+training evaluation all measure through this module.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
-from specviz.engine.decode import DecodeConfig, Decoder
+import torch
+
 from specviz.core.neartie import Divergence, first_divergence
-from specviz.proposers.base import Plain
 from specviz.core.records import RunSummary, StepRecord
+from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine.models import LoadedModel
+from specviz.proposers.base import Proposer
+
+TOO_NOISY = "too noisy to quote, re-measure"
+
+
+# -- one run ------------------------------------------------------------------------------------------
+def run(target: LoadedModel, proposer: Proposer | None, prompt_ids, cfg: DecodeConfig,
+        eos_token_id=None) -> tuple[RunSummary, list[StepRecord]]:
+    """One run to the end through the decode loop, timed end to end from the outside."""
+    sync = torch.cuda.synchronize if target.device.type == "cuda" else (lambda: None)
+    sync()
+    t0 = time.perf_counter()
+    d = Decoder(target, proposer, prompt_ids, cfg, eos_token_id)
+    for _ in d.run():
+        pass
+    sync()
+    wall = time.perf_counter() - t0
+    s = d.summary()
+    return replace(s, wall_s=wall, tokens_per_s=len(s.token_ids) / wall if wall > 0 else 0.0), d.steps
+
+
+# -- the rules -----------------------------------------------------------------------------------------
+def spread(xs: list[float]) -> float | None:
+    """Interquartile range with 4 or more values, the range with 2 or 3, None with fewer."""
+    xs = sorted(x for x in xs if x is not None)
+    if len(xs) < 2:
+        return None
+    if len(xs) < 4:
+        return xs[-1] - xs[0]
+    q = statistics.quantiles(xs, n=4, method="inclusive")
+    return q[2] - q[0]
+
+
+def too_noisy(value: float, sp: float | None, reference: float = 1.0) -> bool:
+    """True when the spread is larger than the effect shown (the distance from the reference)."""
+    return sp is not None and sp > abs(value - reference)
+
+
+def quote(value: float, sp: float | None, repeats: int, reference: float = 1.0, unit: str = "×") -> str:
+    """A measured figure as text, or the refusal when its spread exceeds its effect."""
+    if too_noisy(value, sp, reference):
+        return f"{TOO_NOISY} ({value:.2f}{unit}, spread {sp:.2f} over {repeats} repeats)"
+    if sp is None:
+        return f"{value:.2f}{unit} (one repeat: spread unknown)"
+    return f"{value:.2f}{unit} (spread {sp:.2f} over {repeats} repeats)"
+
+
+def speedup_of(ratios: list[float]) -> float | None:
+    """The speedup rule: median of per-repeat ratios."""
+    xs = [x for x in ratios if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+# -- the result type --------------------------------------------------------------------------------------
+@dataclass
+class Repeat:
+    summary: RunSummary
+    steps: list[StepRecord] = field(repr=False)
+    plain: RunSummary = field(repr=False)
+    plain_steps: list[StepRecord] = field(repr=False)
+
+    @property
+    def ratio(self) -> float:
+        return self.summary.tokens_per_s / self.plain.tokens_per_s if self.plain.tokens_per_s else 0.0
 
 
 @dataclass
-class PlainCheck:
-    summary: RunSummary              # the method's kept run
-    steps: list[StepRecord]
-    plain: RunSummary                # plain decoding's kept run
-    plain_steps: list[StepRecord]
-    divergence: Divergence | None    # greedy only: where the outputs first differ
+class Measured:
+    """One contender against plain decoding over interleaved repeats."""
+    label: str
+    repeats: list[Repeat]
+    divergence: Divergence | None    # greedy only: where its output first differs from plain's
     compared: bool                   # False when sampling (tokens are not expected to match)
 
     @property
+    def ratios(self) -> list[float]:
+        return [r.ratio for r in self.repeats]
+
+    @property
     def speedup(self) -> float:
-        return self.summary.tokens_per_s / self.plain.tokens_per_s if self.plain.tokens_per_s else 0.0
+        return speedup_of(self.ratios) or 0.0
+
+    @property
+    def spread(self) -> float | None:
+        return spread(self.ratios)
+
+    @property
+    def too_noisy(self) -> bool:
+        return too_noisy(self.speedup, self.spread)
+
+    def quote(self) -> str:
+        return quote(self.speedup, self.spread, len(self.repeats))
+
+    @property
+    def typical(self) -> Repeat:
+        """The repeat whose ratio is the median (the lower one of two middles)."""
+        return sorted(self.repeats, key=lambda r: r.ratio)[(len(self.repeats) - 1) // 2]
+
+    summary = property(lambda self: self.typical.summary)
+    steps = property(lambda self: self.typical.steps)
+    plain = property(lambda self: self.typical.plain)
+    plain_steps = property(lambda self: self.typical.plain_steps)
 
     @property
     def identical(self) -> bool:
         return self.compared and self.divergence is None
 
 
-def _run(target, proposer, ids, cfg, eos):
-    d = Decoder(target, proposer, ids, cfg, eos)
-    for _ in d.run():
-        pass
-    return d.summary(), d.steps
+# -- interleaved measuring -----------------------------------------------------------------------------------
+Contender = tuple[Callable[[], Proposer | None], DecodeConfig]  # (proposer factory, its settings)
 
 
-def against_plain(target, make_proposer, prompt_ids, cfg: DecodeConfig, eos_token_id=None,
-                  repeats: int = 2, progress=None) -> PlainCheck:
-    """Run plain and the method (make_proposer() builds a fresh proposer) interleaved, `repeats` times."""
-    best: dict[str, tuple] = {}
+def interleaved(target: LoadedModel, prompt_ids, contenders: dict[str, Contender], plain_cfg: DecodeConfig,
+                repeats: int = 3, eos_token_id=None, progress=None) -> tuple[dict[str, Measured], list]:
+    """Every contender against plain decoding, `repeats` interleaved rounds sharing one plain run each.
+
+    Returns ({label: Measured}, the plain runs as (summary, steps), one per repeat). A factory is called
+    once per run; it may return the same proposer each time (the decoder resets it)."""
+    if repeats < 1:
+        raise ValueError("repeats must be >= 1")
+    labels = list(contenders)
+    order = [None, *labels]               # None = plain
+    runs: dict[str, list] = {x: [] for x in labels}
+    plains: list = []
+    total, done = repeats * len(order), 0
     for r in range(repeats):
-        for name, make in (("plain", Plain), ("method", make_proposer)):
-            out = _run(target, make(), prompt_ids, cfg, eos_token_id)
-            if name not in best or out[0].wall_s < best[name][0].wall_s:
-                best[name] = out
+        rot = order[r % len(order):] + order[: r % len(order)]
+        got = {}
+        for x in rot:
+            if x is None:
+                got[x] = run(target, None, prompt_ids, plain_cfg, eos_token_id)
+            else:
+                make, cfg = contenders[x]
+                got[x] = run(target, make(), prompt_ids, cfg, eos_token_id)
+            done += 1
             if progress:
-                progress((2 * r + (name == "method") + 1) / (2 * repeats), f"run {r + 1}/{repeats}: {name}")
-    (s, steps), (ps, psteps) = best["method"], best["plain"]
-    greedy = cfg.sampling.greedy
-    div = first_divergence(ps.token_ids, psteps, s.token_ids) if greedy else None
-    return PlainCheck(s, steps, ps, psteps, div, compared=greedy)
+                progress(done / total, f"repeat {r + 1}/{repeats}: {'plain' if x is None else x}")
+        plains.append(got[None])
+        for x in labels:
+            runs[x].append(Repeat(*got[x], *got[None]))
+    out = {}
+    for x in labels:
+        greedy = contenders[x][1].sampling.greedy and plain_cfg.sampling.greedy
+        first = runs[x][0]
+        div = first_divergence(first.plain.token_ids, first.plain_steps, first.summary.token_ids) if greedy else None
+        out[x] = Measured(x, runs[x], div, compared=greedy)
+    return out, plains
+
+
+def plain_config(cfg: DecodeConfig) -> DecodeConfig:
+    """Plain decoding with the same prompt settings: max new tokens, sampling, seed, EOS handling."""
+    return replace(cfg, adaptive=False, k=max(1, cfg.k))
+
+
+def against_plain(target: LoadedModel, make_proposer: Callable[[], Proposer | None], prompt_ids,
+                  cfg: DecodeConfig, eos_token_id=None, repeats: int = 3, progress=None) -> Measured:
+    """One method against plain decoding (the Step-through check, the CLI's --against-plain)."""
+    got, _ = interleaved(target, prompt_ids, {"method": (make_proposer, cfg)}, plain_config(cfg),
+                         repeats, eos_token_id, progress)
+    return got["method"]

@@ -21,7 +21,7 @@ METHODS = {
     "eagle": "EAGLE-style head (trained for the default model)",
     "hybrid": "prompt lookup when the context has a match, else the EAGLE head",
 }
-TRAINED = {"medusa", "eagle", "hybrid"}   # need a shipped artifact in models/ (python -m specviz train ...)
+NEEDS_ARTIFACT = {"medusa", "eagle", "hybrid"}   # need a shipped artifact in models/ (python -m specviz train ...)
 
 
 def available_methods(drafter_available: bool = True) -> list[str]:
@@ -30,7 +30,7 @@ def available_methods(drafter_available: bool = True) -> list[str]:
     shipped = dict(artifacts.available())
     shipped["hybrid"] = shipped["eagle"]
     return [m for m in METHODS if (m != "draft" or drafter_available or shipped["drafter"])
-            and (m not in TRAINED or shipped[m])]
+            and (m not in NEEDS_ARTIFACT or shipped[m])]
 
 
 def uses_default_target(target: LoadedModel) -> bool:
@@ -67,7 +67,7 @@ def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | Non
             return DraftModel(drafter.model, name="draft")
         return DraftModel(drafter.model, name="draft", vocab=target.vocab_size,
                           n_ids=token_id_count(target.tokenizer))
-    if method in TRAINED:
+    if method in NEEDS_ARTIFACT:
         from specviz.engine import artifacts
         if not artifacts.available()["eagle" if method == "hybrid" else method]:
             raise InputError(f"no trained {method} artifact in models/ (python -m specviz train {method})")

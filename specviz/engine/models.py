@@ -58,7 +58,7 @@ class LoadedModel:
 
 
 def fingerprint(model: torch.nn.Module) -> str:
-    """sha256 over the weights as float32, tensors in sorted name order (metrics.md).
+    """sha256 over the weights as float32, tensors in sorted name order (docs/metrics.md).
 
     Each weight is first rounded to bfloat16, so the same checkpoint gives the same fingerprint
     whether it runs in float32 or bfloat16 (bf16 -> float32 is exact; float32 -> bf16 rounds).

@@ -12,21 +12,18 @@ from specviz.proposers.lookup import lookup
 
 
 class Hybrid(Proposer):
-    def __init__(self, learned: Proposer, n_min: int = 2, n_max: int = 3, lookup_k: int | None = None):
-        self.learned, self.n_min, self.n_max, self.lookup_k = learned, n_min, n_max, lookup_k
+    def __init__(self, learned: Proposer, n_min: int = 2, n_max: int = 3):
+        self.learned, self.n_min, self.n_max = learned, n_min, n_max
         self.name = f"lookup+{learned.name}"
         self.needs_hidden = learned.needs_hidden
-        self.last_origin = None        # "lookup" or the learned proposer's name, for the step view
 
     def reset(self, prompt_ids: torch.Tensor) -> None:
         self.learned.reset(prompt_ids)
 
     def propose(self, ctx: Context, k: int) -> Draft:
-        found, _ = lookup(ctx.ids.tolist(), self.n_min, self.n_max, self.lookup_k or k)
+        found, _ = lookup(ctx.ids.tolist(), self.n_min, self.n_max, k)
         if found:
-            self.last_origin = "lookup"
             return Draft(tokens=torch.tensor(found[:k], dtype=torch.long))
-        self.last_origin = self.learned.name
         return self.learned.propose(ctx, k)
 
     def update(self, ctx: Context, n_accepted: int) -> None:

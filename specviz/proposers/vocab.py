@@ -26,12 +26,6 @@ class SubsetHead(torch.nn.Module):
         to_sub[ids] = torch.arange(len(ids))
         self.to_sub = to_sub                                                          # (V,) id -> row or -1
 
-    def extend(self, extra: torch.Tensor) -> None:
-        """Add ids (e.g. the prompt's tokens, so a copy task can draft them)."""
-        extra = extra.long().flatten().to(self.ids.device)
-        if bool((self.to_sub[extra.cpu()] < 0).any()):
-            self.set_ids(torch.cat([self.ids, extra]))
-
     def sub_logits(self, h: torch.Tensor) -> torch.Tensor:
         return F.linear(h, self.rows.to(h.dtype))                                     # (..., N)
 

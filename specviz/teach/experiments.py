@@ -1,19 +1,20 @@
 """Measured comparisons through the one decode loop: methods side by side, k/n sweeps, recommendations.
 
-Everything here is measured on the spot: plain decoding runs interleaved with the methods (same
-prompt, same max new tokens, same decoding mode), and speedup = method tokens/s ÷ plain tokens/s,
-each end to end (prefill included). Long loops report progress through `progress(fraction, text)`.
+Everything here is measured on the spot through specviz.engine.measure, the one measuring path:
+plain decoding interleaved with the methods (same prompt, same max new tokens, same decoding mode),
+speedup = method tokens/s ÷ plain tokens/s of the same repeat, end to end, median over repeats
+(docs/metrics.md). Long loops report progress through `progress(fraction, text)`.
 """
 from __future__ import annotations
 
-import inspect
 import statistics
 import warnings
 from dataclasses import dataclass, field
 
+from specviz.engine import artifacts, measure
 from specviz.engine import methods as M
 from specviz.core.errors import InputError
-from specviz.engine.decode import DecodeConfig, generate
+from specviz.engine.decode import DecodeConfig
 from specviz.engine.models import LoadedModel
 from specviz.core.records import RunSummary, StepRecord
 from specviz.core.sampling import SamplingConfig
@@ -31,9 +32,9 @@ class Run:
     n: int | None               # lookup's n (None for other methods)
     summary: RunSummary
     steps: list[StepRecord] = field(repr=False)
-    plain_tokens_per_s: float   # mean tokens/s of the plain runs right before and after its block
+    plain_tokens_per_s: float   # tokens/s of the plain run of the same repeat (docs/metrics.md)
     repeat: int = 0
-    plain: RunSummary | None = field(default=None, repr=False)  # the plain run right before it
+    plain: RunSummary | None = field(default=None, repr=False)  # that plain run
 
     @property
     def speedup(self) -> float:
@@ -41,12 +42,8 @@ class Run:
 
 
 def trained_available() -> dict:
-    """artifacts.available() when the trained-proposer module is present; {} otherwise."""
-    try:
-        from specviz.engine import artifacts
-        return dict(artifacts.available())
-    except Exception:  # noqa: BLE001 - missing module or unreadable models/ folder: nothing trained
-        return {}
+    """Which trained artefacts ship in models/ (artifacts.available, the one place that knows)."""
+    return dict(artifacts.available())
 
 
 def try_methods(target: LoadedModel, drafter: LoadedModel | None, n: int = 3) -> tuple[list[str], dict]:
@@ -67,19 +64,13 @@ def try_methods(target: LoadedModel, drafter: LoadedModel | None, n: int = 3) ->
 
 
 def build_proposer(method: str, target: LoadedModel, n: int = 3, drafter: LoadedModel | None = None):
-    """methods.make_proposer with only the keywords it accepts (trained methods may add their own)."""
+    """methods.make_proposer, with the shipped trained drafter when method is 'draft' and none is given."""
     if method == "draft" and drafter is None:
         drafter = _trained_drafter(target)
-    kw = {"n": n, "drafter": drafter}
-    accepted = inspect.signature(M.make_proposer).parameters
-    return M.make_proposer(method, target, **{k: v for k, v in kw.items() if k in accepted})
+    return M.make_proposer(method, target, n=n, drafter=drafter)
 
 
 def _trained_drafter(target: LoadedModel) -> LoadedModel | None:
-    try:
-        from specviz.engine import artifacts
-    except ImportError:
-        return None
     if not artifacts.available().get("drafter"):
         return None
     return artifacts.load_drafter(target)
@@ -91,16 +82,20 @@ def run_one(target: LoadedModel, workload: Workload, method: str, k: int, n: int
     """One measured run of `method` on `workload` (proposer may be given ready-made)."""
     ids = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)
     prop = proposer if proposer is not None else build_proposer(method, target, n or 3, drafter)
-    cfg = DecodeConfig(k=k, max_new_tokens=max_new_tokens, sampling=sampling, seed=seed, record=False)
-    return generate(target, prop, ids, cfg)
+    return measure.run(target, prop, ids, _cfg(k, sampling, max_new_tokens, seed), target.tokenizer.eos_token_id)
+
+
+def _cfg(k: int, sampling: SamplingConfig, max_new_tokens: int, seed: int) -> DecodeConfig:
+    return DecodeConfig(k=k, max_new_tokens=max_new_tokens, sampling=sampling, seed=seed, record=False)
 
 
 def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], ks: list[int],
             n: int = 3, sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 48,
             seed: int = 0, repeats: int = 1, drafter: LoadedModel | None = None,
             proposers: dict | None = None, progress=None) -> list[Run]:
-    """Plain + every method at every k, per workload. Plain runs bracket each method's block, and each
-    method run is compared with the mean of the two plain runs around it (machine load drifts).
+    """Plain + every method at every k, per workload, through measure.interleaved: each repeat runs
+    plain once and every (method, k) once, and each run's speedup is against that repeat's plain run.
+    table() takes the median over repeats (docs/metrics.md).
 
     proposers: optional {method: callable() -> Proposer} for methods built outside make_proposer.
     """
@@ -109,33 +104,30 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
     if not ks or min(ks) < 1:
         raise InputError("choose at least one k >= 1")
     spec = [m for m in methods if m != "plain"]
-    total = len(workloads) * repeats * (1 + len(spec) * (1 + len(ks)))
-    done, out = 0, []
-    for w in workloads:
+    built: dict = {}
+
+    def factory(m):  # one proposer per method, reused across runs (the decoder resets it)
+        def make():
+            if m not in built:
+                built[m] = proposers[m]() if proposers and m in proposers else \
+                    build_proposer(m, target, n, drafter)
+            return built[m]
+        return make
+
+    out = []
+    for wi, w in enumerate(workloads):
         warm_up(target, w, sampling, seed)
-        for r in range(repeats):
-            plain, psteps = run_one(target, w, "plain", 1, None, sampling, max_new_tokens, seed)
+        ids = M.encode_prompt(target.tokenizer, w.prompt, w.chat)
+        contenders = {(m, k): (factory(m), _cfg(k, sampling, max_new_tokens, seed)) for m in spec for k in ks}
+        sub = (lambda f, t, wi=wi, w=w: progress((wi + f) / len(workloads), f"{w.name}: {t}")) if progress else None
+        got, plains = measure.interleaved(target, ids, contenders, _cfg(1, sampling, max_new_tokens, seed),
+                                          repeats, target.tokenizer.eos_token_id, sub)
+        for r, (plain, psteps) in enumerate(plains):
             out.append(Run(w.name, w.kind, "plain", 0, None, plain, psteps, plain.tokens_per_s, r, plain))
-            done += 1
-            _tick(progress, done, total, f"{w.name}: plain")
-            for m in spec:
-                block = []
-                for k in ks:
-                    prop = proposers[m]() if proposers and m in proposers else None
-                    nn = n if m == "lookup" else None
-                    s, steps = run_one(target, w, m, k, nn, sampling, max_new_tokens, seed, drafter, prop)
-                    block.append(Run(w.name, w.kind, m, k, nn, s, steps, 0.0, r, plain))
-                    done += 1
-                    _tick(progress, done, total, f"{w.name}: {m} k={k}")
-                after, asteps = run_one(target, w, "plain", 1, None, sampling, max_new_tokens, seed)
-                base = (plain.tokens_per_s + after.tokens_per_s) / 2
-                for x in block:
-                    x.plain_tokens_per_s = base
-                out += block
-                out.append(Run(w.name, w.kind, "plain", 0, None, after, asteps, after.tokens_per_s, r, after))
-                plain = after
-                done += 1
-                _tick(progress, done, total, f"{w.name}: plain")
+            for (m, k), meas in got.items():
+                rp = meas.repeats[r]
+                out.append(Run(w.name, w.kind, m, k, n if m == "lookup" else None, rp.summary, rp.steps,
+                               plain.tokens_per_s, r, plain))
     return out
 
 
@@ -150,20 +142,25 @@ def _tick(progress, done: int, total: int, text: str) -> None:
 
 
 def table(runs: list[Run]) -> list[dict]:
-    """One row per (workload, method, k): medians over repeats, metrics.md names."""
+    """One row per (workload, method, k): medians over repeats, docs/metrics.md names."""
     groups: dict[tuple, list[Run]] = {}
     for r in runs:
         groups.setdefault((r.workload, r.method, r.k), []).append(r)
     rows = []
     for (w, m, k), rs in groups.items():
         s = [r.summary for r in rs]
-        acc = [x.acceptance_rate for x in s if x.acceptance_rate is not None]
+        acc = [x.draft_acceptance_rate for x in s if x.draft_acceptance_rate is not None]
+        alpha = [x.alpha for x in s if x.alpha is not None]
+        ratios = [r.speedup for r in rs]
         rows.append({
             "workload": w, "kind": rs[0].kind, "method": m, "k": k if m != "plain" else None,
-            "acceptance_rate": statistics.median(acc) if acc else None,
+            "alpha": statistics.median(alpha) if alpha else None,
+            "draft_acceptance_rate": statistics.median(acc) if acc else None,
             "tokens_per_pass": statistics.median(x.tokens_per_pass for x in s),
             "tokens_per_s": statistics.median(x.tokens_per_s for x in s),
-            "speedup": statistics.median(r.speedup for r in rs),
+            "speedup": measure.speedup_of(ratios),
+            "spread": measure.spread(ratios),          # of the per-repeat ratios; None with one repeat
+            "repeats": len(rs),
             "target_passes": statistics.median(x.target_passes for x in s),
             "draft_s": statistics.median(x.draft_s for x in s),
             "verify_s": statistics.median(x.verify_s for x in s),
@@ -182,8 +179,13 @@ class Recommendation:
     tokens_per_pass: float
     workloads: int
     runner_up: str | None
+    spread: float | None = None  # of the chosen setting's per-repeat ratios (median over workloads)
 
     def text(self) -> str:
+        if self.method != "plain" and measure.too_noisy(self.speedup, self.spread):
+            return (f"**{self.kind}**: {self.method} with k = {self.k} measured fastest, but its speedup is "
+                    f"{measure.TOO_NOISY} ({self.speedup:.2f}× with a spread of {self.spread:.2f} between "
+                    "repeats). Add repeats or quiet the machine.")
         if self.method == "plain" and self.speedup >= SPEEDUP_MARGIN:
             return (f"**{self.kind}**: keep speculation off — the fastest, {self.runner_up}, committed "
                     f"{self.tokens_per_pass:.2f} tokens per pass, i.e. it saved no target pass; its edge is "
@@ -216,8 +218,10 @@ def recommend(runs: list[Run]) -> dict[str, Recommendation]:
         if best[0] < SPEEDUP_MARGIN or best[1] <= 1.0:  # a "win" that saved no pass is timing noise
             out[kind] = Recommendation(kind, "plain", None, best[0], best[1], n_w, label(best))
         else:
+            spreads = [x["spread"] for x in cands[best[2]] if x.get("spread") is not None]
             out[kind] = Recommendation(kind, best[2][0], best[2][1], best[0], best[1], n_w,
-                                       label(second) if second else None)
+                                       label(second) if second else None,
+                                       statistics.median(spreads) if spreads else None)
     return out
 
 
@@ -241,10 +245,10 @@ class SweepPoint:
 
 def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], ns: list[int] | None,
           sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 32, seed: int = 0,
-          drafter: LoadedModel | None = None, proposer_factory=None, progress=None
+          drafter: LoadedModel | None = None, proposer_factory=None, progress=None, repeats: int = 1
           ) -> tuple[list[SweepPoint], list[RunSummary]]:
-    """Every k (and every n for lookup). Plain runs bracket each k's block; each point's speedup is
-    against the mean tokens/s of the two plain runs around it. Returns (points, plain runs)."""
+    """Every k (and every n for lookup) through measure.interleaved; each point's speedup is the
+    median over repeats of its tokens/s ÷ the same repeat's plain tokens/s. Returns (points, plain runs)."""
     if method == "plain":
         raise InputError("choose a speculative method to sweep")
     if not ks or min(ks) < 1:
@@ -252,27 +256,24 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
     grid_n = (ns or [3]) if method == "lookup" else [None]
     if method == "lookup" and min(grid_n) < 1:
         raise InputError("n values must be >= 1")
-    total = 1 + len(ks) * (1 + len(grid_n))
     warm_up(target, workload, sampling, seed)
-    plains = [run_one(target, workload, "plain", 1, None, sampling, max_new_tokens, seed)[0]]
-    done, points = 1, []
-    _tick(progress, done, total, "plain")
-    for k in ks:
-        block = []
-        for n in grid_n:
-            prop = proposer_factory() if proposer_factory else None
-            s, _ = run_one(target, workload, method, k, n, sampling, max_new_tokens, seed, drafter, prop)
-            block.append(SweepPoint(k, n, s))
-            done += 1
-            _tick(progress, done, total, f"{method} k={k}" + (f" n={n}" if n else ""))
-        plains.append(run_one(target, workload, "plain", 1, None, sampling, max_new_tokens, seed)[0])
-        done += 1
-        _tick(progress, done, total, f"plain (after k={k})")
-        base = (plains[-2].tokens_per_s + plains[-1].tokens_per_s) / 2
-        for p in block:
-            p.speedup = p.summary.tokens_per_s / base if base else 0.0
-        points += block
-    return points, plains
+    ids = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)
+    shared = {}
+
+    def factory(n):
+        def make():
+            if proposer_factory:
+                return proposer_factory()
+            if n not in shared:
+                shared[n] = build_proposer(method, target, n or 3, drafter)
+            return shared[n]
+        return make
+
+    contenders = {(k, n): (factory(n), _cfg(k, sampling, max_new_tokens, seed)) for k in ks for n in grid_n}
+    got, plains = measure.interleaved(target, ids, contenders, _cfg(1, sampling, max_new_tokens, seed),
+                                      repeats, target.tokenizer.eos_token_id, progress)
+    points = [SweepPoint(k, n, m.summary, m.speedup) for (k, n), m in got.items()]
+    return points, [p for p, _ in plains]
 
 
 def greedy_vs_sampled(target: LoadedModel, workloads: list[Workload], k: int = 5, n: int = 3,
@@ -334,7 +335,7 @@ def checkpoint_swap(base: LoadedModel, tuned: LoadedModel, workload: Workload, m
         s, _ = run_one(tgt, workload, m, k, 3 if m == "lookup" else None, sampling, max_new_tokens, seed,
                        proposer=prop)
         rows.append({"target": lab, "method": m, "tokens_per_pass": s.tokens_per_pass,
-                     "acceptance_rate": s.acceptance_rate, "tokens_per_s": s.tokens_per_s})
+                     "draft_acceptance_rate": s.draft_acceptance_rate, "tokens_per_s": s.tokens_per_s})
         _tick(progress, i + 1, len(plan), f"{m} on the {lab} target")
     return rows, notes
 
@@ -351,7 +352,7 @@ def bench_rows(data) -> list[dict]:
             for w, r in per_w.items():
                 rows.append({"mode": mode, "method": label, "workload": w,
                              "kind": kinds.get(w),
-                             "tokens_per_pass": r.get("tokens_per_pass"), "acceptance_rate": r.get("acceptance_rate"),
+                             "tokens_per_pass": r.get("tokens_per_pass"), "draft_acceptance_rate": r.get("draft_acceptance_rate"),
                              "tokens_per_s": r.get("tokens_per_s"),
                              "speedup": sp.get(mode, {}).get("per_workload", {}).get(label, {}).get(w)})
     return rows
@@ -365,7 +366,7 @@ def swap_verdict(rows: list[dict]) -> list[str]:
         d = b["tokens_per_pass"] - a["tokens_per_pass"]
         trend = "dropped" if d < -0.05 else "rose" if d > 0.05 else "held"
         out.append(f"{m}: τ {a['tokens_per_pass']:.2f} on the base → {b['tokens_per_pass']:.2f} on the fine-tune "
-                   f"({trend}; acceptance {_pct(a['acceptance_rate'])} → {_pct(b['acceptance_rate'])})")
+                   f"({trend}; acceptance {_pct(a['draft_acceptance_rate'])} → {_pct(b['draft_acceptance_rate'])})")
     return out
 
 

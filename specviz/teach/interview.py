@@ -57,7 +57,8 @@ def tokenizer_check(target, drafter, small: bool, progress=None) -> dict:
 
 def heads_cost(target, drafter, small: bool, progress=None) -> dict:
     """Bytes each proposer adds, and what a checkpoint swap costs each, from files and the model."""
-    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
+    from specviz.engine.artifacts import MODELS_DIR
+    folder = str(MODELS_DIR)
     files = {m: sum(os.path.getsize(f) for f in glob.glob(os.path.join(folder, f"*{m}*.safetensors")))
              for m in ("medusa", "eagle", "drafter")}
     heads = {m: b for m, b in files.items() if b and m != "drafter"}
@@ -100,10 +101,10 @@ def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
         runs = E.compare(target, [w], ["lookup"], [4], 3, samp, 8 if small else 48, progress=progress)
         r = next(x for x in E.table(runs) if x["method"] == "lookup")
         s = next(x.summary for x in runs if x.method == "lookup")
-        out.update({f"acc_{tag}": _f(r["acceptance_rate"]), f"tpp_{tag}": _f(r["tokens_per_pass"]),
+        out.update({f"acc_{tag}": _f(r["draft_acceptance_rate"]), f"tpp_{tag}": _f(r["tokens_per_pass"]),
                     f"speedup_{tag}": _f(r["speedup"]), f"drafted_{tag}": str(s.drafted),
                     f"passes_{tag}": str(s.target_passes), f"rep_{tag}": _f(r["repetition"], ".0%"),
-                    f"acc_{tag}_x": r["acceptance_rate"] or 0.0})
+                    f"acc_{tag}_x": r["draft_acceptance_rate"] or 0.0})
     gap = float(out["tpp_g"]) - float(out["tpp_s"])
     out["greedy_verdict"] = (f"higher under greedy decoding (τ {out['tpp_g']} vs {out['tpp_s']}), because the greedy "
                              "output repeats itself and lookup copies the repeats" if gap > 0.1 else
@@ -117,7 +118,7 @@ def lookup_on_translation(target, drafter, small: bool, progress=None) -> dict:
     runs = E.compare(target, [w], ["lookup"], [4], 3, SAMPLED, 8 if small else 64, progress=progress)
     r = next(x for x in E.table(runs) if x["method"] == "lookup")
     return {"run": f"lookup (n=3, k=4) vs plain on '{w.name}', sampled T=0.8", "speedup": _f(r["speedup"]),
-            "tpp": _f(r["tokens_per_pass"]), "acc": _f(r["acceptance_rate"]), "speedup_x": float(r["speedup"])}
+            "tpp": _f(r["tokens_per_pass"]), "acc": _f(r["draft_acceptance_rate"]), "speedup_x": float(r["speedup"])}
 
 
 def verify_cost(target, drafter, small: bool, progress=None) -> dict:
@@ -238,20 +239,20 @@ QUESTIONS = [
           "is measured above.")],
         guess=GUESS_SERIAL),
     Question("lookup_chat", "What acceptance would lookup get on open-ended chat?", lookup_on_chat, {
-        "junior": "Low: there is little to copy. Measured (sampled): acceptance {acc_s}, {drafted_s} tokens drafted "
+        "junior": "Low: there is little to copy. Measured (sampled): draft acceptance α̂ {acc_s}, {drafted_s} tokens drafted "
                   "in {passes_s} passes, {speedup_s}× plain.",
         "middle": "Low acceptance ({acc_s} sampled), but a miss costs little: lookup drafts nothing or one "
                   "slightly wider pass, {speedup_s}× plain measured.",
         "senior": "Sampled, τ = {tpp_s} ({speedup_s}×): a miss costs a slightly larger verify pass, bad but not "
                   "catastrophic. Tokens per pass were {greedy_verdict}; {rep_g} of the greedy output's 4-grams "
                   "repeat. A small model's greedy output tends to loop, and a loop is what lookup copies.",
-        "principal": "Measure per pool before enabling: acceptance {acc_s} sampled vs {acc_g} greedy on the same "
+        "principal": "Measure per pool before enabling: draft acceptance α̂ {acc_s} sampled vs {acc_g} greedy on the same "
                      "prompt shows how decoding settings and model size change the answer. Gate lookup on a "
                      "running hit rate, and keep k small where matches are rare."},
         [("Lookup hurts a lot when it misses.", "A miss drafts nothing or costs one slightly wider pass "
           "({speedup_s}× measured).")],
         follow_up="And with greedy decoding on this small model? Tokens per pass were {greedy_verdict}; "
-                  "acceptance {acc_g} greedy vs {acc_s} sampled. A small model's greedy output loops, and lookup "
+                  "draft acceptance α̂ {acc_g} greedy vs {acc_s} sampled. A small model's greedy output loops, and lookup "
                   "copies the loop, so 'near zero' holds for genuinely new text, not for a looping output.",
         guess=GUESS_CHAT_ACC),
 ]
@@ -295,7 +296,7 @@ STOPS = [
          "{lookup_novel_speedup}× on the novel one (τ = {lookup_novel_tpp}).",
          GUESS_COPY_SPEEDUP),
     Stop("Open-ended chat", "pages/compare.py", "What does lookup get on a short chat prompt?", lookup_on_chat,
-         "Sampled: acceptance {acc_s}, τ = {tpp_s}, {speedup_s}×. Tokens per pass were {greedy_verdict} "
+         "Sampled: draft acceptance α̂ {acc_s}, τ = {tpp_s}, {speedup_s}×. Tokens per pass were {greedy_verdict} "
          "({rep_g} of the greedy output's 4-grams repeat).",
          GUESS_CHAT_ACC),
     Stop("Grounded, but not copyable", "pages/step_through.py",

@@ -1,62 +1,61 @@
 """Measure the shipped proposers with the real decode loop on the project's workloads.
 
-Interleaved: every repetition runs each (workload, method) once, in a rotated order, so slow and
-fast moments of a shared machine fall on all methods alike. Speedup = method tokens/s ÷ plain
-tokens/s on the same workload, same decoding mode (median over repetitions), aggregated per
-workload kind as a geometric mean; tokens per pass = emitted ÷ target passes over the kind.
+Through specviz.engine.measure, the one measuring path (docs/metrics.md): per workload and seed,
+each repeat runs plain decoding once and every method once (order rotated), each method's ratio is
+against that repeat's plain run, the per-workload speedup is the median of those ratios, and a kind's
+speedup is the median over its workloads (as in the bench). Tokens per pass = emitted ÷ target passes
+over the kind; α = accepted ÷ tested; α̂ = accepted ÷ drafted.
 """
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import time
 from collections import defaultdict
 from typing import Callable
 
-from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.core.sampling import SamplingConfig
+from specviz.engine import measure as M
+from specviz.engine.decode import DecodeConfig
 from specviz.engine.methods import encode_prompt
 from specviz.engine.models import LoadedModel
-from specviz.core.sampling import SamplingConfig
 from specviz.engine.workloads import WORKLOADS
 
 
-def run_one(target: LoadedModel, proposer, ids, k: int, max_new: int, sampling: SamplingConfig, seed: int):
-    cfg = DecodeConfig(k=k, max_new_tokens=max_new, sampling=sampling, seed=seed, record=False)
-    dec = Decoder(target, proposer, ids, cfg, eos_token_id=target.tokenizer.eos_token_id)
-    for _ in dec.run():
-        pass
-    s = dec.summary()
+def _row(s, steps, **kw) -> dict:
     return dict(tokens=len(s.token_ids), passes=s.target_passes, drafted=s.drafted, accepted=s.accepted,
-                wall_s=s.wall_s, tps=s.tokens_per_s, draft_s=s.draft_s, ids=s.token_ids)
+                tested=s.tested, wall_s=s.wall_s, tps=s.tokens_per_s, draft_s=s.draft_s, ids=s.token_ids, **kw)
 
 
 def measure(target: LoadedModel, methods: dict[str, tuple[Callable, int]], reps: int = 1, max_new: int = 64,
             sampling: SamplingConfig = SamplingConfig(), seeds=(0,), workloads=None, log=None) -> list[dict]:
-    """methods: label -> (proposer factory or None for plain, k). Returns one row per run."""
+    """methods: label -> (proposer factory or None for plain, k). Returns one row per run, each with
+    its ratio to the plain run of the same repeat."""
     wls = workloads or WORKLOADS
-    prompts = {w.name: encode_prompt(target.tokenizer, w.prompt, w.chat) for w in wls}
-    proposers = {m: (f() if f else None, k) for m, (f, k) in methods.items()}
-    rows, order = [], list(proposers)
-    for r in range(reps):
-        for seed in seeds:
-            for wi, w in enumerate(wls):
-                rot = order[(r + wi) % len(order):] + order[:(r + wi) % len(order)]
-                for m in rot:
-                    p, k = proposers[m]
-                    res = run_one(target, p, prompts[w.name], k, max_new, sampling, seed)
-                    res.update(method=m, k=k, workload=w.name, kind=w.kind, rep=r, seed=seed)
-                    rows.append(res)
-                    if log:
-                        log(json.dumps({x: res[x] for x in res if x != "ids"}))
+    built = {m: f() for m, (f, _) in methods.items() if f}
+    eos = target.tokenizer.eos_token_id
+    rows = []
+    for seed in seeds:
+        cfg = lambda k: DecodeConfig(k=k, max_new_tokens=max_new, sampling=sampling, seed=seed, record=False)  # noqa: E731
+        contenders = {m: ((lambda p=built[m]: p), cfg(k)) for m, (f, k) in methods.items() if f}
+        for w in wls:
+            ids = encode_prompt(target.tokenizer, w.prompt, w.chat)
+            got, plains = M.interleaved(target, ids, contenders, cfg(1), reps, eos)
+            new = [_row(p, st, method="plain", k=0, ratio=1.0, rep=r) for r, (p, st) in enumerate(plains)]
+            for m, meas in got.items():
+                new += [_row(rp.summary, rp.steps, method=m, k=methods[m][1], ratio=rp.ratio, rep=r)
+                        for r, rp in enumerate(meas.repeats)]
+            for res in new:
+                res.update(workload=w.name, kind=w.kind, seed=seed)
+                rows.append(res)
+                if log:
+                    log(json.dumps({x: res[x] for x in res if x != "ids"}))
     return rows
 
 
-def table(rows: list[dict], base: str = "plain") -> list[dict]:
-    """Per (method, kind): tokens per pass, speedup vs plain (geo-mean of per-workload medians)."""
-    by = defaultdict(list)
-    for r in rows:
-        by[(r["method"], r["workload"], r["seed"])].append(r)
+def table(rows: list[dict]) -> list[dict]:
+    """Per (method, kind): tokens per pass, α, α̂, speedup (median over workloads and seeds of the
+    median per-repeat ratio)."""
     out = []
     kinds = sorted({r["kind"] for r in rows})
     for m in dict.fromkeys(r["method"] for r in rows):
@@ -64,29 +63,34 @@ def table(rows: list[dict], base: str = "plain") -> list[dict]:
             sel = [r for r in rows if r["method"] == m and r["kind"] == kind]
             if not sel:
                 continue
-            ratios, loops = [], []
-            for (mm, w, seed), rs in by.items():
-                if mm != m or rs[0]["kind"] != kind or (base, w, seed) not in by:
-                    continue
-                ratios.append(statistics.median(x["tps"] for x in rs) /
-                              statistics.median(x["tps"] for x in by[(base, w, seed)]))
-            tok = sum(r["tokens"] for r in sel)
-            out.append(dict(method=m, k=sel[0]["k"], kind=kind, tokens_per_pass=round(tok / sum(r["passes"] for r in sel), 3),
-                            acceptance=round(sum(r["accepted"] for r in sel) / max(1, sum(r["drafted"] for r in sel)), 3),
-                            speedup=round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 3) if ratios else None,
+            per_w = defaultdict(list)
+            for r in sel:
+                per_w[(r["workload"], r["seed"])].append(r["ratio"])
+            sp = M.speedup_of([M.speedup_of(x) for x in per_w.values()])
+            passes, drafted, tested = (sum(r[x] for r in sel) for x in ("passes", "drafted", "tested"))
+            acc = sum(r["accepted"] for r in sel)
+            out.append(dict(method=m, k=sel[0]["k"], kind=kind,
+                            tokens_per_pass=round(sum(r["tokens"] for r in sel) / passes, 3),
+                            alpha=round(acc / tested, 3) if tested else None,
+                            draft_acceptance_rate=round(acc / drafted, 3) if drafted else None,
+                            speedup=round(sp, 3) if sp is not None else None,
                             tokens_per_s=round(statistics.median(r["tps"] for r in sel), 2), runs=len(sel),
-                            draft_ms_per_step=round(1000 * sum(r["draft_s"] for r in sel) / sum(r["passes"] for r in sel), 1),
-                            ms_per_step=round(1000 * sum(r["wall_s"] for r in sel) / sum(r["passes"] for r in sel), 1)))
+                            draft_ms_per_step=round(1000 * sum(r["draft_s"] for r in sel) / passes, 1),
+                            ms_per_step=round(1000 * sum(r["wall_s"] for r in sel) / passes, 1)))
     return out
 
 
 def markdown(rows: list[dict], title: str) -> str:
-    lines = [f"**{title}**", "", "| method | k | workloads | tokens per pass | acceptance | speedup vs plain | "
-             "median tokens/s | draft ms / step | ms / step |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [f"**{title}**", "", "| method | k | workloads | tokens per pass | α (kept ÷ tested) | "
+             "α̂ (kept ÷ drafted) | speedup vs plain | median tokens/s | draft ms / step | ms / step |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    f = lambda x: "–" if x is None else f"{x:.2f}"  # noqa: E731
     for r in rows:
         sp = "–" if r["speedup"] is None else f"{r['speedup']:.2f}×"
-        lines.append(f"| {r['method']} | {r['k']} | {r['kind']} | {r['tokens_per_pass']:.2f} | {r['acceptance']:.2f} | "
-                     f"{sp} | {r['tokens_per_s']:.1f} | {r['draft_ms_per_step']:.1f} | {r['ms_per_step']:.0f} |")
+        # tables written before α was recorded carry only "acceptance" (which was α̂)
+        lines.append(f"| {r['method']} | {r['k']} | {r['kind']} | {r['tokens_per_pass']:.2f} | {f(r.get('alpha'))} | "
+                     f"{f(r.get('draft_acceptance_rate', r.get('acceptance')))} | {sp} | {r['tokens_per_s']:.1f} | "
+                     f"{r['draft_ms_per_step']:.1f} | {r['ms_per_step']:.0f} |")
     return "\n".join(lines)
 
 

@@ -100,6 +100,12 @@ def cached_model(name: str, device: str, dtype: str) -> LoadedModel:
     return job["result"]
 
 
+def model_key() -> tuple[str, str, str]:
+    """(target, device, dtype): the one key under which a model, its v(k) table and its runs are kept."""
+    s = settings()
+    return s["target"], s["device"], s["dtype"]
+
+
 def settings() -> dict:
     """The sidebar's shared settings, kept in session_state across pages."""
     ss = st.session_state
@@ -143,9 +149,8 @@ def sidebar() -> None:
 
 def target() -> LoadedModel | None:
     """The session's target, loaded once per process. Shows st.error and returns None on failure."""
-    s = settings()
     try:
-        return cached_model(s["target"], s["device"], s["dtype"])
+        return cached_model(*model_key())
     except (ModelError, InputError) as e:
         st.error(f"Could not load the target: {e}")
         return None
@@ -154,22 +159,13 @@ def target() -> LoadedModel | None:
 TRAINED_DRAFTER = "trained drafter (models/)"
 
 
-def _artifacts():
-    """specviz.engine.artifacts when the trained proposers are present, else None."""
-    try:
-        from specviz.engine import artifacts
-        return artifacts
-    except ImportError:
-        return None
-
-
 def drafter_names() -> list[str]:
     """Draft models the app can offer for the current target."""
     if TINY:
         return ["tiny:1"]
-    art = _artifacts()
+    from specviz.engine import artifacts
     try:
-        if art is not None and art.available().get("drafter"):
+        if artifacts.available().get("drafter"):
             return [TRAINED_DRAFTER]
     except Exception:  # noqa: BLE001 - an unreadable models/ folder means nothing trained to offer
         pass
@@ -178,14 +174,15 @@ def drafter_names() -> list[str]:
 
 @st.cache_resource(show_spinner="Loading the trained drafter…")
 def _trained_drafter(name: str, device: str, dtype: str) -> LoadedModel:
-    return _artifacts().load_drafter(cached_model(name, device, dtype))
+    from specviz.engine import artifacts
+    return artifacts.load_drafter(cached_model(name, device, dtype))
 
 
 def drafter(name: str) -> LoadedModel | None:
     s = settings()
     try:
         if name == TRAINED_DRAFTER:
-            return _trained_drafter(s["target"], s["device"], s["dtype"])
+            return _trained_drafter(*model_key())
         return cached_model(name, s["device"], s["dtype"])
     except (ModelError, InputError) as e:
         st.error(f"Could not load the drafter: {e}")
@@ -198,21 +195,15 @@ def drafter(name: str) -> LoadedModel | None:
 def methods_offered() -> list[str]:
     """available_methods() of specviz.engine.methods, with 'draft' only when a drafter can be offered."""
     from specviz.engine import methods as M
-    try:
-        return list(M.available_methods(drafter_available=bool(drafter_names())))
-    except TypeError:  # a newer signature without that keyword
-        return list(M.available_methods())
+    return list(M.available_methods(drafter_available=bool(drafter_names())))
 
 
 def proposer_for(method: str, tgt: LoadedModel, n: int = 3, n_min: int | None = None,
                  n_max: int | None = None, drafter_model: LoadedModel | None = None, lookup_rule: str = "recent"):
-    """methods.make_proposer with only the keywords it accepts (trained methods may add their own)."""
-    import inspect
-
+    """methods.make_proposer for the app's pages."""
     from specviz.engine import methods as M
-    kw = {"n": n, "n_min": n_min, "n_max": n_max, "drafter": drafter_model, "lookup_rule": lookup_rule}
-    accepted = inspect.signature(M.make_proposer).parameters
-    return M.make_proposer(method, tgt, **{k: v for k, v in kw.items() if k in accepted})
+    return M.make_proposer(method, tgt, n=n, n_min=n_min, n_max=n_max, drafter=drafter_model,
+                           lookup_rule=lookup_rule)
 
 
 # -- measured runs shared between pages (the calculator fills itself from these) ----------------
@@ -235,29 +226,25 @@ def measured_runs() -> dict:
 
 
 # -- v(k), measured once per model / device / dtype (a few seconds) ------------------------------
-V_KS = (1, 2, 3, 4, 6, 8, 12, 16)
-
-
 @st.cache_data(show_spinner=False, max_entries=8)
-def measured_v(name: str, device: str, dtype: str, ks: tuple = V_KS) -> dict[int, float]:
-    """{k: v(k)} for this target (shared by all sessions: it describes the machine, not a user)."""
-    from specviz.engine.costs import measure_v
-    return measure_v(cached_model(name, device, dtype), ks=ks, context=256, repeats=5 if TINY else 7)
+def measured_v(name: str, device: str, dtype: str) -> dict[int, float]:
+    """costs.VTable {k: v(k)} (with its spread) for this target (shared by all sessions: it describes
+    the machine, not a user)."""
+    from specviz.engine.costs import V_KS, measure_v
+    return measure_v(cached_model(name, device, dtype), ks=V_KS, context=256, repeats=5 if TINY else 7)
 
 
 def v_table_if_measured() -> dict[int, float] | None:
     """The v(k) table this session measured for its current target, if any."""
-    s = settings()
-    return st.session_state.get("v_tables", {}).get((s["target"], s["device"], s["dtype"]))
+    return st.session_state.get("v_tables", {}).get(model_key())
 
 
 def measure_v_table() -> dict[int, float] | None:
     """Measure (or fetch) v(k) for the session's target; st.error and None on failure."""
-    s = settings()
     if target() is None:
         return None
-    table = measured_v(s["target"], s["device"], s["dtype"])
-    st.session_state.setdefault("v_tables", {})[(s["target"], s["device"], s["dtype"])] = table
+    table = measured_v(*model_key())
+    st.session_state.setdefault("v_tables", {})[model_key()] = table
     return table
 
 

@@ -6,7 +6,7 @@ from plotly.subplots import make_subplots
 
 DRAFT, VERIFY = "#e4572e", "#4c78a8"
 PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#9d755d", "#eeca3b"]
-METRICS = [("acceptance_rate", "acceptance rate α̂"), ("tokens_per_pass", "tokens per pass τ"),
+METRICS = [("draft_acceptance_rate", "acceptance rate α̂"), ("tokens_per_pass", "tokens per pass τ"),
            ("speedup", "measured speedup ×")]
 
 
@@ -103,7 +103,7 @@ def sweep_lines(points) -> go.Figure:
     for i, n in enumerate(dict.fromkeys(p.n for p in points)):
         ps = sorted((p for p in points if p.n == n), key=lambda p: p.k)
         name = f"n={n}" if n is not None else "measured"
-        vals = [[p.summary.acceptance_rate for p in ps], [p.summary.tokens_per_pass for p in ps],
+        vals = [[p.summary.draft_acceptance_rate for p in ps], [p.summary.tokens_per_pass for p in ps],
                 [p.speedup for p in ps]]
         for c, y in enumerate(vals, start=1):
             fig.add_trace(go.Scatter(x=[p.k for p in ps], y=y, mode="lines+markers", name=name,

@@ -228,7 +228,8 @@ def test_interview_answers_quote_the_measured_numbers():
     ok(at.button(key="iv_run_tokenizer").click().run())
     answer = next(m.value for m in at.markdown if m.value.startswith("*senior:*"))
     ids = at.session_state["wt_measured"]["q:tokenizer_check"]["target_ids"]
-    assert ids in answer and "refus" in answer.lower() or "tokenizers differ" in answer
+    assert ids in answer
+    assert "refus" in answer.lower() or "tokenizers differ" in answer
     assert any("Your guess, “refused”" in x.value for x in at.success)
     at.radio(key="iv_level").set_value("middle").run()
     at.number_input(key="q:lookup_on_chat_guess").set_value(0.5)
@@ -289,7 +290,7 @@ def test_serve_prefills_from_the_measured_recommendation():
 
     def run(method, k, tpp, tps):
         s = RunSummary(method=method, text="", token_ids=[], prompt_tokens=1, target_passes=10, drafted=10,
-                       accepted=5, acceptance_rate=0.5, tokens_per_pass=tpp, per_position_acceptance=[],
+                       accepted=5, draft_acceptance_rate=0.5, tested=8, alpha=5 / 8, tokens_per_pass=tpp, per_position_acceptance=[],
                        wall_s=1.0, tokens_per_s=tps, prefill_s=0.1, draft_s=0.0, verify_s=0.9, mean_k=1.0)
         return E.Run("csv-to-json", "copy-heavy", method, k, 2 if method == "lookup" else None, s, [], 10.0)
 
@@ -305,11 +306,19 @@ def test_serve_prefills_from_the_measured_recommendation():
 
 
 def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch):
-    """The heads-vs-fine-tune section's plumbing, with stand-ins: the tiny target cannot load the real heads."""
+    """The heads-vs-fine-tune section on the tiny target: the shipped heads fit the real target only, so
+    the medusa bars come from a real Medusa proposer with freshly initialised heads on the tiny target."""
     from specviz.engine import artifacts
     from specviz.teach import experiments as E
     from specviz.engine.models import tiny_llama
-    from specviz.proposers.lookup import PromptLookup
+    import torch
+
+    from specviz.proposers.medusa import Medusa, MedusaHeads
+    from specviz.proposers.vocab import SubsetHead
+
+    def tiny_medusa(target):
+        w = target.model.get_output_embeddings().weight                     # (V, H)
+        return Medusa(MedusaHeads(w.shape[1], n_heads=4).to(w.dtype), SubsetHead(w, torch.arange(w.shape[0])))
 
     def tuned_of(target):
         m = tiny_llama(vocab_size=target.vocab_size, seed=5, max_positions=2048)
@@ -319,7 +328,7 @@ def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch):
     real = E.build_proposer
     monkeypatch.setattr(E, "trained_available", lambda: {"medusa": True, "eagle": False, "lora": True})
     monkeypatch.setattr(artifacts, "load_finetuned_target", tuned_of)
-    monkeypatch.setattr(E, "build_proposer", lambda m, t, n=3, d=None: PromptLookup(n=1) if m == "medusa"
+    monkeypatch.setattr(E, "build_proposer", lambda m, t, n=3, d=None: tiny_medusa(t) if m == "medusa"
                         else real(m, t, n, d))
     at = page("pitfalls")
     at.number_input(key="pit_k").set_value(2)

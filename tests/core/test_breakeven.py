@@ -71,15 +71,17 @@ def test_run_checks_from_records():
     s = summarize("lookup", "", [], 10, steps, wall_s=sum(x.verify_s + x.draft_s for x in steps), prefill_s=0)
     ps = summarize("plain", "", [], 10, plain, wall_s=sum(x.verify_s for x in plain), prefill_s=0)
     ch = be.run_checks("lookup", s, steps, ps, plain, v={4: 1.25}, k=4)
-    assert ch.alpha == 0.5 and ch.tau == 3.0 and ch.k_bar == 4.0
+    # alpha-hat = 20 / 40 drafted; alpha = 20 / (20 accepted + 5 rejections) tested
+    assert ch.draft_acceptance_rate == 0.5 and ch.alpha == 0.8 and ch.tau == 3.0 and ch.k_bar == 4.0
+    assert ch.per_position == [0.5, 1.0, 1.0, 1.0]             # rising: bursty
     assert ch.t1 == pytest.approx(0.04)
     assert ch.c == pytest.approx(0.002 / 4 / 0.04)               # 0.0125 per drafted token
     # measured: 30 tokens in 0.52 s vs 30 tokens in 1.2 s
     assert ch.measured_speedup == pytest.approx(1.2 / 0.52)
     assert ch.predicted_speedup == pytest.approx(3.0 / (1.25 + 4 * 0.0125))
-    # independence predicts (1 - .5^5)/.5 = 1.9375 tokens per pass; the bursty run made 3
-    assert ch.tau_independent == pytest.approx(1.9375)
-    assert ch.independence_gap == pytest.approx(1.9375 / 3 - 1)
+    # independence at alpha = 0.8 predicts (1 - .8^5)/.2 = 3.3616 tokens per pass; the bursty run made 3
+    assert ch.tau_independent == pytest.approx(3.3616)
+    assert ch.independence_gap == pytest.approx(3.3616 / 3 - 1)
     assert math.isclose(ch.cost_model_gap, ch.predicted_speedup / ch.measured_speedup - 1)
 
 

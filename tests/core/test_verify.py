@@ -62,7 +62,7 @@ def test_residual_is_normalised_positive_part():
     assert torch.allclose(residual(p[0], p[0]), p[0])  # p == q: nothing to correct; falls back to p
 
 
-def test_acceptance_rate_is_sum_of_min():
+def test_acceptance_probability_is_sum_of_min():
     p, q, g = random_pair(2)
     n, acc = 20000, 0
     for _ in range(n):

@@ -36,5 +36,5 @@ def test_lookup_equals_plain_on_copy_workloads(target32, w):
     plain, _ = generate(target32, None, ids, cfg, eos)
     look, _ = generate(target32, make_proposer("lookup", target32, n=N), ids, cfg, eos)
     assert torch.equal(torch.tensor(look.token_ids), torch.tensor(plain.token_ids))
-    assert look.acceptance_rate is not None and look.acceptance_rate >= 0.6, look.acceptance_rate
+    assert look.draft_acceptance_rate is not None and look.draft_acceptance_rate >= 0.6, look.draft_acceptance_rate
     assert look.tokens_per_pass > 1.5

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from specviz.bench import report as bench_report
-from specviz.bench.checks import compare_ids, cost_check, expected_tau, predicted_speedup
+from specviz.bench.checks import compare_ids, cost_check
 from specviz.cli import main
+from bench_outputs import check_outputs
 
 
 # -- pure ----------------------------------------------------------------------------------------------
@@ -41,17 +42,14 @@ def test_an_early_stop_counts_as_a_difference():
     assert not e.ok and e.position == 2 and e.method_token is None
 
 
-def test_cost_model_formulas():
+def test_cost_check_uses_the_calculators_formulas():
     v = {1: 1.0, 2: 1.1, 4: 1.2, 8: 1.6}
-    assert predicted_speedup(3.0, 4.0, 0.0, v) == pytest.approx(3.0 / 1.2)
-    assert predicted_speedup(2.0, 2.0, 0.1, v) == pytest.approx(2.0 / (1.1 + 0.2))
-    assert predicted_speedup(2.0, 3.0, 0.0, v) == pytest.approx(2.0 / 1.15)  # interpolated v(3)
-    assert expected_tau(0.0, 4) == pytest.approx(1.0)
-    assert expected_tau(0.5, 1) == pytest.approx(1.5)
-    assert expected_tau(1.0, 4) == pytest.approx(5.0)
-    assert expected_tau(None, 4) is None
     c = cost_check("w", "lookup", 3.0, 4.0, 0.0, v, measured=2.0, alpha=0.6)
-    assert c.predicted == pytest.approx(2.5) and c.error == pytest.approx(0.25)
+    assert c.v == pytest.approx(1.2) and c.predicted == pytest.approx(2.5) and c.error == pytest.approx(0.25)
+    assert c.tau_iid == pytest.approx((1 - 0.6 ** 5) / 0.4)       # E[tau](alpha) at k-bar
+    assert cost_check("w", "m", 2.0, 3.0, 0.1, v, measured=1.0, alpha=None).predicted == \
+        pytest.approx(2.0 / (1.15 + 0.3))                           # interpolated v(3)
+    assert cost_check("w", "m", 2.0, 3.0, 0.1, v, measured=1.0, alpha=None).tau_iid is None
     assert c.error_decode is None  # no decode-only speedup given
 
 
@@ -93,32 +91,13 @@ def test_failing_equality_makes_the_bench_exit_nonzero(capsys):
 
 
 # -- the whole bench, test-sized ----------------------------------------------------------------------------
-def _check_outputs(out, dtype):
-    res = json.loads((out / "results.json").read_text())
-    assert res["meta"]["dtype"] == dtype and res["meta"]["quick"]
-    sp = res["speedup"]["greedy"]["per_workload"]
-    for label in ("plain", "hf plain", "lookup", "lookup (recording off)", "hf lookup k=10"):
-        assert set(sp[label]) == {"summarise-passage", "story"}, label
-    assert all(x == 1.0 for x in sp["plain"].values())
-    assert set(res["speedup"]["sampled"]["per_workload"]["lookup"]) == {"story"}  # novel only
-    assert {(c["mode"], c["kind"]) for c in res["chosen"] if c["method"] == "lookup"} == \
-        {("greedy", "copy-heavy"), ("greedy", "novel"), ("sampled", "novel")}
-    f32 = [e for e in res["equality"] if e["dtype"] == "float32"]
-    assert f32 and all(e["identical"] for e in f32)
-    assert any(e["method"] == "hf plain" for e in f32)  # specviz plain == transformers' greedy
-    assert res["cost_model"] and all(c["measured"] > 0 for c in res["cost_model"])
-    assert any(t["target"].startswith("recording overhead") for t in res["targets"])
-    md = (out / "results.md").read_text()
-    assert "## Targets" in md and "## Cost-model check" in md
-    assert "plotly" in (out / "results.html").read_text()
-    return res
-
-
-def test_quick_bench_on_a_tiny_model(tmp_path):
-    out = tmp_path / "bench"
-    rc = main(["bench", "--quick", "--target", "tiny", "--dtype", "float32", "--out", str(out)])
+def test_quick_bench_on_a_tiny_model(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no --out: a quick run writes runs/bench-quick/, never the committed bench/
+    rc = main(["bench", "--quick", "--target", "tiny", "--dtype", "float32"])
     assert rc == 0
-    res = _check_outputs(out, "float32")
+    out = tmp_path / "runs" / "bench-quick"
+    assert not (tmp_path / "bench").exists()
+    res = check_outputs(out, "float32")
     assert "draft" in res["meta"]["methods"]  # the tiny drafter runs through the draft-model path
     assert "hf assisted (drafter)" in res["speedup"]["greedy"]["per_workload"]
     before = (out / "results.md").read_text()
@@ -131,9 +110,18 @@ def test_bad_bench_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert "unknown workload" in capsys.readouterr().err
 
 
-@pytest.mark.slow
-def test_quick_bench_on_the_default_model(tmp_path):
-    out = tmp_path / "bench"
-    assert main(["bench", "--quick", "--out", str(out)]) == 0  # fails when equality fails
-    res = _check_outputs(out, "bfloat16")
-    assert all(e["ok"] for e in res["equality"])
+def test_estimate_reproduces_the_previous_runs_timed_phases(capsys):
+    """The estimator sums measured run times per planned run: on the previous run's own plan it must
+    give back that run's measured greedy and sampled phase times (within 5%)."""
+    from specviz.bench.estimate import reference, timed
+    from specviz.bench.main import Plan
+    from specviz.engine import workloads as W
+
+    ref = reference()
+    meta = json.loads(open(ref["source"]).read())["meta"]
+    old = Plan(workloads=list(W.WORKLOADS), repeats=meta["repeats"], ref_repeats=meta.get("ref_repeats", meta["repeats"]))
+    assert timed(old, ref, "greedy", ["draft", "medusa", "eagle"]) == pytest.approx(ref["phases"]["greedy"], rel=0.05)
+    assert main(["bench", "--estimate"]) == 0
+    total = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("total"))
+    assert float(total.split()[1]) > 0
+

@@ -80,6 +80,14 @@ def test_tiny_local_models(tiny_dirs):
     rc2, out2, _ = cli("generate", "--target", target, "--prompt", prompt, "--method", "lookup",
                        "--k", "3", "--n", "2", "--max-new-tokens", "12", "--json", "--dtype", "float32")
     assert json.loads(out2)["token_ids"] == res["token_ids"]
+    # against plain decoding, through the one measuring path: median of per-repeat ratios, equality
+    rc3, out3, err3 = cli("generate", "--target", target, "--prompt", prompt, "--method", "lookup", "--k", "3",
+                          "--n", "2", "--max-new-tokens", "12", "--json", "--dtype", "float32", "--against-plain", "3")
+    assert rc3 == 0, err3
+    chk = json.loads(out3)["against_plain"]
+    assert len(chk["ratios"]) == 3 and chk["speedup"] == pytest.approx(sorted(chk["ratios"])[1])
+    assert chk["spread"] == pytest.approx(max(chk["ratios"]) - min(chk["ratios"]))
+    assert chk["identical"] is True and json.loads(out3)["token_ids"] == res["token_ids"]
     # a drafter with another vocabulary is refused, with the reason
     rc, _, err = cli("generate", "--target", target, "--drafter", other, "--method", "draft",
                      "--prompt", prompt, "--dtype", "float32")

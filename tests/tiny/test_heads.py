@@ -141,7 +141,6 @@ def test_shipped_heads_refuse_a_target_of_another_shape(target):
     from specviz.engine.methods import make_proposer
     from specviz.core.errors import ModelError
 
-    if not artifacts.available()["medusa"]:
-        pytest.skip("no shipped Medusa artifact")
+    assert artifacts.available()["medusa"], "models/medusa.* ship with the repository"
     with pytest.warns(artifacts.CheckpointMismatch), pytest.raises(ModelError, match="hidden size"):
         make_proposer("medusa", target)

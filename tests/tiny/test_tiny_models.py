@@ -6,6 +6,7 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import DynamicCache, PreTrainedTokenizerFast
 
+from specviz.core import costmodel as be
 from specviz.core.errors import InputError
 
 from specviz.engine.decode import DecodeConfig, Decoder, generate
@@ -210,3 +211,20 @@ def test_fingerprint_ignores_running_dtype_but_not_weights(target):
     with torch.no_grad():
         m32.lm_head.weight[0, 0] += 0.5
     assert fingerprint(m32) != fingerprint(m16)
+
+
+# -- tau = 1 + alpha-hat * k-bar on records of real runs (docs/metrics.md) ----------------------------
+@pytest.mark.parametrize("method,temperature", [("lookup", 0.0), ("draft", 0.0), ("draft", 1.0)])
+def test_tau_identity_holds_on_a_tiny_model_run(target, noisy_drafter, method, temperature):
+    g = torch.Generator().manual_seed(0)
+    ids = (torch.randint(2, V, (12,), generator=g).tolist() * 4)[:40]
+    prop = PromptLookup(n_min=2, n_max=2) if method == "lookup" else DraftModel(noisy_drafter)
+    cfg = DecodeConfig(k=4, max_new_tokens=60, stop_at_eos=False, sampling=SamplingConfig(temperature=temperature))
+    s, steps = generate(target, prop, ids, cfg)
+    assert s.drafted > 0 and 0 < s.accepted < s.drafted  # a run with both kept and rejected drafts
+    # only the last step can be cut short by max_new_tokens; the identity is exact up to what it cut
+    cut = sum(r.n_accepted + 1 - r.n_emitted for r in steps)
+    assert 0 <= cut <= cfg.k and all(r.n_emitted == r.n_accepted + 1 for r in steps[:-1])
+    assert s.tokens_per_pass == pytest.approx(be.tau_identity(s.draft_acceptance_rate, s.mean_k) - cut / len(steps))
+    # and alpha (tested) is the larger rate: untested drafts are not counted as failures
+    assert s.alpha >= s.draft_acceptance_rate

@@ -1,0 +1,18 @@
+"""Lessons measured on the real default model (slow)."""
+import pytest
+
+from specviz.core.sampling import SamplingConfig
+from specviz.engine.workloads import get
+from specviz.teach import experiments as E
+
+
+@pytest.mark.slow
+def test_lookup_excels_on_copy_and_not_on_sampled_novel_text():
+    from specviz.engine.models import load_model
+
+    target = load_model("default", "cpu", "bfloat16")
+    copy_runs = E.compare(target, [get("summarise-passage")], ["lookup"], [5], max_new_tokens=32)
+    novel_runs = E.compare(target, [get("story")], ["lookup"], [5], sampling=SamplingConfig(temperature=0.8),
+                           max_new_tokens=32)
+    tpp = lambda runs: next(r.summary.tokens_per_pass for r in runs if r.method == "lookup")  # noqa: E731
+    assert tpp(novel_runs) < 1.3 < 1.6 < tpp(copy_runs)
