@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from specviz import runtime
 from specviz.engine import workloads
 from specviz.core.errors import InputError
 from specviz.engine.decode import DecodeConfig
@@ -21,6 +22,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    "default: the trained drafter in models/, for the default target)")
     p.add_argument("--device", default="auto")
     p.add_argument("--dtype", default="auto", help="bfloat16 (default), float32, float16")
+    add_threads_arg(p)
+
+
+def add_threads_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default: $SPECVIZ_THREADS, else one per core up to 8; "
+                        "OpenMP waits passively unless OMP_WAIT_POLICY is set)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,6 +125,11 @@ def cmd_generate(a) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     a = ap.parse_args(argv)
+    try:
+        runtime.use_threads(getattr(a, "threads", None) or None)
+    except ValueError as e:
+        print(f"specviz: error: {e}", file=sys.stderr)
+        return 2
     try:
         return a.func(a)
     except (InputError, ModelError, KeyError) as e:

@@ -314,8 +314,6 @@ def make_plan(a) -> Plan:
 
 def cmd_bench(a) -> int:
     plan = make_plan(a)
-    if a.threads:
-        torch.set_num_threads(a.threads)
     b = Bench(plan)
     b.phase("load")
     env, b.skipped = load_env(a.target, a.device, a.dtype)
@@ -388,6 +386,6 @@ def add_parser(sub) -> None:
     p.add_argument("--tune-tokens", type=int, default=None, help="new tokens per tuning run (default 64)")
     p.add_argument("--methods", default=None,
                    help="trained proposers to include, comma-separated, '' for none (default: all that load: draft,medusa,eagle)")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: $SPECVIZ_THREADS, else one per core up to 8)")
     p.add_argument("--skip-equality", action="store_true", help="skip the float32 equality pass")
     p.set_defaults(func=cmd_bench)

@@ -17,11 +17,15 @@ import time
 
 import streamlit as st
 
+from specviz import runtime
 from specviz.core.errors import InputError
 from specviz.core.errors import ModelError
 from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_model, load_tokenizer, tiny_llama
+from specviz.ui import memory
+from specviz.ui.turns import TURNS
 
 TINY = os.environ.get("SPECVIZ_TINY", "") not in ("", "0")
+THREADS = runtime.use_threads()  # sessions take turns on the model (ui/turns.py), each turn uses them all
 
 
 @st.cache_resource(show_spinner="Loading the tokenizer…")
@@ -91,7 +95,7 @@ def preload(name: str | None = None) -> tuple[str, float]:
     return "ready", waited
 
 
-@st.cache_resource(show_spinner="Loading model weights (the default model takes ~20 s on a CPU)…")
+@st.cache_resource(show_spinner="Loading model weights (the sidebar shows how long it has taken so far)…")
 def cached_model(name: str, device: str, dtype: str) -> LoadedModel:
     job = _job((name, device, dtype))
     job["done"].wait()
@@ -118,7 +122,10 @@ def target_label(name: str | None = None) -> str:
 def sidebar() -> None:
     """Drawn by app.py on every page: which target, device and dtype."""
     s = settings()
+    memory.touch()
     with st.sidebar:
+        if memory.EVICTED_KEY in st.session_state:
+            st.caption("This tab sat idle for a while, so its runs were cleared to free memory for others.")
         st.markdown("**Model**")
         label = target_label(s["target"])
         state, waited = preload()
@@ -225,8 +232,8 @@ def remember_run(method: str, summary, steps, plain_summary=None, k: int | None 
     plain run's step records (t1 is then their median pass time rather than a mean).
     """
     st.session_state.setdefault("measured_runs", {})[method] = {
-        "summary": summary, "steps": steps, "plain": plain_summary, "k": k, "n": n, "v_table": v_table,
-        "plain_steps": plain_steps, "at": time.time()}
+        "summary": summary, "steps": memory.lean(steps), "plain": plain_summary, "k": k, "n": n,
+        "v_table": v_table, "plain_steps": None if plain_steps is None else memory.lean(plain_steps), "at": time.time()}
 
 
 def measured_runs() -> dict:
@@ -242,7 +249,9 @@ V_KS = (1, 2, 3, 4, 6, 8, 12, 16)
 def measured_v(name: str, device: str, dtype: str, ks: tuple = V_KS) -> dict[int, float]:
     """{k: v(k)} for this target (shared by all sessions: it describes the machine, not a user)."""
     from specviz.engine.costs import measure_v
-    return measure_v(cached_model(name, device, dtype), ks=ks, context=256, repeats=5 if TINY else 7)
+    with TURNS.measurement() as between:  # each repeat timed alone; other sessions step in between
+        return measure_v(cached_model(name, device, dtype), ks=ks, context=256, repeats=5 if TINY else 7,
+                         progress=lambda f: between())
 
 
 def v_table_if_measured() -> dict[int, float] | None:
@@ -275,3 +284,21 @@ def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | 
         st.session_state[key] = experiments.try_methods(target, d)
     methods, why_not = st.session_state[key]
     return methods, why_not, d
+
+
+# -- turns on the shared model (ui/turns.py) ---------------------------------------------------
+def waiter(box):
+    """An on_wait callback for TURNS: says in `box` how many sessions are ahead (redrawn when it changes)."""
+    last = [None]
+
+    def on_wait(ahead: int) -> None:
+        if ahead != last[0]:
+            last[0] = ahead
+            box.info(f"Waiting for the model: {ahead} session{'s' if ahead != 1 else ''} ahead of you. "
+                     "Sessions take turns one step at a time, so every run keeps moving.", icon="⏳")
+    return on_wait
+
+
+def measuring(box):
+    """TURNS.measurement with a waiting note in `box`: `with measuring(box) as between: ...`."""
+    return TURNS.measurement(waiter(box))
