@@ -302,3 +302,39 @@ def waiter(box):
 def measuring(box):
     """TURNS.measurement with a waiting note in `box`: `with measuring(box) as between: ...`."""
     return TURNS.measurement(waiter(box))
+
+
+# -- how long a job will take, from a measured step (Compare, the sweep) ------------------------
+@st.cache_data(ttl=300, show_spinner="Timing a few decoding steps for the estimate…", max_entries=8)
+def step_seconds(name: str, device: str, dtype: str) -> tuple[float, float]:
+    """(median plain-step seconds, prefill seconds) on this machine now: 8 plain steps, in a turn."""
+    import statistics
+
+    from specviz.engine import workloads
+    from specviz.engine.decode import DecodeConfig, Decoder
+    from specviz.engine.methods import encode_prompt
+
+    tgt = cached_model(name, device, dtype)
+    w = workloads.WORKLOADS[0]
+    dec = Decoder(tgt, None, encode_prompt(tgt.tokenizer, w.prompt, w.chat),
+                  DecodeConfig(k=1, max_new_tokens=9, record=False, stop_at_eos=False))
+    with TURNS.turn():
+        for _ in dec.run():
+            pass
+    return statistics.median(r.verify_s for r in dec.steps[1:]), dec.prefill_s
+
+
+def estimate(runs: int, max_new: int) -> tuple[float, str]:
+    """(seconds, a sentence) for `runs` decoding runs of up to max_new tokens, from a measured plain step."""
+    s = settings()
+    t1, prefill = step_seconds(s["target"], s["device"], s["dtype"])
+    secs = runs * (prefill + max_new * t1)
+    busy = TURNS.waiting()
+    who = f" {busy} other session{'s' if busy != 1 else ''} queued for the model now, so expect longer." if busy else ""
+    return secs, (f"{runs} runs of up to {max_new} new tokens: about {_duration(secs)} here "
+                  f"(a plain step measured {t1 * 1e3:.0f} ms just now; speculative runs take fewer, "
+                  f"dearer passes).{who}")
+
+
+def _duration(secs: float) -> str:
+    return f"{secs:.0f} s" if secs < 90 else f"{secs / 60:.1f} min"
