@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -32,13 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("CHROMIUM") or "/usr/bin/chromium"
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 # (preset name, method): copy-heavy and novel prompts, lookup and plain and the trained proposers
 SETTINGS = [("summarise-passage", "lookup"), ("story", "plain"), ("edit-code", "lookup"), ("chat", "plain"),
             ("quote-document", "lookup"), ("explain", "plain"), ("csv-to-json", "lookup"), ("brainstorm", "plain")]
 
+# Finished: connected, script not running, nothing still loading, every plotly chart drawn.
 READY_JS = """(waitText) => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app) return false;
@@ -48,7 +50,8 @@ READY_JS = """(waitText) => {
   const vis = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
   const q = (s) => Array.from(document.querySelectorAll(s)).filter(vis);
   if (q('[data-testid="stStatusWidget"]').some(e => /Running/i.test(e.innerText))) return false;
-  if (q('[data-testid="stSpinner"]').length) return false;
+  if (q('[data-testid="stAppSkeleton"], [data-testid="stSkeleton"], [data-testid="stSpinner"]').length) return false;
+  if (q('[data-testid="stPlotlyChart"]').some(e => !e.querySelector('.main-svg'))) return false;
   if (waitText && !document.body.innerText.includes(waitText)) return false;
   return true;
 }"""
