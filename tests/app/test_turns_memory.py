@@ -130,3 +130,11 @@ def test_threads_from_flag_env_or_default(monkeypatch):
         assert runtime.use_threads(1) == 1 and torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_cli_bad_thread_count_is_one_line_and_exit_2(capsys, monkeypatch):
+    from specviz.cli import main
+    monkeypatch.delenv(runtime.THREADS_ENV, raising=False)
+    assert main(["generate", "--workload", "story", "--threads", "-1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "threads must be >= 1" in err[0]
