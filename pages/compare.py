@@ -55,7 +55,8 @@ if go:
             runs = E.compare(target, CHOICES[which], chosen, sorted(ks), int(n), sampling, int(max_new),
                              repeats=int(repeats), drafter=drafter,
                              progress=lambda f, t: (bar.progress(f, t), between()))
-        st.session_state["cmp_result"] = {"runs": runs, "mode": mode if mode == "greedy" else f"sampled T={temp:g}"}
+        st.session_state["cmp_result"] = {"runs": runs, "mode": mode if mode == "greedy" else f"sampled T={temp:g}",
+                                          "shared": between.shared}
         for r in runs:  # the calculator and other pages read the last run per method
             if r.method != "plain":
                 app.remember_run(r.method, r.summary, r.steps, r.plain, k=r.k, n=r.n)
@@ -70,6 +71,8 @@ else:
     runs = res["runs"]
     rows = E.table(runs)
     st.subheader(f"Measured ({res['mode']})")
+    if res.get("shared"):
+        st.warning(app.SHARED_NOTE)
     st.plotly_chart(V.summary_bars(rows), key="cmp_bars")
     df = pd.DataFrame(rows)[["workload", "kind", "method", "k", "acceptance_rate", "tokens_per_pass",
                             "tokens_per_s", "speedup", "target_passes", "repetition"]]

@@ -50,7 +50,7 @@ if go:
             points, plains = E.sweep(target, get(wname), method, ks, ns, sampling, int(max_new), drafter=drafter,
                                      progress=lambda f, t: (bar.progress(f, t), between()))
         st.session_state["exp_result"] = {"points": points, "plains": plains, "method": method,
-                                          "workload": wname, "mode": mode}
+                                          "workload": wname, "mode": mode, "shared": between.shared}
     except (InputError, ModelError) as e:
         st.error(str(e))
     bar.empty()
@@ -62,6 +62,8 @@ if not res:
 
 points = res["points"]
 st.subheader(f"{res['method']} on {res['workload']} ({res['mode']})")
+if res.get("shared"):
+    st.warning(app.SHARED_NOTE)
 best = max(points, key=lambda p: p.speedup)
 plain_tps = sorted(p.tokens_per_s for p in res["plains"])
 st.markdown(f"Fastest measured setting: **k = {best.k}**" + (f", **n = {best.n}**" if best.n else "")

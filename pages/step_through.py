@@ -294,7 +294,7 @@ def show_check(run, label):
                                 repeats=2, progress=lambda f, t: (bar.progress(f, t), between()))
         bar.empty()
         chk.steps, chk.plain_steps = app.memory.lean(chk.steps), app.memory.lean(chk.plain_steps)  # bounded memory
-        run["check"] = chk
+        run["check"], run["check_shared"] = chk, between.shared
         app.remember_run(run["method"], chk.summary, chk.steps, chk.plain, k=run["k"], n=run["n"],
                          plain_steps=chk.plain_steps)
     chk = run.get("check")
@@ -304,6 +304,8 @@ def show_check(run, label):
         c[1].metric(f"{run['method']} tokens/s", f"{chk.summary.tokens_per_s:.1f}")
         c[2].metric("Measured speedup", f"{chk.speedup:.2f}×")
         c[3].metric("Tokens per pass τ", f"{chk.summary.tokens_per_pass:.2f}")
+        if run.get("check_shared"):
+            st.warning(app.SHARED_NOTE)
         if not chk.compared:
             st.caption("Sampling (temperature > 0): the two runs draw different random numbers, so their tokens are "
                        "not expected to match — only their distribution is. The 'Is it lossless?' page tests that.")

@@ -338,3 +338,8 @@ def estimate(runs: int, max_new: int) -> tuple[float, str]:
 
 def _duration(secs: float) -> str:
     return f"{secs:.0f} s" if secs < 90 else f"{secs / 60:.1f} min"
+
+
+SHARED_NOTE = ("Other sessions took turns on the model during this measurement. Each run was timed inside "
+               "this session's own turn, but their pages were being drawn on the same CPU meanwhile: "
+               "run it again when the class is quieter before quoting these numbers.")

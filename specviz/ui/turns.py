@@ -81,14 +81,18 @@ class Turns:
     def measurement(self, on_wait: Callable[[int], None] | None = None):
         """Hold the model for a measurement of several runs; call the yielded `between()` after each
         run: it hands the turn to whoever queued meanwhile and takes it back. Each run is then timed
-        alone, and a long measurement does not freeze the other sessions."""
+        alone, and a long measurement does not freeze the other sessions. `between.shared` is True
+        afterwards when other sessions took turns in between (the page then says so)."""
         held = [self.acquire(on_wait)]
 
         def between() -> None:
             if self.waiting():
+                between.shared = True  # other sessions ran between these runs (their pages drew beside them)
                 self.release(held[0])
                 held[0] = None
                 held[0] = self.acquire(on_wait)
+
+        between.shared = False
 
         try:
             yield between

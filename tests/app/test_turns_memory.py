@@ -138,3 +138,23 @@ def test_cli_bad_thread_count_is_one_line_and_exit_2(capsys, monkeypatch):
     assert main(["generate", "--workload", "story", "--threads", "-1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "threads must be >= 1" in err[0]
+
+
+def test_measurement_says_when_it_was_shared():
+    turns = Turns()
+    with turns.measurement() as between:
+        between()
+    assert between.shared is False  # nobody queued: alone
+    with turns.measurement() as between:
+        got = []
+
+        def other():
+            with turns.turn():
+                got.append(1)
+        t = threading.Thread(target=other)
+        t.start()
+        while turns.waiting() == 0:
+            time.sleep(0.001)
+        between()
+    t.join(5)
+    assert between.shared is True and got == [1]
