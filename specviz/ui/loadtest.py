@@ -12,9 +12,10 @@ so its own Streamlit session), and measures:
 2. together: N sessions (settings assigned round-robin) press Play within a second of each other.
 
 Figures: each session's completion time, the spread, fairness (actual finish ÷ fair-share finish,
-where fair share is processor sharing of the measured alone times: equal work finishes together,
-a smaller job first), total tokens/s together vs one session alone, and the server's resident
-memory (baseline after the model loaded, peak over the run, growth per session).
+where fair share is round-robin over target passes, the unit the turns hand out: equal work
+finishes together, a run with fewer passes first; and, where settings repeat, slowest ÷ fastest
+among equal work), total tokens/s together vs one session alone, and the server's resident memory
+(baseline after the model loaded, peak over the run, growth per session).
 """
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ class Session:
     finished: float | None = None
     text: str = ""
     tokens: int = 0
+    passes: int = 0
 
     @property
     def seconds(self) -> float:
@@ -167,6 +169,8 @@ def read_result(s: Session) -> None:
     s.text = s.page.locator(TEXT_CSS).first.inner_text()
     m = re.search(r"Tokens generated\s*\n\s*(\d+)", s.page.inner_text("body"))
     s.tokens = int(m.group(1)) if m else 0
+    m = re.search(r"Target passes\s*\n\s*(\d+)", s.page.inner_text("body"))
+    s.passes = int(m.group(1)) if m else 0
     s.problems += [f"exception box: {t[:300]}" for t in s.page.locator('[data-testid="stException"]').all_inner_texts()]
 
 
@@ -191,9 +195,9 @@ def play_together(sessions: list[Session], timeout_s: float) -> None:
 
 
 # -- the whole test -------------------------------------------------------------------------
-def fair_share(alone: list[float]) -> list[float]:
-    """Finish times under processor sharing, all starting together: sum_j min(w_j, w_i)."""
-    return [sum(min(w, wi) for w in alone) for wi in alone]
+def fair_share(work: list[float]) -> list[float]:
+    """Finish times (in units of work) under round-robin sharing, all starting together: sum_j min(w_j, w_i)."""
+    return [sum(min(w, wi) for w in work) for wi in work]
 
 
 def run(n: int, timeout_s: float = 600, tiny: bool = False, log_dir: Path | None = None) -> dict:
@@ -238,18 +242,28 @@ def run(n: int, timeout_s: float = 600, tiny: bool = False, log_dir: Path | None
 
     ref = [alone[(s.preset, s.method)] for s in sessions]
     times = [s.seconds for s in sessions]
-    fair = fair_share([r.seconds for r in ref])
-    ratio = [t / f for t, f in zip(times, fair)]
+    # Turns are handed out one target pass at a time, so a session's work is its number of passes:
+    # equal work finishes together, a run with fewer passes first. Fairness = max/min of actual ÷ fair share.
+    fair_passes = fair_share([float(s.passes) for s in sessions])
+    scale = sum(times) / sum(fair_passes) if sum(fair_passes) else 0.0
+    fair = [f * scale for f in fair_passes]
+    ratio = [t / f if f else float("inf") for t, f in zip(times, fair)]
+    groups: dict = {}
+    for s in sessions:
+        groups.setdefault((s.preset, s.method), []).append(s.seconds)
+    same = [max(g) / min(g) for g in groups.values() if len(g) > 1]
     alone_tps = sum(r.tokens for r in alone.values()) / sum(r.seconds for r in alone.values())
     together_tps = sum(s.tokens for s in sessions) / max(times)
     out.update({
-        "per_session": [{"preset": s.preset, "method": s.method, "tokens": s.tokens, "seconds": round(s.seconds, 2),
+        "per_session": [{"preset": s.preset, "method": s.method, "tokens": s.tokens, "passes": s.passes,
+                         "seconds": round(s.seconds, 2),
                          "alone_seconds": round(r.seconds, 2), "fair_share_seconds": round(f, 2),
                          "same_text_as_alone": s.text == r.text and bool(s.text), "problems": s.problems}
                         for s, r, f in zip(sessions, ref, fair)],
         "alone_problems": [p for r in alone.values() for p in r.problems],
         "fastest_s": min(times), "slowest_s": max(times),
         "fairness_spread": max(ratio) / min(ratio),
+        "equal_work_spread": max(same) if same else None,
         "alone_tokens_per_s": alone_tps, "together_tokens_per_s": together_tps,
         "throughput_ratio": together_tps / alone_tps,
         "rss_before_play_mib": rss_before, "rss_after_mib": rss_after, "rss_peak_mib": peak,
@@ -262,12 +276,15 @@ def report(r: dict) -> str:
     lines = [f"{r['sessions']} sessions pressed Play together on Step through (server log: {r['server_log']})"]
     for i, s in enumerate(r["per_session"]):
         ok = "same text as alone" if s["same_text_as_alone"] else "TEXT DIFFERS from the run made alone"
-        lines.append(f"  {i + 1:2d}. {s['preset']:18s} {s['method']:7s} {s['tokens']:3d} tokens in {s['seconds']:6.1f} s "
+        lines.append(f"  {i + 1:2d}. {s['preset']:18s} {s['method']:7s} {s['tokens']:3d} tokens, {s['passes']:3d} passes, "
+                     f"{s['seconds']:6.1f} s "
                      f"(alone {s['alone_seconds']:.1f} s, fair share {s['fair_share_seconds']:.1f} s) · {ok}"
                      + ("" if not s["problems"] else " · " + "; ".join(s["problems"])))
     lines += [
         f"completion: fastest {r['fastest_s']:.1f} s, slowest {r['slowest_s']:.1f} s; "
-        f"fairness (actual ÷ fair-share finish, max/min) {r['fairness_spread']:.2f}",
+        f"fairness (actual ÷ fair-share finish by passes, max/min) {r['fairness_spread']:.2f}"
+        + ("" if r["equal_work_spread"] is None else
+           f"; same settings, slowest ÷ fastest {r['equal_work_spread']:.2f}"),
         f"throughput: {r['together_tokens_per_s']:.1f} tokens/s together vs {r['alone_tokens_per_s']:.1f} alone "
         f"({r['throughput_ratio']:.0%})",
         f"server memory: {r['rss_baseline_mib']:.0f} MiB after the model loaded, {r['rss_after_mib']:.0f} MiB after, "

@@ -18,6 +18,7 @@ SESSIONS = int(os.environ.get("SPECVIZ_LOAD_SESSIONS", "4"))
 def test_fair_share_is_processor_sharing():
     assert loadtest.fair_share([2.0, 2.0]) == [4.0, 4.0]           # equal work finishes together
     assert loadtest.fair_share([1.0, 3.0]) == [2.0, 4.0]           # the small job first, at half speed
+    assert loadtest.fair_share([5.0, 1.0, 1.0]) == [7.0, 3.0, 3.0]
 
 
 @pytest.mark.browser
