@@ -1,10 +1,11 @@
 """The classroom load test (issue 13 §4): 4 browser sessions press Play on Step through together.
 
 Loopback only, the real default model, Debian's chromium via Playwright (specviz.ui.loadtest does the
-driving; `python -m specviz.ui.loadtest --sessions 20` runs it at classroom size). Each session uses
-another preset and method and must finish with the text the same settings give when played alone, with
-no exception box, page error or console error. The throughput and fairness targets are ratios within
-one run; SPECVIZ_LOAD_REPORT_ONLY=1 prints them without asserting (for a machine busy with other work).
+driving; `python -m specviz.ui.loadtest --sessions 20` runs it at classroom size). Neighbouring sessions
+use another preset and method, and each setting runs twice (equal work); every session must finish with
+the text its settings give when played alone, with no exception box, page error or console error.
+Targets (ratios within one run): total tokens/s together >= 80% of one session alone, and among equal
+work the slowest <= 1.5x the fastest. SPECVIZ_LOAD_REPORT_ONLY=1 prints them without asserting.
 """
 import os
 
@@ -35,4 +36,4 @@ def test_sessions_play_together_fairly(tmp_path):
         assert s["tokens"] > 0 and s["same_text_as_alone"], f"session {i + 1} ({s['preset']}, {s['method']})"
     if os.environ.get("SPECVIZ_LOAD_REPORT_ONLY", "") in ("", "0"):
         assert r["throughput_ratio"] >= 0.8, loadtest.report(r)
-        assert r["fairness_spread"] <= 1.5, loadtest.report(r)
+        assert r["equal_work_spread"] is not None and r["equal_work_spread"] <= 1.5, loadtest.report(r)
