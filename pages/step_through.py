@@ -161,17 +161,17 @@ def done(run):
 def play_to_end(dec):
     """Step to the end, one turn on the shared model per step; redraw at a human rate, not per pass."""
     label, bar = label_for(dec), live_box.progress(0.0, "playing…")
-    note, waited, last = app.waiter(live_box), [False], 0.0
+    note, waited, last = [app.waiter(live_box)], [False], 0.0
 
     def on_wait(ahead):
         waited[0] = True
-        note(ahead)
+        note[0](ahead)
 
     while not dec.finished:
         with app.TURNS.turn(on_wait):
             rec = dec.step()
         if waited[0]:  # the waiting note took the bar's place: bring the bar back
-            waited[0], bar = False, live_box.progress(0.0, "playing…")
+            waited[0], bar, note[0] = False, live_box.progress(0.0, "playing…"), app.waiter(live_box)
         now = time.monotonic()
         if now - last >= REDRAW_S or dec.finished:
             last = now
