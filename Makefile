@@ -1,10 +1,12 @@
 # The two commands a new user needs (README): `make app` and `make test`.
-.PHONY: setup app test test-fast
+.PHONY: setup app test test-fast classroom
 setup:
 	bash scripts/setup.sh
 
+# No file watcher (the tree holds .venv); no Deploy button. Same settings as .streamlit/config.toml.
 app: setup
-	.venv/bin/python -m specviz.ui.launch --server.address localhost --server.headless true --browser.gatherUsageStats false
+	.venv/bin/python -m specviz.ui.launch --server.address localhost --server.headless true --browser.gatherUsageStats false \
+		--server.fileWatcherType none --client.toolbarMode minimal
 
 test:
 	bash scripts/setup.sh --browser
@@ -12,3 +14,9 @@ test:
 
 test-fast: setup
 	.venv/bin/python -m pytest -q tests -m "not slow"
+
+# The load test at classroom size (README, "Running it for a class"): SESSIONS browser sessions press Play together.
+SESSIONS ?= 20
+classroom:
+	bash scripts/setup.sh --browser
+	.venv/bin/python -m specviz.ui.loadtest --sessions $(SESSIONS)

@@ -35,7 +35,7 @@ which = c1.selectbox("Workload", list(CHOICES), index=2, key="cmp_workloads")
 chosen = c2.multiselect("Methods (plain always runs)", methods, default=methods, key="cmp_methods")
 n = c3.number_input("lookup n", 1, 6, 3, key="cmp_n")
 c1, c2, c3, c4 = st.columns(4)
-ks = c1.multiselect("k values", list(range(1, 11)), default=[2] if app.TINY else [3, 6], key="cmp_ks")
+ks = c1.multiselect("k values", list(range(1, 11)), default=[2] if app.TINY else [4], key="cmp_ks")
 mode = c2.radio("Decoding", ["sampled", "greedy"], horizontal=True, key="cmp_mode",
                 help="A 135M model decoded greedily falls into loops, and lookup copies the loop: "
                      "sampling shows lookup's real behaviour on novel text.")
@@ -43,13 +43,22 @@ temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="cmp_temp", disa
 max_new = c3.number_input("max new tokens", 4, 256, 8 if app.TINY else 32, key="cmp_max_new")
 repeats = c4.number_input("repeats (medians)", 1, 5, 1, key="cmp_repeats")
 
-if st.button("Run the comparison", type="primary", key="cmp_run"):
+n_runs = len(CHOICES[which]) * int(repeats) * (1 + len([m for m in chosen if m != "plain"]) * (1 + len(ks)))
+st.caption(app.estimate(n_runs, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a run.")
+go = st.button("Run the comparison", type="primary", key="cmp_run")
+if st.session_state.pop("cmp_cancelled", False):
+    st.info("Comparison cancelled.")
+if go:
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
+    st.button("Cancel", key="cmp_cancel", on_click=lambda: st.session_state.update(cmp_cancelled=True))
     bar = st.progress(0.0, "starting…")
     try:
-        runs = E.compare(target, CHOICES[which], chosen, sorted(ks), int(n), sampling, int(max_new),
-                         repeats=int(repeats), drafter=drafter, progress=lambda f, t: bar.progress(f, t))
-        st.session_state["cmp_result"] = {"runs": runs, "mode": mode if mode == "greedy" else f"sampled T={temp:g}"}
+        with app.measuring(bar) as between:  # each run timed alone; other sessions step in between runs
+            runs = E.compare(target, CHOICES[which], chosen, sorted(ks), int(n), sampling, int(max_new),
+                             repeats=int(repeats), drafter=drafter,
+                             progress=lambda f, t: (bar.progress(f, t), between()))
+        st.session_state["cmp_result"] = {"runs": runs, "mode": mode if mode == "greedy" else f"sampled T={temp:g}",
+                                          "shared": between.shared}
         for r in runs:  # the calculator and other pages read the last run per method
             if r.method != "plain":
                 app.remember_run(r.method, r.summary, r.steps, r.plain, k=r.k, n=r.n)
@@ -64,6 +73,8 @@ else:
     runs = res["runs"]
     rows = E.table(runs)
     st.subheader(f"Measured ({res['mode']})")
+    if res.get("shared"):
+        st.warning(app.SHARED_NOTE)
     st.plotly_chart(V.summary_bars(rows), key="cmp_bars")
     df = pd.DataFrame(rows)[["workload", "kind", "method", "k", "alpha", "draft_acceptance_rate", "tokens_per_pass",
                             "tokens_per_s", "speedup", "spread", "target_passes", "repetition"]]
@@ -123,8 +134,9 @@ if c3.button("Run greedy vs sampled", key="cmp_gvs_run"):
     bar = st.progress(0.0, "starting…")
     try:
         wls = of_kind(NOVEL)[:1] if app.TINY else of_kind(NOVEL)[:2]
-        st.session_state["cmp_gvs"] = E.greedy_vs_sampled(target, wls, int(gk), 3, int(g_new),
-                                                          progress=lambda f, t: bar.progress(min(1.0, f), t))
+        with app.measuring(bar) as between:
+            st.session_state["cmp_gvs"] = E.greedy_vs_sampled(
+                target, wls, int(gk), 3, int(g_new), progress=lambda f, t: (bar.progress(min(1.0, f), t), between()))
     except (InputError, ModelError) as e:
         st.error(str(e))
     bar.empty()

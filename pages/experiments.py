@@ -12,8 +12,8 @@ from specviz.engine.workloads import NOVEL, WORKLOADS, get
 
 st.title("k / n experiments")
 st.write("Sweep the draft length k (and, for lookup, the match length n) on one workload. Plain runs "
-         "bracket each k, and each speedup is taken against the two plain runs around it. Short outputs "
-         "keep a full sweep to about a minute on a CPU.")
+         "bracket each k, and each speedup is taken against the two plain runs around it. The estimate "
+         "below comes from a decoding step timed on this machine just now.")
 
 target = app.target()
 if target is None:
@@ -27,25 +27,31 @@ wname = c1.selectbox("Workload", [w.name for w in WORKLOADS],
                      format_func=lambda n: f"{n} ({get(n).kind})", key="exp_workload")
 method = c2.selectbox("Method", methods, key="exp_method")
 c1, c2 = st.columns(2)
-k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if app.TINY else (1, 10), key="exp_k")
-n_lo, n_hi = c2.slider("n range (lookup)", 1, 6, (1, 2) if app.TINY else (1, 6), key="exp_n",
+k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if app.TINY else (1, 6), key="exp_k")
+n_lo, n_hi = c2.slider("n range (lookup)", 1, 6, (1, 2) if app.TINY else (2, 4), key="exp_n",
                        disabled=method != "lookup")
 c1, c2, c3 = st.columns(3)
 mode = c1.radio("Decoding", ["greedy", "sampled"], horizontal=True, key="exp_mode")
 temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="exp_temp", disabled=mode == "greedy")
-max_new = c3.number_input("max new tokens", 4, 128, 6 if app.TINY else 32, key="exp_max_new")
+max_new = c3.number_input("max new tokens", 4, 128, 6 if app.TINY else 24, key="exp_max_new")
 ks, ns = list(range(k_lo, k_hi + 1)), list(range(n_lo, n_hi + 1)) if method == "lookup" else None
-st.caption(f"{1 + len(ks) * (len(ns) if ns else 1)} runs of up to {max_new} new tokens each: one plain run, "
-           "then every setting, each measured against that plain run (engine/measure).")
+st.caption(app.estimate(1 + len(ks) * (len(ns) if ns else 1), int(max_new))[1]
+           + " One plain run, then every setting, each measured against it (engine/measure)."
+           + " Any click on the page (or **Cancel**) stops a sweep.")
 
-if st.button("Run the sweep", type="primary", key="exp_run", disabled=method is None):
+go = st.button("Run the sweep", type="primary", key="exp_run", disabled=method is None)
+if st.session_state.pop("exp_cancelled", False):
+    st.info("Sweep cancelled.")
+if go:
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
+    st.button("Cancel", key="exp_cancel", on_click=lambda: st.session_state.update(exp_cancelled=True))
     bar = st.progress(0.0, "starting…")
     try:
-        points, plains = E.sweep(target, get(wname), method, ks, ns, sampling, int(max_new),
-                                 drafter=drafter, progress=lambda f, t: bar.progress(f, t))
+        with app.measuring(bar) as between:  # each run timed alone; other sessions step in between runs
+            points, plains = E.sweep(target, get(wname), method, ks, ns, sampling, int(max_new), drafter=drafter,
+                                     progress=lambda f, t: (bar.progress(f, t), between()))
         st.session_state["exp_result"] = {"points": points, "plains": plains, "method": method,
-                                          "workload": wname, "mode": mode}
+                                          "workload": wname, "mode": mode, "shared": between.shared}
     except (InputError, ModelError) as e:
         st.error(str(e))
     bar.empty()
@@ -57,6 +63,8 @@ if not res:
 
 points = res["points"]
 st.subheader(f"{res['method']} on {res['workload']} ({res['mode']})")
+if res.get("shared"):
+    st.warning(app.SHARED_NOTE)
 best = max(points, key=lambda p: p.speedup)
 plain_tps = res["plains"][0].tokens_per_s
 st.markdown(f"Fastest measured setting: **k = {best.k}**" + (f", **n = {best.n}**" if best.n else "")

@@ -9,8 +9,9 @@ st.title("specviz — speculative decoding, step by step")
 def load_status():
     state, waited = app.preload()  # starts the target loading in the background; never blocks
     if state == "loading":
-        st.info(f"Loading the target model in the background ({waited:.0f} s so far; the default model takes "
-                "about 20 s on a CPU). Read on — the live pages will be ready when you get there.",
+        st.info(f"Loading the target model in the background: {waited:.0f} s so far, reading its weights from "
+                "disk and building the model. That takes longer when the machine is busy with other work. Read "
+                "on — the live pages will be ready when you get there.",
                 icon=":material/hourglass_top:")
     elif state == "ready":
         st.success(f"Target model loaded: {app.target_label()}, {app.settings()['dtype']}.",

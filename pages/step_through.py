@@ -1,4 +1,6 @@
 """Step through: real speculative decoding one target pass at a time, each decision drawn from its record."""
+import time
+
 import streamlit as st
 
 from specviz.ui import support as app
@@ -15,6 +17,7 @@ from specviz.viz import anatomy as vza
 from specviz.teach import anatomy
 
 K_MAX, N_MAX, NEW_MAX = 16, 8, 256
+REDRAW_S = 0.3  # Play redraws the text and tally about three times a second (and at the end), not per pass
 OWN = "(your own prompt)"
 ss = st.session_state
 
@@ -164,6 +167,30 @@ def done(run):
         run["remembered"] = True
 
 
+def play_to_end(dec):
+    """Step to the end, one turn on the shared model per step; redraw at a human rate, not per pass."""
+    label, bar = label_for(dec), live_box.progress(0.0, "playing…")
+    note, waited, last = [app.waiter(live_box)], [False], 0.0
+
+    def on_wait(ahead):
+        waited[0] = True
+        note[0](ahead)
+
+    while not dec.finished:
+        with app.TURNS.turn(on_wait):
+            rec = dec.step()
+        if waited[0]:  # the waiting note took the bar's place: bring the bar back
+            waited[0], bar, note[0] = False, live_box.progress(0.0, "playing…"), app.waiter(live_box)
+        now = time.monotonic()
+        if now - last >= REDRAW_S or dec.finished:
+            last = now
+            tally(dec, tally_box)
+            text_box.markdown(vz.text_html(dec.steps, label), unsafe_allow_html=True)
+            bar.progress(min(1.0, len(dec.new_tokens) / dec.cfg.max_new_tokens),
+                         f"step {rec.index + 1}: drafted {rec.n_drafted}, accepted {rec.n_accepted}")
+    live_box.empty()
+
+
 # -- buttons ---------------------------------------------------------------------------------
 b = st.columns([1, 1, 1, 2])
 one = b[0].button("One step", type="primary", width="stretch", key="stp_one")
@@ -182,15 +209,11 @@ elif one or play:
         if dec.finished:
             st.info("This run has finished: press Reset (or change a setting) to start again.")
         elif one:
-            dec.step()
-        else:
-            label, bar = label_for(dec), live_box.progress(0.0, "playing…")
-            for rec in dec.run():
-                tally(dec, tally_box)
-                text_box.markdown(vz.text_html(dec.steps, label), unsafe_allow_html=True)
-                bar.progress(min(1.0, len(dec.new_tokens) / dec.cfg.max_new_tokens),
-                             f"step {rec.index + 1}: drafted {rec.n_drafted}, accepted {rec.n_accepted}")
+            with app.TURNS.turn(app.waiter(live_box)):
+                dec.step()
             live_box.empty()
+        else:
+            play_to_end(dec)
         drafted = [r.index + 1 for r in dec.steps if r.n_drafted] if play else []
         ss["stp_show"] = drafted[-1] if drafted else len(dec.steps)  # after a play: the last step that drafted
         done(run)
@@ -306,10 +329,12 @@ def show_check(run, label):
     if st.button("Run plain decoding alongside", key="stp_check_btn"):
         r = run["recipe"]
         bar = st.progress(0.0, "measuring…")
-        chk = against_plain(r["target"], r["make"], r["ids"], r["cfg"], r["target"].tokenizer.eos_token_id,
-                            repeats=2, progress=lambda f, t: bar.progress(f, t))
+        with app.measuring(bar) as between:  # each run timed alone; other sessions step in between runs
+            chk = against_plain(r["target"], r["make"], r["ids"], r["cfg"], r["target"].tokenizer.eos_token_id,
+                                repeats=2, progress=lambda f, t: (bar.progress(f, t), between()))
         bar.empty()
-        run["check"] = chk
+        chk.steps, chk.plain_steps = app.memory.lean(chk.steps), app.memory.lean(chk.plain_steps)  # bounded memory
+        run["check"], run["check_shared"] = chk, between.shared
         app.remember_run(run["method"], chk.summary, chk.steps, chk.plain, k=run["k"], n=run["n"],
                          plain_steps=chk.plain_steps)
     chk = run.get("check")
@@ -320,6 +345,8 @@ def show_check(run, label):
         c[2].metric("Measured speedup", "too noisy" if chk.too_noisy else f"{chk.speedup:.2f}×",
                     help=chk.quote())
         c[3].metric("Tokens per pass τ", f"{chk.summary.tokens_per_pass:.2f}")
+        if run.get("check_shared"):
+            st.warning(app.SHARED_NOTE)
         if not chk.compared:
             st.caption("Sampling (temperature > 0): the two runs draw different random numbers, so their tokens are "
                        "not expected to match — only their distribution is. The 'Is it lossless?' page tests that.")

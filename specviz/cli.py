@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from specviz import runtime
 from specviz.engine import workloads
 from specviz.core.errors import InputError
 from specviz.engine.decode import DecodeConfig
@@ -28,6 +29,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="auto",
                    help="weight and activation type: auto, bfloat16, float32 or float16; auto = bfloat16 on CPU. float32 makes greedy near-tie "
                         "flips rare, not impossible (default: %(default)s)")
+    add_threads_arg(p)
+
+
+def add_threads_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default: $SPECVIZ_THREADS, else one per core up to 8; "
+                        "OpenMP waits passively unless OMP_WAIT_POLICY is set)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -171,6 +179,11 @@ def cmd_generate(a) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     a = ap.parse_args(argv)
+    try:
+        runtime.use_threads(getattr(a, "threads", None) or None)
+    except ValueError as e:
+        print(f"specviz: error: {e}", file=sys.stderr)
+        return 2
     try:
         return a.func(a)
     except (InputError, ModelError, KeyError) as e:

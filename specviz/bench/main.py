@@ -345,8 +345,6 @@ def cmd_bench(a) -> int:
             print(f"{name:28s} {sec / 60:5.1f} min")
         print(f"{'total':28s} {sum(phases.values()) / 60:5.1f} min  (from the run times of {ref['source']})")
         return 0
-    if a.threads:
-        torch.set_num_threads(a.threads)
     b = Bench(plan)
     b.phase("load")
     env, b.skipped = load_env(a.target, a.device, a.dtype)
@@ -424,6 +422,6 @@ def add_parser(sub) -> None:
     p.add_argument("--tune-tokens", type=int, default=None, help="new tokens per tuning run (default 48)")
     p.add_argument("--methods", default=None,
                    help="trained proposers to include, comma-separated, '' for none (default: all that load: draft,medusa,eagle)")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: $SPECVIZ_THREADS, else one per core up to 8)")
     p.add_argument("--skip-equality", action="store_true", help="skip the float32 equality pass")
     p.set_defaults(func=cmd_bench)

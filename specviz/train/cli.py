@@ -13,7 +13,7 @@ def add_parser(subparsers) -> None:
         j.add_argument("--target", default="default", help="'default' (embedded SmolLM2-135M) or a HF id/folder")
         j.add_argument("--device", default="auto", help="cpu, cuda or auto")
         j.add_argument("--dtype", default="bfloat16", help="the frozen target's dtype")
-        j.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+        j.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: $SPECVIZ_THREADS, else one per core up to 8)")
         j.add_argument("--run", default=run, help="run folder (checkpoints; rerun to resume)")
         j.add_argument("--max-minutes", type=float, default=None, help="stop (and ship) after this much training")
 
@@ -66,7 +66,7 @@ def _add_evaluate(jobs) -> None:
     e.add_argument("--target", default="default")
     e.add_argument("--device", default="auto")
     e.add_argument("--dtype", default="bfloat16")
-    e.add_argument("--threads", type=int, default=0)
+    e.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: $SPECVIZ_THREADS, else one per core up to 8)")
     e.add_argument("--part", choices=["greedy", "sampled", "finetuned"], default="greedy")
     e.add_argument("--max-new-tokens", type=int, default=64)
     e.add_argument("--run", default="runs/eval", help="folder for the per-run JSON lines and tables")

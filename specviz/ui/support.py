@@ -17,11 +17,15 @@ import time
 
 import streamlit as st
 
+from specviz import runtime
 from specviz.core.errors import InputError
 from specviz.core.errors import ModelError
 from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_model, load_tokenizer, tiny_llama
+from specviz.ui import memory
+from specviz.ui.turns import TURNS
 
 TINY = os.environ.get("SPECVIZ_TINY", "") not in ("", "0")
+THREADS = runtime.use_threads()  # sessions take turns on the model (ui/turns.py), each turn uses them all
 
 
 @st.cache_resource(show_spinner="Loading the tokenizer…")
@@ -91,7 +95,7 @@ def preload(name: str | None = None) -> tuple[str, float]:
     return "ready", waited
 
 
-@st.cache_resource(show_spinner="Loading model weights (the default model takes ~20 s on a CPU)…")
+@st.cache_resource(show_spinner="Loading model weights (the sidebar shows how long it has taken so far)…")
 def cached_model(name: str, device: str, dtype: str) -> LoadedModel:
     job = _job((name, device, dtype))
     job["done"].wait()
@@ -124,7 +128,10 @@ def target_label(name: str | None = None) -> str:
 def sidebar() -> None:
     """Drawn by app.py on every page: which target, device and dtype."""
     s = settings()
+    memory.touch()
     with st.sidebar:
+        if memory.EVICTED_KEY in st.session_state:
+            st.caption("This tab sat idle for a while, so its runs were cleared to free memory for others.")
         st.markdown("**Model**")
         label = target_label(s["target"])
         state, waited = preload()
@@ -216,8 +223,8 @@ def remember_run(method: str, summary, steps, plain_summary=None, k: int | None 
     plain run's step records (t1 is then their median pass time rather than a mean).
     """
     st.session_state.setdefault("measured_runs", {})[method] = {
-        "summary": summary, "steps": steps, "plain": plain_summary, "k": k, "n": n, "v_table": v_table,
-        "plain_steps": plain_steps, "at": time.time()}
+        "summary": summary, "steps": memory.lean(steps), "plain": plain_summary, "k": k, "n": n,
+        "v_table": v_table, "plain_steps": None if plain_steps is None else memory.lean(plain_steps), "at": time.time()}
 
 
 def measured_runs() -> dict:
@@ -227,11 +234,13 @@ def measured_runs() -> dict:
 
 # -- v(k), measured once per model / device / dtype (a few seconds) ------------------------------
 @st.cache_data(show_spinner=False, max_entries=8)
-def measured_v(name: str, device: str, dtype: str) -> dict[int, float]:
+def measured_v(name: str, device: str, dtype: str):
     """costs.VTable {k: v(k)} (with its spread) for this target (shared by all sessions: it describes
     the machine, not a user)."""
     from specviz.engine.costs import V_KS, measure_v
-    return measure_v(cached_model(name, device, dtype), ks=V_KS, context=256, repeats=5 if TINY else 7)
+    with TURNS.measurement() as between:  # each repeat timed alone; other sessions step in between
+        return measure_v(cached_model(name, device, dtype), ks=V_KS, context=256, repeats=5 if TINY else 7,
+                         progress=lambda f: between())
 
 
 def v_table_if_measured() -> dict[int, float] | None:
@@ -262,3 +271,62 @@ def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | 
         st.session_state[key] = experiments.try_methods(target, d)
     methods, why_not = st.session_state[key]
     return methods, why_not, d
+
+
+# -- turns on the shared model (ui/turns.py) ---------------------------------------------------
+def waiter(box):
+    """An on_wait callback for TURNS: says in `box` how many sessions are ahead (redrawn when it changes)."""
+    last = [None]
+
+    def on_wait(ahead: int) -> None:
+        if ahead != last[0]:
+            last[0] = ahead
+            box.info(f"Waiting for the model: {ahead} session{'s' if ahead != 1 else ''} ahead of you. "
+                     "Sessions take turns one step at a time, so every run keeps moving.", icon="⏳")
+    return on_wait
+
+
+def measuring(box):
+    """TURNS.measurement with a waiting note in `box`: `with measuring(box) as between: ...`."""
+    return TURNS.measurement(waiter(box))
+
+
+# -- how long a job will take, from a measured step (Compare, the sweep) ------------------------
+@st.cache_data(ttl=300, show_spinner="Timing a few decoding steps for the estimate…", max_entries=8)
+def step_seconds(name: str, device: str, dtype: str) -> tuple[float, float]:
+    """(median plain-step seconds, prefill seconds) on this machine now: 8 plain steps, in a turn."""
+    import statistics
+
+    from specviz.engine import workloads
+    from specviz.engine.decode import DecodeConfig, Decoder
+    from specviz.engine.methods import encode_prompt
+
+    tgt = cached_model(name, device, dtype)
+    w = workloads.WORKLOADS[0]
+    dec = Decoder(tgt, None, encode_prompt(tgt.tokenizer, w.prompt, w.chat),
+                  DecodeConfig(k=1, max_new_tokens=9, record=False, stop_at_eos=False))
+    with TURNS.turn():
+        for _ in dec.run():
+            pass
+    return statistics.median(r.verify_s for r in dec.steps[1:]), dec.prefill_s
+
+
+def estimate(runs: int, max_new: int) -> tuple[float, str]:
+    """(seconds, a sentence) for `runs` decoding runs of up to max_new tokens, from a measured plain step."""
+    s = settings()
+    t1, prefill = step_seconds(s["target"], s["device"], s["dtype"])
+    secs = runs * (prefill + max_new * t1)
+    busy = TURNS.waiting()
+    who = f" {busy} other session{'s' if busy != 1 else ''} queued for the model now, so expect longer." if busy else ""
+    return secs, (f"{runs} runs of up to {max_new} new tokens: about {_duration(secs)} here "
+                  f"(a plain step measured {t1 * 1e3:.0f} ms just now; speculative runs take fewer, "
+                  f"dearer passes).{who}")
+
+
+def _duration(secs: float) -> str:
+    return f"{secs:.0f} s" if secs < 90 else f"{secs / 60:.1f} min"
+
+
+SHARED_NOTE = ("Other sessions took turns on the model during this measurement. Each run was timed inside "
+               "this session's own turn, but their pages were being drawn on the same CPU meanwhile: "
+               "run it again when the class is quieter before quoting these numbers.")

@@ -8,38 +8,15 @@ Recipe: shared/tools/shoot.py.
 import ast
 import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
-LOAD_S = 300  # the first page that needs the model waits for it (~20 s alone; more on a busy 2-core box)
+from specviz.ui import loadtest
 
-# Finished: connected, script not running, nothing still loading, every plotly chart drawn.
-READY_JS = """(waitText) => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  if (!app) return false;
-  const st = app.getAttribute('data-test-script-state');
-  if (st !== 'notRunning' && st !== 'compilationError') return false;
-  if (app.getAttribute('data-test-connection-state') !== 'CONNECTED') return false;
-  const vis = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
-  const q = (s) => Array.from(document.querySelectorAll(s)).filter(vis);
-  if (q('[data-testid="stStatusWidget"]').some(e => /Running/i.test(e.innerText))) return false;
-  if (q('[data-testid="stAppSkeleton"], [data-testid="stSkeleton"], [data-testid="stSpinner"]').length) return false;
-  if (q('[data-testid="stPlotlyChart"]').some(e => !e.querySelector('.main-svg'))) return false;
-  if (waitText && !document.body.innerText.includes(waitText)) return false;
-  return true;
-}"""
+ROOT = Path(__file__).resolve().parents[2]
+LOAD_S = 300  # the first page that needs the model waits for it (~20 s alone; more on a busy 2-core box)
+CHROMIUM, FLAGS, READY_JS = loadtest.CHROMIUM, loadtest.FLAGS, loadtest.READY_JS
 
 
 def app_pages(app_py: Path = ROOT / "app.py") -> list[tuple[str, str]]:
@@ -75,47 +52,18 @@ def _need_browser():
         pytest.skip(msg)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     _need_browser()
-    port = _free_port()
     log_path = tmp_path_factory.mktemp("browser") / "server.log"
-    env = {k: v for k, v in os.environ.items() if k != "SPECVIZ_TINY"}  # the real default model
-    env["HF_HUB_OFFLINE"] = "1"
-    cmd = [sys.executable, "-m", "specviz.ui.launch", "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]
-    log = open(log_path, "w")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
     try:
-        end = time.time() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > end:
-                pytest.fail(f"streamlit did not start:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.3)
+        proc, base = loadtest.start_server(log_path)
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    try:
         yield base, log_path
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        log.close()
+        loadtest.stop_server(proc)
 
 
 @pytest.fixture(scope="module")
