@@ -130,6 +130,7 @@ class Decoder:
         h = self.decoder_body(input_ids=x, cache=self.cache, use_cache=True, **kw).last_hidden_state  # (1, t, H)
         return self.lm_head(h)[0].float().cpu(), h[0].float().cpu()      # (t, V), (t, H)
 
+    @torch.inference_mode()
     def _keep(self, start: int, rows: list[int]) -> None:
         """Compact the target's cache: of the entries from `start` on, keep those at `rows` (sorted)."""
         fed = self.cache.get_seq_length() - start
