@@ -18,7 +18,7 @@ from specviz.core.errors import ModelError
 
 from specviz.engine.models import LoadedModel
 
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+MODELS_DIR = Path(__file__).resolve().parents[2] / "models"  # the repository's models/
 NAMES = ("drafter", "medusa", "eagle", "lora")
 FINETUNED_LABEL = "SmolLM2-135M-Instruct + LoRA fine-tune (Python docs)"
 
