@@ -107,3 +107,29 @@ def test_tree_sampling_is_lossless_over_two_tokens(monkeypatch):
     monkeypatch.setattr(tree_module, "residual", lambda r, q: r)     # the broken rule: ignore rejections
     bad = joint_counts(tgt, make(), ids, 2000, vs)
     assert not matches(bad, joint)
+
+
+def test_measure_v_feeds_trees_through_the_decode_loop(target):
+    from specviz.engine.costs import RandomDraft, measure_v
+
+    d = RandomDraft(V, tree=True).propose(None, 6)
+    assert d.parents == [-1, 0, 0, 1, 1, 2]
+    v = measure_v(target, ks=(6,), context=20, repeats=1, tree=True)
+    assert set(v) == {6} and v[6] > 0
+
+
+def test_tree_figures_follow_the_record(target):
+    from specviz.viz import tree as vt
+
+    dec = Decoder(target, eagle_tree(target), prompt(3), DecodeConfig(k=4, max_new_tokens=30, stop_at_eos=False))
+    rec = next(r for r in dec.run() if r.is_tree and r.n_accepted >= 1)
+    states = vt.node_states(rec)
+    assert [i for i, s in enumerate(states) if s == "accepted"] == sorted(rec.path)
+    assert states.count("rejected") == rec.decisions.count(False)
+    fig = vt.tree_figure(rec, str)
+    drawn = {tr.name: len(tr.x) for tr in fig.data if tr.mode == "markers+text"}
+    assert drawn.get("accepted", 0) == rec.n_accepted and sum(drawn.values()) == rec.n_drafted + 1
+    z = vt.mask_figure(rec, str).data[0].z
+    n = rec.n_drafted + 1
+    assert len(z) == n and sum(v > 0 for row in z for v in row) == n + sum(tree_module.depths(rec.parents))
+    assert sum(v == 2 for row in z for v in row) == (rec.n_accepted + 1) * (rec.n_accepted + 2) // 2  # path: causal
