@@ -207,7 +207,7 @@ class Decoder:
         self.proposer.update(self.context(), n)
         k_asked = self.k
         if self.cfg.adaptive:
-            self.k = adapt_k(self.k, len(tokens), n, self.cfg.k)
+            self.k = adapt_k(self.k, max(tree.depths, default=0), n, self.cfg.k)  # a chain's depth = its length
 
         # 6. record
         top = torch.topk(logits[kept][: len(emitted)], 2, dim=-1).values if self.vocab > 1 else None  # (e, 2)
