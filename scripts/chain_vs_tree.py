@@ -42,7 +42,7 @@ for name in args.workloads.split(","):
                                record=False)
             for r in chain_vs_tree(t, fam, ids, cfg, eos):
                 print(f"| {name} ({w.kind}) | {r.method} s{seed} | {r.tokens_per_pass:.2f} | {r.nodes_per_pass:.1f} | "
-                      f"{r.speedup:.2f}× | {r.identical} |", flush=True)
+                      f"{r.speedup:.2f}× | {r.identical} {r.divergence} |", flush=True)
 if args.v:
     ks = (4, 8, 16, 20, 24)
     chain = measure_v(t, ks)

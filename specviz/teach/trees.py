@@ -21,6 +21,7 @@ class ChainVsTree:
     nodes_per_pass: float        # drafted tokens per target pass (k̄; for a tree, its nodes)
     speedup: float               # tokens/s ÷ plain tokens/s, measured alongside
     identical: bool | None       # greedy: same tokens as plain (None when sampling)
+    divergence: str = ""         # greedy, not identical: where and whether at a near-tie (neartie.Divergence)
 
 
 def chain_vs_tree(target, family: str, prompt_ids, cfg: DecodeConfig, eos=None, repeats: int = 1,
@@ -31,5 +32,6 @@ def chain_vs_tree(target, family: str, prompt_ids, cfg: DecodeConfig, eos=None, 
                             progress=(lambda f, t, j=j: progress((j + f) / 2, f"{PAIRS[family][j]}: {t}"))
                             if progress else None)
         s = chk.summary
-        out.append(ChainVsTree(m, s.tokens_per_pass, s.mean_k, chk.speedup, chk.identical if chk.compared else None))
+        out.append(ChainVsTree(m, s.tokens_per_pass, s.mean_k, chk.speedup, chk.identical if chk.compared else None,
+                               chk.divergence.describe() if chk.divergence else ""))
     return out
