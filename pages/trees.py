@@ -118,5 +118,8 @@ if rows:
                    "drafted per pass": round(r.nodes_per_pass, 1), "speedup vs plain": f"{r.speedup:.2f}×",
                    "same tokens as plain": {None: "(sampled)", True: "yes", False: "no"}[r.identical]}
                   for r in rows], hide_index=True, width="stretch")
+    for r in rows:
+        if r.divergence:
+            st.caption(f"{r.method} {r.divergence}.")
     st.caption("Measured on this machine just now. A tree raises τ when the heads' second and third guesses "
                "are often right; it costs a larger verify pass and more drafting, so speed gains less than τ.")
