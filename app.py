@@ -11,6 +11,7 @@ PAGES = {
         st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
         st.Page("pages/step_through.py", title="Step through", icon=":material/footprint:", url_path="step"),
         st.Page("pages/breakeven.py", title="Break-even calculator", icon=":material/calculate:", url_path="breakeven"),
+        st.Page("pages/trees.py", title="Trees", icon=":material/account_tree:", url_path="trees"),
     ],
     "Measure": [
         st.Page("pages/compare.py", title="Compare proposers", icon=":material/compare_arrows:", url_path="compare"),

@@ -255,6 +255,8 @@ def show_step(run, dec, label):
                else "this method does not draft" if run["method"] == "plain" else "no draft this step")
         st.markdown(f"No draft ({why}): this target pass is an ordinary decoding step and commits one token, "
                     f"“{label(rec.next_token)}”.")
+    elif rec.is_tree:
+        show_tree(rec, label)
     else:
         st.dataframe(vz.decision_rows(rec, label), hide_index=True, width="stretch")
         fig = vz.decision_figure(rec, label)
@@ -319,6 +321,19 @@ def show_anatomy(rec, label):
     else:
         st.caption("This proposer keeps no KV cache of its own (lookup searches the token ids; heads read the "
                    "target's hidden states — a real EAGLE deployment does keep its own small cache).")
+
+
+# -- trees (tree methods: the draft is a tree, drawn with its accepted path) --------------------
+def show_tree(rec, label):
+    from specviz.viz import tree as vt
+
+    path = " ".join(f"`{label(rec.drafted[j])}`" for j in rec.path) or "*(none)*"
+    st.markdown(f"A **tree** of {rec.n_drafted} candidate tokens, {rec.depth} deep, checked in one target pass. "
+                f"Accepted path: {path}; then the {rec.next_origin} “{label(rec.next_token)}”.")
+    st.plotly_chart(vt.tree_figure(rec, label), width="stretch", key="stp_tree")
+    st.caption("Green: the accepted path. Red: tested and rejected. Grey: never tested. The Trees page draws "
+               "the tree attention mask and compares chain and tree on the same heads.")
+    st.page_link("pages/trees.py", label="Open the Trees lesson", icon=":material/account_tree:")
 
 
 def show_check(run, label):

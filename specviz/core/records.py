@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from specviz.core.tree import depths
+
 TOP_N = 10  # how many tokens of p and q a step keeps for the bar charts
 
 
@@ -25,11 +27,11 @@ class StepRecord:
     index: int                     # 0-based step number (= target pass number)
     k: int                         # draft length asked for this step (adaptive k may change it)
     context_len: int               # committed tokens before this step (prompt included)
-    drafted: list[int]             # draft token ids (may be empty: a step with no draft)
-    decisions: list[bool]          # per tested position: accepted?
-    draws: list[float | None]      # uniform r per tested position (None when greedy)
-    ratios: list[float]            # p(x)/q(x) per tested position
-    n_accepted: int
+    drafted: list[int]             # draft token ids, one per tree node (may be empty: a step with no draft)
+    decisions: list[bool]          # per tested node: accepted?
+    draws: list[float | None]      # uniform r per tested node (None when greedy)
+    ratios: list[float]            # p(x)/q(x) per tested node (p: the residual left by older siblings)
+    n_accepted: int                # accepted drafts (the accepted path's length)
     next_token: int                # correction or bonus
     next_origin: str               # "correction" | "bonus"
     emitted: list[int]             # accepted drafts + next_token (truncated at EOS / max_new_tokens)
@@ -39,11 +41,15 @@ class StepRecord:
     logit_gap: list[float]         # target's top1 - top2 logit at each emitted position
     greedy: bool = True
     q_deterministic: bool = False  # True when the proposer gave no q (lookup): q is one-hot
+    # The draft as a tree (core/tree.py); a chain has parents [-1, 0, 1, ...] and tested = path (+ the rejection)
+    parents: list[int] = field(default_factory=list)  # parent node of each drafted node (-1: the root)
+    tested: list[int] = field(default_factory=list)   # the node each decision is about
+    path: list[int] = field(default_factory=list)     # accepted nodes, root's child first
     # For the charts (only filled when recording is on):
-    p_top: list[TopTokens] = field(default_factory=list)  # k+1 positions; softmax at T=1 when greedy
-    q_top: list[TopTokens] = field(default_factory=list)  # k drafted positions
-    p_rejected: torch.Tensor | None = None  # (V,) p at the rejected position (the distribution in force)
-    q_rejected: torch.Tensor | None = None  # (V,) q at the rejected position
+    p_top: list[TopTokens] = field(default_factory=list)  # root + one per node; softmax at T=1 when greedy
+    q_top: list[TopTokens] = field(default_factory=list)  # one per drafted node
+    p_rejected: torch.Tensor | None = None  # (V,) p at the node whose last child was rejected (the distribution in force)
+    q_rejected: torch.Tensor | None = None  # (V,) q of the last rejected node
     # The anatomy of the pass: the committed token fed first, and KV cache lengths (entries) measured
     # before the step, after the target pass (drafting, for the drafter) and after the rollback.
     last_token: int = -1
@@ -59,8 +65,18 @@ class StepRecord:
         return len(self.emitted)
 
     @property
+    def is_tree(self) -> bool:
+        return self.parents != list(range(-1, len(self.parents) - 1))
+
+    @property
+    def depth(self) -> int:
+        """Longest root-to-leaf path of the draft (= n_drafted for a chain)."""
+        return max(depths(self.parents), default=0) if self.parents else self.n_drafted
+
+    @property
     def rejected_at(self) -> int | None:
-        return self.n_accepted if self.n_accepted < len(self.drafted) else None
+        """Depth index (0-based) where the last tested draft was rejected, if it was."""
+        return self.n_accepted if self.decisions and not self.decisions[-1] else None
 
     def origins(self) -> list[str]:
         """Origin of each emitted token: 'accepted' draft, 'correction', 'bonus', or 'own' (nothing was drafted:
@@ -102,8 +118,8 @@ def per_position_acceptance(steps: list[StepRecord]) -> list[float]:
     acceptance; a_i rising with i = bursty (whole runs right or wrong). The list stops at the first
     position no step reached (reaching i+1 implies reaching i), so it is a_1..a_m, m <= k_max."""
     out = []
-    for i in range(max((s.n_drafted for s in steps), default=0)):
-        reached = [s for s in steps if s.n_drafted > i and s.n_accepted >= i]
+    for i in range(max((s.depth for s in steps), default=0)):  # depth = n_drafted for a chain
+        reached = [s for s in steps if s.depth > i and s.n_accepted >= i]
         if reached:
             out.append(sum(s.n_accepted > i for s in reached) / len(reached))
     return out
@@ -116,7 +132,7 @@ def summarize(method: str, text: str, token_ids: list[int], prompt_tokens: int,
     accepted = sum(s.n_accepted for s in steps)
     emitted = sum(s.n_emitted for s in steps)
     passes = len(steps)
-    tested = accepted + sum(1 for s in steps if s.rejected_at is not None)
+    tested = sum(len(s.decisions) for s in steps)  # accepted + rejections (a tree may test several children)
     return RunSummary(
         method=method, text=text, token_ids=token_ids, prompt_tokens=prompt_tokens,
         target_passes=passes, drafted=drafted, accepted=accepted,

@@ -79,26 +79,29 @@ def _cast(module: torch.nn.Module, target: LoadedModel) -> torch.nn.Module:
     return module.to(target.device, target.dtype).eval()
 
 
-def load_medusa(target: LoadedModel, folder=None):
-    from specviz.proposers.medusa import Medusa, MedusaHeads
+def load_medusa(target: LoadedModel, folder=None, tree: bool = False):
+    """The shipped Medusa heads: drafting a chain, or (tree=True) Medusa's sparse candidate tree."""
+    from specviz.proposers.medusa import Medusa, MedusaHeads, MedusaTree
     from specviz.proposers.vocab import SubsetHead
 
     c, t = _load("medusa", target, folder)
     heads = MedusaHeads(target.model.config.hidden_size, c["n_heads"])
     heads.load_state_dict({k[6:]: v for k, v in t.items() if k.startswith("heads.")})
     out = SubsetHead(target.model.get_output_embeddings().weight, _vocab(t, target))
-    return Medusa(_cast(heads, target), out)
+    return (MedusaTree if tree else Medusa)(_cast(heads, target), out)
 
 
-def load_eagle(target: LoadedModel, folder=None):
+def load_eagle(target: LoadedModel, folder=None, tree: bool = False):
+    """The shipped EAGLE head: drafting a chain, or (tree=True) EAGLE-2's dynamic tree."""
     from specviz.proposers.eagle import Eagle, EagleHead
+    from specviz.proposers.eagle_tree import EagleTree
     from specviz.proposers.vocab import SubsetHead
 
     c, t = _load("eagle", target, folder)
     head = EagleHead.for_target(target.model.config)
     head.load_state_dict({k[5:]: v for k, v in t.items() if k.startswith("head.")})
     out = SubsetHead(target.model.get_output_embeddings().weight, _vocab(t, target))
-    return Eagle(_cast(head, target), target.model.get_input_embeddings(), out)
+    return (EagleTree if tree else Eagle)(_cast(head, target), target.model.get_input_embeddings(), out)
 
 
 def load_drafter(target: LoadedModel, folder=None) -> LoadedModel:

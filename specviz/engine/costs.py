@@ -39,23 +39,26 @@ class VTable(dict):
 
 class RandomDraft(Proposer):
     """A measuring device: always drafts exactly k random tokens (almost surely rejected), so every
-    step is a verify pass over k+1 positions followed by the same rollback a real rejection does."""
+    step is a verify pass over k+1 positions followed by the same rollback a real rejection does.
+    tree=True: the k tokens form a binary tree (node i under node (i-1)//2), verified with the tree mask."""
 
     name = "random-draft"
     deterministic = True
 
-    def __init__(self, vocab: int, seed: int = 0):
-        self.vocab, self.g = vocab, torch.Generator().manual_seed(seed)
+    def __init__(self, vocab: int, seed: int = 0, tree: bool = False):
+        self.vocab, self.g, self.tree = vocab, torch.Generator().manual_seed(seed), tree
 
     def propose(self, ctx: Context, k: int) -> Draft:
-        return Draft(tokens=torch.randint(0, self.vocab, (k,), generator=self.g))  # (k,)
+        parents = [(i - 1) // 2 for i in range(k)] if self.tree else None
+        return Draft(tokens=torch.randint(0, self.vocab, (k,), generator=self.g), parents=parents)  # (k,)
 
 
 def measure_v(target: LoadedModel, ks=V_KS, context: int = 256, repeats: int = 7,
-              progress=None, prompt_ids=None, steps_per_round: int = 2) -> VTable:
+              progress=None, prompt_ids=None, steps_per_round: int = 2, tree: bool = False) -> VTable:
     """v(k) measured through the decode loop itself (decode.Decoder), not a bare forward: in each
     round, t(k) = median verify time of that round's steps that fed k+1 positions and t1 = the same
     for plain steps (0 drafted); v(k) = median over rounds of t(k)/t1, with the IQR over rounds.
+    tree=True: k drafted nodes in a tree, so v of an m-node tree is the entry for k = m - 1.
     Every decoder runs over the same prompt (`prompt_ids`, else `context` random tokens). Rounds
     interleave the sizes, so a noisy minute hits all of them alike."""
     room = (repeats + 1) * steps_per_round * (max(ks) + 1) + 2
@@ -66,7 +69,7 @@ def measure_v(target: LoadedModel, ks=V_KS, context: int = 256, repeats: int = 7
     decoders = {}
     for k in (0, *ks):  # one prefill per size, outside the timing
         cfg = DecodeConfig(k=max(1, k), max_new_tokens=room, record=False, stop_at_eos=False)
-        decoders[k] = Decoder(target, RandomDraft(target.vocab_size, k) if k else None, prompt_ids, cfg)
+        decoders[k] = Decoder(target, RandomDraft(target.vocab_size, k, tree) if k else None, prompt_ids, cfg)
         decoders[k].prefill()
     for d in decoders.values():  # warm-up step
         d.step()

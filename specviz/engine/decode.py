@@ -13,11 +13,12 @@ import torch
 from transformers import DynamicCache
 
 from specviz.core.errors import InputError
-from specviz.engine.models import LoadedModel
-from specviz.proposers.base import Context, Plain, Proposer
 from specviz.core.records import TOP_N, RunSummary, StepRecord, TopTokens, summarize
 from specviz.core.sampling import SamplingConfig, logits_to_probs
-from specviz.core.verify import one_hot_q, verify
+from specviz.core.tree import Tree, position_offsets, tree_mask, verify_tree
+from specviz.core.verify import one_hot_q
+from specviz.engine.models import LoadedModel
+from specviz.proposers.base import Context, Draft, Plain, Proposer, empty_draft
 
 
 @dataclass
@@ -50,6 +51,14 @@ def adapt_k(k: int, n_drafted: int, n_accepted: int, k_max: int) -> int:
     return max(1, k - 1)
 
 
+def draft_tree(draft: Draft, k: int, vocab: int) -> Tree:
+    """The proposer's draft as a tree no deeper than k (a chain when it gave no parents)."""
+    q = draft.q if draft.q is not None else one_hot_q(draft.tokens, vocab)   # (n, V)
+    if draft.parents is None:
+        return Tree.chain(draft.tokens[:k].long(), q[:k])
+    return Tree(draft.tokens.long(), list(draft.parents), q).pruned(k)
+
+
 def top_rows(probs: torch.Tensor, n: int = TOP_N) -> list[TopTokens]:
     """The n most likely tokens of every row, in one topk call. (r, V) -> r records."""
     v, i = torch.topk(probs, min(n, probs.shape[-1]), dim=-1)          # (r, n), (r, n)
@@ -64,11 +73,11 @@ class Decoder:
         if len(prompt) == 0:
             raise InputError("the prompt is empty")
         window = target.context_window
-        if len(prompt) + cfg.max_new_tokens + cfg.k + 1 > window:
+        self.proposer = proposer or Plain()
+        if len(prompt) + cfg.max_new_tokens + max(cfg.k, self.proposer.max_nodes) + 1 > window:
             raise InputError(f"prompt ({len(prompt)} tokens) + max new tokens ({cfg.max_new_tokens}) "
                              f"+ k exceeds the model's context window of {window} tokens")
         self.target, self.cfg = target, cfg
-        self.proposer = proposer or Plain()
         self.model = target.model
         self.decoder_body = self.model.get_decoder()       # hidden states ...
         self.lm_head = self.model.get_output_embeddings()  # ... and the output layer, separately
@@ -104,11 +113,34 @@ class Decoder:
             torch.cuda.synchronize()
 
     @torch.inference_mode()
-    def _forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Target over new positions, extending its KV cache. (t,) -> logits (t, V), hidden (t, H)."""
-        x = ids.view(1, -1).to(self.target.device)                        # (1, t)
-        h = self.decoder_body(input_ids=x, cache=self.cache, use_cache=True).last_hidden_state  # (1, t, H)
+    def _forward(self, ids: torch.Tensor, parents: list[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Target over new positions, extending its KV cache. (t,) -> logits (t, V), hidden (t, H).
+        With `parents` (a tree over ids[1:], core/tree.py), each position sees the cache, the root and
+        its own ancestors, at position root + depth: a custom 4-D mask, which transformers uses as given."""
+        dev = self.target.device
+        x = ids.view(1, -1).to(dev)                                       # (1, t)
+        kw = {}
+        if parents is not None:
+            L = self.cache.get_seq_length()
+            seen = torch.cat([torch.ones(len(ids), L, dtype=torch.bool), tree_mask(parents)], 1)  # (t, L+t)
+            dtype = self.model.dtype
+            mask = torch.zeros(seen.shape, dtype=dtype).masked_fill(~seen, torch.finfo(dtype).min)
+            kw = dict(attention_mask=mask[None, None].to(dev),                        # (1, 1, t, L+t)
+                      position_ids=(L + position_offsets(parents))[None].to(dev))     # (1, t)
+        h = self.decoder_body(input_ids=x, cache=self.cache, use_cache=True, **kw).last_hidden_state  # (1, t, H)
         return self.lm_head(h)[0].float().cpu(), h[0].float().cpu()      # (t, V), (t, H)
+
+    @torch.inference_mode()
+    def _keep(self, start: int, rows: list[int]) -> None:
+        """Compact the target's cache: of the entries from `start` on, keep those at `rows` (sorted)."""
+        fed = self.cache.get_seq_length() - start
+        if rows != list(range(len(rows))):                               # a branch off the first path:
+            idx = torch.tensor(rows, device=self.target.device) + start   # move the kept entries down
+            for layer in self.cache.layers:
+                for t in (layer.keys, layer.values):                     # (1, nkv, L, hd)
+                    t[:, :, start:start + len(rows)] = t[:, :, idx]
+        if fed > len(rows):
+            self.cache.crop(-(fed - len(rows)))                          # drop the rest
 
     def prefill(self) -> None:
         """Cache the prompt except its last token; the first step feeds that token (docs/metrics.md: not a pass)."""
@@ -137,39 +169,40 @@ class Decoder:
         remaining = self.cfg.max_new_tokens - len(self.new_tokens)
         greedy = self.cfg.sampling.greedy
 
-        # 1. draft: the proposer guesses up to k tokens (never more than can be kept)
+        # 1. draft: the proposer guesses up to k tokens deep; a chain, or a tree of candidates
         k = min(self.k, remaining - 1)
         tc0, dc0 = self.cache.get_seq_length(), _cache_len(self.proposer)
-        draft = self.proposer.propose(self.context(), k) if k > 0 else Plain().propose(None, 0)
+        draft = self.proposer.propose(self.context(), k) if k > 0 else empty_draft()
         dc1 = _cache_len(self.proposer)
-        tokens = draft.tokens[:k].long()                                  # (k',)
-        q = draft.q[: len(tokens)] if draft.q is not None else one_hot_q(tokens, self.vocab)  # (k', V)
+        tree = draft_tree(draft, k, self.vocab)                          # n nodes
+        tokens = tree.tokens                                             # (n,)
         self._sync()
         t_drafted = time.perf_counter()
 
-        # 2. verify: one target pass over [last committed token, d_1 .. d_k']
-        fed = torch.cat([self.ids[-1:], tokens])                         # (k'+1,)
-        logits, h = self._forward(fed)                                   # (k'+1, V), (k'+1, H)
+        # 2. verify: one target pass over [last committed token (the root), every node]
+        start = self.cache.get_seq_length()
+        fed = torch.cat([self.ids[-1:], tokens])                         # (n+1,)
+        logits, h = self._forward(fed, None if tree.is_chain else tree.parents)  # (n+1, V), (n+1, H)
         tc1 = self.cache.get_seq_length()
-        p = logits_to_probs(logits, self.cfg.sampling)                   # (k'+1, V)
+        p = logits_to_probs(logits, self.cfg.sampling)                   # (n+1, V)
 
-        # 3. accept: the lossless rule (verify.py)
-        v = verify(tokens, q, p, greedy, self.generator)
-        n = v.n_accepted
+        # 3. accept: the lossless rule, child by child down the tree (core/tree.py)
+        v = verify_tree(tree, p, greedy, self.generator)
+        n = len(v.path)
+        kept = [0] + [i + 1 for i in v.path]                             # rows of the pass on the accepted path
 
-        # 4. commit accepted drafts + correction/bonus; roll the target cache back to match
-        emitted = tokens[:n].tolist() + [v.next_token]
+        # 4. commit the accepted path + correction/bonus; compact the target cache to that path
+        emitted = tokens[v.path].tolist() + [v.next_token]
         emitted = emitted[:remaining]
         for j, t in enumerate(emitted):
             if t in self.eos and self.cfg.stop_at_eos:
                 emitted = emitted[: j + 1]
                 self.stopped_at_eos = True
                 break
-        if len(fed) - n - 1 > 0:
-            self.cache.crop(-(len(fed) - n - 1))                         # drop rejected positions
+        self._keep(start, kept)
         self.ids = torch.cat([self.ids, torch.tensor(emitted, dtype=torch.long)])
         if self.hidden is not None:
-            self.hidden = torch.cat([self.hidden, h[: n + 1]])           # (T-1, H)
+            self.hidden = torch.cat([self.hidden, h[kept]])              # (T-1, H)
         self._sync()
         t_verified = time.perf_counter()
 
@@ -178,13 +211,13 @@ class Decoder:
         dc2 = _cache_len(self.proposer)
         k_asked = self.k
         if self.cfg.adaptive:
-            self.k = adapt_k(self.k, len(tokens), n, self.cfg.k)
+            self.k = adapt_k(self.k, max(tree.depths, default=0), n, self.cfg.k)  # a chain's depth = its length
 
         # 6. record
-        top = torch.topk(logits[: len(emitted)], 2, dim=-1).values if self.vocab > 1 else None  # (e, 2)
+        top = torch.topk(logits[kept][: len(emitted)], 2, dim=-1).values if self.vocab > 1 else None  # (e, 2)
         rec = StepRecord(
             index=len(self.steps), k=k_asked, context_len=len(self.ids) - len(emitted),
-            drafted=tokens.tolist(), decisions=[True] * n + ([False] if n < len(tokens) else []),
+            drafted=tokens.tolist(), decisions=v.decisions, parents=tree.parents, tested=v.tested, path=v.path,
             draws=v.draws, ratios=v.ratios, n_accepted=n, next_token=v.next_token,
             next_origin=v.origin, emitted=emitted, draft_s=t_drafted - t_start,
             verify_s=t_verified - t_drafted,
@@ -195,11 +228,11 @@ class Decoder:
             drafter_cache=None if dc1 is None else (dc0 or 0, dc1, dc2))
         if self.cfg.record:
             shown = logits.softmax(-1) if greedy else p                  # greedy: draw the T=1 softmax
-            rec.p_top = top_rows(shown)                                  # k'+1 rows
+            rec.p_top = top_rows(shown)                                  # n+1 rows
             rec.q_top = ([TopTokens(ids=[t], probs=[1.0]) for t in rec.drafted] if draft.q is None
-                         else top_rows(q))                               # k' rows (one-hot: the token)
-            if n < len(tokens):
-                rec.p_rejected, rec.q_rejected = p[n].clone(), q[n].clone()
+                         else top_rows(tree.q))                          # n rows (one-hot: the token)
+            if rec.rejected_at is not None:                              # p in force there, q of the rejected node
+                rec.p_rejected, rec.q_rejected = p[kept[-1]].clone(), tree.q[v.tested[-1]].clone()
         self.steps.append(rec)
         self.wall_s += time.perf_counter() - t_start                     # recording included
         if self.stopped_at_eos or len(self.new_tokens) >= self.cfg.max_new_tokens:

@@ -19,16 +19,19 @@ METHODS = {
     "draft": "separate draft model",
     "medusa": "Medusa heads (trained for the default model)",
     "eagle": "EAGLE-style head (trained for the default model)",
+    "medusa-tree": "Medusa heads drafting a sparse tree of candidates",
+    "eagle-tree": "EAGLE head drafting EAGLE-2's dynamic tree",
     "hybrid": "prompt lookup when the context has a match, else the EAGLE head",
 }
-NEEDS_ARTIFACT = {"medusa", "eagle", "hybrid"}   # need a shipped artifact in models/ (python -m specviz train ...)
+NEEDS_ARTIFACT = {"medusa", "eagle", "hybrid", "medusa-tree", "eagle-tree"}  # need a shipped artifact in models/
+ARTIFACT = {"hybrid": "eagle", "medusa-tree": "medusa", "eagle-tree": "eagle"}  # method -> artifact, where they differ
 
 
 def available_methods(drafter_available: bool = True) -> list[str]:
     from specviz.engine import artifacts
 
     shipped = dict(artifacts.available())
-    shipped["hybrid"] = shipped["eagle"]
+    shipped.update({m: shipped[a] for m, a in ARTIFACT.items()})
     return [m for m in METHODS if (m != "draft" or drafter_available or shipped["drafter"])
             and (m not in NEEDS_ARTIFACT or shipped[m])]
 
@@ -69,12 +72,14 @@ def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | Non
                           n_ids=token_id_count(target.tokenizer))
     if method in NEEDS_ARTIFACT:
         from specviz.engine import artifacts
-        if not artifacts.available()["eagle" if method == "hybrid" else method]:
-            raise InputError(f"no trained {method} artifact in models/ (python -m specviz train {method})")
+        name = ARTIFACT.get(method, method)
+        if not artifacts.available()[name]:
+            raise InputError(f"no trained {name} artifact in models/ (python -m specviz train {name})")
         if method == "hybrid":
             from specviz.proposers.hybrid import Hybrid
             return Hybrid(artifacts.load_eagle(target), n_min=n_min or 2, n_max=n_max or max(n, 2))
-        return artifacts.load_medusa(target) if method == "medusa" else artifacts.load_eagle(target)
+        load = artifacts.load_medusa if name == "medusa" else artifacts.load_eagle
+        return load(target, tree=method.endswith("-tree"))
     raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
 
 

@@ -27,6 +27,8 @@ class Context:
 class Draft:
     tokens: torch.Tensor               # (k',) drafted ids, k' <= k (may be empty)
     q: torch.Tensor | None = None      # (k', V) draft distributions; None for a deterministic proposer
+    parents: list[int] | None = None   # a tree (core/tree.py): parent node of each token, -1 = the root;
+                                       # None = a chain (token i follows token i-1)
 
 
 class Proposer:
@@ -35,6 +37,7 @@ class Proposer:
     name = "proposer"
     needs_hidden = False      # True: the decode loop keeps the target's hidden states in Context
     deterministic = False     # True: q is one-hot on the drafted token (lookup)
+    max_nodes = 0             # tree proposers: the most nodes one draft may hold (for the context-window check)
 
     def reset(self, prompt_ids: torch.Tensor) -> None:
         """Start a new sequence."""

@@ -56,8 +56,10 @@ class Layer(torch.nn.Module):
         self.up = torch.nn.Linear(hidden, inter, bias=False)
         self.down = torch.nn.Linear(inter, hidden, bias=False)
 
-    def forward(self, x: torch.Tensor, pos: torch.Tensor, past: tuple | None = None):
-        """x (B, T, H) at positions pos (T,); past = (K, V) each (B, nkv, L, hd). Returns y, (K, V)."""
+    def forward(self, x: torch.Tensor, pos: torch.Tensor, past: tuple | None = None,
+                mask: torch.Tensor | None = None):
+        """x (B, T, H) at positions pos (T,); past = (K, V) each (B, nkv, L, hd); mask (T, L+T) bool,
+        True = may attend (default: causal). Returns y, (K, V)."""
         B, T, _ = x.shape
         a = self.norm1(x)
         q = self.q(a).view(B, T, self.nh, self.hd).transpose(1, 2)       # (B, nh, T, hd)
@@ -70,11 +72,12 @@ class Layer(torch.nn.Module):
         L = k.shape[2] - T
         rep = self.nh // self.nkv
         kk, vv = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)  # (B, nh, L+T, hd)
-        if T == 1:
+        if T == 1 and mask is None:
             att = F.scaled_dot_product_attention(q, kk, vv)
-        else:   # causal, with the cached prefix fully visible
-            mask = torch.ones(T, L + T, dtype=torch.bool, device=x.device).tril(L)  # (T, L+T)
-            att = F.scaled_dot_product_attention(q, kk, vv, attn_mask=mask)
+        else:   # causal, with the cached prefix fully visible, unless told otherwise (a tree)
+            if mask is None:
+                mask = torch.ones(T, L + T, dtype=torch.bool, device=x.device).tril(L)  # (T, L+T)
+            att = F.scaled_dot_product_attention(q, kk, vv, attn_mask=mask.to(x.device))
         x = x + self.o(att.transpose(1, 2).reshape(B, T, -1))
         m = self.norm2(x)
         return x + self.down(F.silu(self.gate(m)) * self.up(m)), (k, v)
@@ -106,9 +109,10 @@ class EagleHead(torch.nn.Module):
             self.layer.down.weight.zero_()
         return self
 
-    def forward(self, feat: torch.Tensor, emb: torch.Tensor, pos: torch.Tensor, past: tuple | None = None):
+    def forward(self, feat: torch.Tensor, emb: torch.Tensor, pos: torch.Tensor, past: tuple | None = None,
+                mask: torch.Tensor | None = None):
         """feat, emb (B, T, H) -> predicted next features (B, T, H), updated cache."""
-        return self.layer(self.fc(torch.cat([feat, emb], -1)), pos, past)
+        return self.layer(self.fc(torch.cat([feat, emb], -1)), pos, past, mask)
 
 
 class Eagle(Proposer):
@@ -129,24 +133,33 @@ class Eagle(Proposer):
         if self.add_prompt_ids:
             self.out.set_ids(torch.cat([self.base_ids, prompt_ids.to(self.base_ids.device)]))
 
-    def _step(self, feat: torch.Tensor, tokens: torch.Tensor, start: int) -> torch.Tensor:
+    def _step(self, feat: torch.Tensor, tokens: torch.Tensor, start: int | torch.Tensor,
+              mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Feed (feature, next token) pairs from position `start` (or at the positions given); returns
+        the guessed next features (T, H)."""
         emb = self.embed(tokens.to(self.device)).to(self.dtype)          # (T, H)
-        pos = torch.arange(start, start + len(tokens), device=self.device)
-        y, self.past = self.head(feat[None].to(self.device, self.dtype), emb[None], pos, self.past)
-        return y[0, -1]                                                  # (H,) guess of the next feature
+        pos = (torch.arange(start, start + len(tokens)) if isinstance(start, int) else start).to(self.device)
+        y, self.past = self.head(feat[None].to(self.device, self.dtype), emb[None], pos, self.past, mask)
+        return y[0]                                                      # (T, H)
 
-    @torch.inference_mode()
-    def propose(self, ctx: Context, k: int) -> Draft:
-        if ctx.hidden is None or len(ctx.hidden) == 0 or k < 1:
-            return empty_draft()
+    def _catch_up(self, ctx: Context) -> int:
+        """Drop last step's drafted entries from the head's cache and feed the real features since;
+        self.f_last is then the guess of the feature that predicts the next token. Returns n_real."""
         T = len(ctx.ids)
         n_real = len(ctx.hidden)                                         # T-1 entries: (f_j, x_{j+1})
         if self.past is not None and self.past[0].shape[2] > self.n_real:  # drop last step's drafts
             self.past = tuple(t[:, :, : self.n_real] for t in self.past)
         start = self.n_real if self.past is not None else 0
         if start < n_real:                                               # catch up on real features
-            self.f_last = self._step(ctx.hidden[start:n_real], ctx.ids[start + 1:T], start)
+            self.f_last = self._step(ctx.hidden[start:n_real], ctx.ids[start + 1:T], start)[-1]
         self.n_real = n_real
+        return n_real
+
+    @torch.inference_mode()
+    def propose(self, ctx: Context, k: int) -> Draft:
+        if ctx.hidden is None or len(ctx.hidden) == 0 or k < 1:
+            return empty_draft()
+        n_real = self._catch_up(ctx)
         f = self.f_last
         tokens, qs = [], []
         for i in range(k):
@@ -156,5 +169,5 @@ class Eagle(Proposer):
             tokens.append(x)
             qs.append(q)
             if i < k - 1:
-                f = self._step(f[None], torch.tensor([x]), n_real + i)
+                f = self._step(f[None], torch.tensor([x]), n_real + i)[-1]
         return Draft(tokens=torch.tensor(tokens, dtype=torch.long), q=torch.stack(qs))  # q: (k, V)

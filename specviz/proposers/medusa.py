@@ -72,3 +72,40 @@ class Medusa(Proposer):
         else:
             tokens = torch.tensor([sample(q[i], ctx.generator) for i in range(len(q))])
         return Draft(tokens=tokens.long(), q=q)
+
+
+# Medusa's sparse static tree, as data: each path lists, per depth, which of that depth's head's
+# candidates to take (0 = its top-1). Paths favour the likelier candidates, as Medusa's trees do.
+MEDUSA_TREE = [
+    (0,), (1,), (2,), (3,),
+    (0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (2, 0), (3, 0),
+    (0, 0, 0), (0, 0, 1), (0, 1, 0), (1, 0, 0), (0, 0, 2),
+    (0, 0, 0, 0), (0, 0, 0, 1), (0, 0, 1, 0), (0, 1, 0, 0),
+]
+
+
+class MedusaTree(Medusa):
+    """Head d's top candidates at depth d, arranged as the sparse tree `paths` (one target pass checks
+    them all). The candidates are chosen, not sampled, so each node's q is one-hot (Draft.q = None):
+    the tree's chance at a node is the target probability its candidates cover there."""
+
+    def __init__(self, heads: MedusaHeads, out: SubsetHead, paths=MEDUSA_TREE, name: str = "medusa-tree",
+                 add_prompt_ids: bool = True):
+        super().__init__(heads, out, name, add_prompt_ids)
+        self.paths = sorted((tuple(c) for c in paths if len(c) <= heads.n_heads), key=lambda c: (len(c), c))
+        self.width = 1 + max(max(c) for c in self.paths)
+        self.max_nodes = len(self.paths)
+
+    @torch.inference_mode()
+    def propose(self, ctx: Context, k: int) -> Draft:
+        if ctx.hidden is None or len(ctx.hidden) == 0 or k < 1:
+            return empty_draft()
+        paths = [c for c in self.paths if len(c) <= k]
+        depth = max(len(c) for c in paths)
+        h = ctx.hidden[-1].to(self.device, self.dtype)                   # (H,) produced ids[-1]
+        logits = self.out(self.heads(h)[:depth]).float().cpu()           # (D, V)
+        top = torch.topk(logits, self.width, dim=-1).indices             # (D, w) each head's candidates
+        node = {c: i for i, c in enumerate(paths)}
+        tokens = torch.stack([top[len(c) - 1, c[-1]] for c in paths])    # (n,)
+        parents = [node[c[:-1]] if len(c) > 1 else -1 for c in paths]
+        return Draft(tokens=tokens.long(), parents=parents)

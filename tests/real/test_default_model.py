@@ -38,3 +38,20 @@ def test_lookup_equals_plain_on_copy_workloads(target32, w):
     assert torch.equal(torch.tensor(look.token_ids), torch.tensor(plain.token_ids))
     assert look.draft_acceptance_rate is not None and look.draft_acceptance_rate >= 0.6, look.draft_acceptance_rate
     assert look.tokens_per_pass > 1.5
+
+
+@pytest.mark.parametrize("method", ["medusa-tree", "eagle-tree"])
+def test_tree_methods_equal_plain_in_float32(target32, method):
+    """One target pass per tree, a 4-D tree mask, the cache compacted to the accepted path: greedy
+    float32 output is plain greedy's, token for token, with the shipped heads."""
+    from specviz.engine import artifacts
+    if not artifacts.available()[method.split("-")[0]]:
+        pytest.skip(f"no shipped {method} artifact")
+    eos = target32.tokenizer.eos_token_id
+    for w in (workloads.get("summarise-passage"), workloads.get("story")):
+        ids = encode_prompt(target32.tokenizer, w.prompt, w.chat)
+        cfg = DecodeConfig(k=4, max_new_tokens=48, record=False)
+        plain, _ = generate(target32, None, ids, cfg, eos)
+        tree, steps = generate(target32, make_proposer(method, target32), ids, cfg, eos)
+        assert torch.equal(torch.tensor(tree.token_ids), torch.tensor(plain.token_ids))
+        assert any(len(s.drafted) > s.depth for s in steps)          # trees were verified, not chains

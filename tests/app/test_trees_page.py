@@ -1,0 +1,49 @@
+"""AppTest for the Trees page in test-sized mode: the shipped heads do not fit the tiny target, so the
+page must say so in one line (no traceback); the drawing itself is tested in tests/tiny/test_trees.py."""
+import os
+from pathlib import Path
+
+os.environ["SPECVIZ_TINY"] = "1"  # before the app (and specviz.ui.support) is imported
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def test_trees_page_explains_and_refuses_heads_of_another_shape():
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("pages/trees.py").run()
+    assert not at.exception
+    assert "tree attention mask" in " ".join(m.value for m in at.markdown)
+    at.button(key="tr_run").click().run()
+    assert not at.exception
+    errs = [e.value for e in at.error]
+    assert len(errs) == 1 and "hidden size" in errs[0], errs
+
+
+def test_trees_page_draws_a_tree_and_its_mask(monkeypatch):
+    """With heads shaped for the tiny target (random, untrained), the page draws the tree and the mask."""
+    import torch
+
+    from specviz.proposers.eagle import EagleHead
+    from specviz.proposers.eagle_tree import EagleTree
+    from specviz.proposers.vocab import SubsetHead
+    from specviz.ui import support
+
+    def tiny_tree(method, tgt, *a, **kw):
+        torch.manual_seed(0)
+        head = EagleHead.for_target(tgt.model.config).identity_init()
+        return EagleTree(head, tgt.model.get_input_embeddings(),
+                         SubsetHead(tgt.model.get_output_embeddings().weight, torch.arange(2, 2000)))
+
+    monkeypatch.setattr(support, "proposer_for", tiny_tree)
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("pages/trees.py").run()
+    at.button(key="tr_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert {m.label for m in at.metric} >= {"Tokens per pass τ", "Nodes per pass"}
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2
+    assert "accepted path" in " ".join(m.value for m in at.markdown)
