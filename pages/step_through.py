@@ -348,7 +348,8 @@ def show_check(run, label):
             chk = against_plain(r["target"], r["make"], r["ids"], r["cfg"], r["target"].tokenizer.eos_token_id,
                                 repeats=2, progress=lambda f, t: (bar.progress(f, t), between()))
         bar.empty()
-        chk.steps, chk.plain_steps = app.memory.lean(chk.steps), app.memory.lean(chk.plain_steps)  # bounded memory
+        for rep in chk.repeats:  # bounded memory: top tokens only, no full-vocabulary p/q vectors
+            rep.steps, rep.plain_steps = app.memory.lean(rep.steps), app.memory.lean(rep.plain_steps)
         run["check"], run["check_shared"] = chk, between.shared
         app.remember_run(run["method"], chk.summary, chk.steps, chk.plain, k=run["k"], n=run["n"],
                          plain_steps=chk.plain_steps)
