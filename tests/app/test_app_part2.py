@@ -6,23 +6,11 @@ element proto's `spec` JSON) are checked.
 """
 import base64
 import json
-import os
-from pathlib import Path
 
-os.environ["SPECVIZ_TINY"] = "1"  # before the app (and specviz.ui.support) is imported
+import pytest
+from streamlit.testing.v1 import AppTest
 
-import pytest  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from specviz.ui import support as app_support  # noqa: E402
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
-
-@pytest.fixture(autouse=True)
-def tiny_mode(monkeypatch):
-    monkeypatch.setenv("SPECVIZ_TINY", "1")
-    monkeypatch.setattr(app_support, "TINY", True)  # in case another module imported it first
+from apptools import APP, ok, page
 
 
 def _values(v):
@@ -30,19 +18,6 @@ def _values(v):
         import numpy as np
         return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).tolist()
     return v
-
-
-def page(name: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.run()
-    at.switch_page(f"pages/{name}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def ok(at) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def texts(at) -> str:

@@ -1,33 +1,5 @@
 """AppTest for the lessons added for active learning: Derivations, Serving reality (test-sized mode)."""
-import os
-from pathlib import Path
-
-os.environ["SPECVIZ_TINY"] = "1"  # before the app (and specviz.ui.support) is imported
-
-import pytest  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from specviz.ui import support as app_support  # noqa: E402
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
-
-@pytest.fixture(autouse=True)
-def tiny_mode(monkeypatch):
-    monkeypatch.setenv("SPECVIZ_TINY", "1")
-    monkeypatch.setattr(app_support, "TINY", True)
-
-
-def page(name: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.run()
-    at.switch_page(f"pages/{name}.py").run()
-    return ok(at)
-
-
-def ok(at) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from apptools import ok, page
 
 
 def texts(at) -> str:

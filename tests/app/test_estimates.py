@@ -1,33 +1,12 @@
 """Compare and the k/n sweep say how long a job will take before it starts (from a step timed on this
 machine), offer Cancel while it runs, and Step through's Play takes turns on the shared model.
 Test-sized mode (SPECVIZ_TINY=1)."""
-import os
 import re
-from pathlib import Path
 
-os.environ["SPECVIZ_TINY"] = "1"  # before the app (and specviz.ui.support) is imported
+import pytest
 
-import pytest  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from specviz.ui import support as app_support  # noqa: E402
-from specviz.ui.turns import TURNS  # noqa: E402
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
-
-@pytest.fixture(autouse=True)
-def tiny_mode(monkeypatch):
-    monkeypatch.setenv("SPECVIZ_TINY", "1")
-    monkeypatch.setattr(app_support, "TINY", True)
-
-
-def page(name: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.run()
-    at.switch_page(f"pages/{name}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from apptools import page
+from specviz.ui.turns import TURNS
 
 
 def captions(at) -> str:
