@@ -4,8 +4,7 @@ import streamlit as st
 
 from specviz.ui import support as app
 from specviz.teach import experiments as E
-from specviz.core.errors import InputError
-from specviz.core.errors import ModelError
+from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
 from specviz.engine.workloads import COPY, NOVEL, WORKLOADS, of_kind
@@ -50,21 +49,16 @@ if st.session_state.pop("cmp_cancelled", False):
     st.info("Comparison cancelled.")
 if go:
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
-    st.button("Cancel", key="cmp_cancel", on_click=lambda: st.session_state.update(cmp_cancelled=True))
-    bar = st.progress(0.0, "starting…")
-    try:
-        with app.measuring(bar) as between:  # each run timed alone; other sessions step in between runs
-            runs = E.compare(target, CHOICES[which], chosen, sorted(ks), int(n), sampling, int(max_new),
-                             repeats=int(repeats), drafter=drafter,
-                             progress=lambda f, t: (bar.progress(f, t), between()))
+    done = app.run_job("cmp", lambda progress: E.compare(target, CHOICES[which], chosen, sorted(ks), int(n), sampling,
+                                                         int(max_new), repeats=int(repeats), drafter=drafter,
+                                                         progress=progress))
+    if done:
+        runs, shared = done
         st.session_state["cmp_result"] = {"runs": runs, "mode": mode if mode == "greedy" else f"sampled T={temp:g}",
-                                          "shared": between.shared}
+                                          "shared": shared}
         for r in runs:  # the calculator and other pages read the last run per method
             if r.method != "plain":
                 app.remember_run(r.method, r.summary, r.steps, r.plain, k=r.k, n=r.n)
-    except (InputError, ModelError) as e:
-        st.error(str(e))
-    bar.empty()
 
 res = st.session_state.get("cmp_result")
 if not res:

@@ -4,8 +4,6 @@ import streamlit as st
 
 from specviz.ui import support as app
 from specviz.teach import experiments as E
-from specviz.core.errors import InputError
-from specviz.core.errors import ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
 from specviz.engine.workloads import NOVEL, WORKLOADS, get
@@ -44,17 +42,12 @@ if st.session_state.pop("exp_cancelled", False):
     st.info("Sweep cancelled.")
 if go:
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
-    st.button("Cancel", key="exp_cancel", on_click=lambda: st.session_state.update(exp_cancelled=True))
-    bar = st.progress(0.0, "starting…")
-    try:
-        with app.measuring(bar) as between:  # each run timed alone; other sessions step in between runs
-            points, plains = E.sweep(target, get(wname), method, ks, ns, sampling, int(max_new), drafter=drafter,
-                                     progress=lambda f, t: (bar.progress(f, t), between()))
+    done = app.run_job("exp", lambda progress: E.sweep(target, get(wname), method, ks, ns, sampling, int(max_new),
+                                                       drafter=drafter, progress=progress))
+    if done:
+        (points, plains), shared = done
         st.session_state["exp_result"] = {"points": points, "plains": plains, "method": method,
-                                          "workload": wname, "mode": mode, "shared": between.shared}
-    except (InputError, ModelError) as e:
-        st.error(str(e))
-    bar.empty()
+                                          "workload": wname, "mode": mode, "shared": shared}
 
 res = st.session_state.get("exp_result")
 if not res:

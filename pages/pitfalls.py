@@ -6,8 +6,7 @@ import torch
 from specviz.ui import support as app
 from specviz.teach import experiments as E
 from specviz.teach import mismatch
-from specviz.core.errors import InputError
-from specviz.core.errors import ModelError
+from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
 from specviz.viz import step as vz

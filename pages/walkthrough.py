@@ -3,8 +3,7 @@ import streamlit as st
 
 from specviz.ui import support as app
 from specviz.teach import interview as I
-from specviz.core.errors import InputError
-from specviz.core.errors import ModelError
+from specviz.core.errors import InputError, ModelError
 from specviz.ui import guess as G
 
 st.title("Walkthrough & interview prep")

@@ -8,7 +8,6 @@ built from the target's real features; drafted entries are dropped after every s
 """
 from __future__ import annotations
 
-import math
 
 import torch
 import torch.nn.functional as F

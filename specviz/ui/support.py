@@ -18,8 +18,7 @@ import time
 import streamlit as st
 
 from specviz import runtime
-from specviz.core.errors import InputError
-from specviz.core.errors import ModelError
+from specviz.core.errors import InputError, ModelError
 from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_model, load_tokenizer, tiny_llama
 from specviz.ui import memory
 from specviz.ui.turns import TURNS
@@ -289,6 +288,24 @@ def waiter(box):
 def measuring(box):
     """TURNS.measurement with a waiting note in `box`: `with measuring(box) as between: ...`."""
     return TURNS.measurement(waiter(box))
+
+
+def run_job(key: str, work):
+    """A long measurement (Compare, the sweep) as a cancellable job: a Cancel button (any click stops
+    the script run; the page shows the `<key>_cancelled` flag on its next run), a progress bar, each
+    run timed in its own turn. `work(progress)` does the job. Returns (result, shared) where shared
+    says other sessions stepped in between runs, or None after a user-facing error (shown)."""
+    st.button("Cancel", key=f"{key}_cancel", on_click=lambda: st.session_state.update({f"{key}_cancelled": True}))
+    bar = st.progress(0.0, "starting…")
+    try:
+        with measuring(bar) as between:  # each run timed alone; other sessions step in between runs
+            out = work(lambda f, t: (bar.progress(f, t), between()))
+        return out, between.shared
+    except (InputError, ModelError) as e:
+        st.error(str(e))
+        return None
+    finally:
+        bar.empty()
 
 
 # -- how long a job will take, from a measured step (Compare, the sweep) ------------------------

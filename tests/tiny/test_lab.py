@@ -5,8 +5,7 @@ from stats import matches
 
 from specviz.teach import lab as L
 from specviz.teach import mismatch
-from specviz.core.errors import InputError
-from specviz.core.errors import ModelError
+from specviz.core.errors import InputError, ModelError
 from specviz.engine.models import check_same_tokenizer, tiny_llama
 from specviz.proposers.draft_model import DraftModel
 from specviz.proposers.lookup import PromptLookup
