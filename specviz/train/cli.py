@@ -109,7 +109,8 @@ def cmd_corpus(a) -> int:
 
     t = _target(a)
     meta = corpus.build(t, a.run, n_prompts=a.prompts, batch=a.batch, max_new=a.max_new_tokens, seed=a.seed,
-                        sampled_share=a.sampled_share, temperature=a.temperature)
+                        sampled_share=a.sampled_share, temperature=a.temperature,
+                        max_minutes=a.max_minutes)
     print(json.dumps(meta, indent=1))
     return 0
 

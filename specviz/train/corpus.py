@@ -74,14 +74,15 @@ def label_batch(target: LoadedModel, seqs: list[list[int]]) -> list[dict]:
 
 def build(target: LoadedModel, out_dir: str | Path, n_prompts: int = 480, batch: int = 16,
           max_new: int = 160, seed: int = 0, sampled_share: float = 0.5, temperature: float = 0.8,
-          progress: bool = True) -> dict:
+          progress: bool = True, max_minutes: float | None = None) -> dict:
     """The chat corpus: the seeded prompt set, answered by the target; see build_from_ids."""
     tok = target.tokenizer
     prompts = make_prompts(n_prompts, seed)
     encoded = [encode_chat(tok, p) for _, p in prompts]
     order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))  # similar lengths share a batch
     meta = build_from_ids(target, [encoded[i] for i in order], [prompts[i][0] == COPY for i in order],
-                          out_dir, batch, max_new, seed, sampled_share, temperature, progress=progress)
+                          out_dir, batch, max_new, seed, sampled_share, temperature, progress=progress,
+                          max_minutes=max_minutes)
     meta.update(n_prompts=n_prompts)
     (Path(out_dir) / "meta.json").write_text(json.dumps(meta, indent=1))
     return meta
@@ -90,8 +91,9 @@ def build(target: LoadedModel, out_dir: str | Path, n_prompts: int = 480, batch:
 def build_from_ids(target: LoadedModel, encoded: list[list[int]], is_copy: list[bool], out_dir: str | Path,
                    batch: int = 16, max_new: int = 160, seed: int = 0, sampled_share: float = 0.5,
                    temperature: float = 0.8, label_batch_size: int = 8, pad_id: int | None = None,
-                   eos_id: int | None = None, progress: bool = True) -> dict:
-    """Generate and label shard by shard (shards on disk are skipped); returns the meta summary."""
+                   eos_id: int | None = None, progress: bool = True, max_minutes: float | None = None) -> dict:
+    """Generate and label shard by shard (shards on disk are skipped; after `max_minutes` the run stops
+    between shards, and a rerun resumes); returns the meta summary."""
     from tqdm import tqdm
 
     out = Path(out_dir)
@@ -106,6 +108,8 @@ def build_from_ids(target: LoadedModel, encoded: list[list[int]], is_copy: list[
         path = out / f"shard_{s:04d}.safetensors"
         if path.exists():
             continue
+        if max_minutes is not None and time.perf_counter() - t0 > 60 * max_minutes:
+            break
         enc, cp = encoded[s * batch:(s + 1) * batch], is_copy[s * batch:(s + 1) * batch]
         temp = temperature if (s * sampled_share) % 1 + sampled_share >= 1 else 0.0  # every 1/share-th shard
         replies = generate_batch(target, enc, max_new, temp, seed * 100003 + s, pad_id, eos_id)

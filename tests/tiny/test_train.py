@@ -38,6 +38,17 @@ def test_corpus_is_labelled_and_resumable(tiny):
     assert again["tokens"] == meta["tokens"]
 
 
+def test_corpus_stops_between_shards_when_out_of_time_and_resumes(tiny, tmp_path):
+    target, _, _ = tiny
+    prompts = [[5, 6, 7]] * 32
+    out = corpus.build_from_ids(target, prompts, [False] * 32, tmp_path, batch=16, max_new=8,
+                                pad_id=1, progress=False, max_minutes=0.0)   # out of time before the first shard
+    assert out["sequences"] == 0 and corpus.shards(tmp_path) == []
+    out = corpus.build_from_ids(target, prompts, [False] * 32, tmp_path, batch=16, max_new=8,
+                                pad_id=1, progress=False)                   # a rerun resumes and finishes
+    assert out["sequences"] == 32 and len(corpus.shards(tmp_path)) == 2
+
+
 def _fell(card, before_key, after_key, i=None):
     b, a = card["heldout_before"][before_key], card["heldout"][after_key]
     return (b[i], a[i]) if i is not None else (b, a)
