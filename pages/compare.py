@@ -7,7 +7,7 @@ from specviz.teach import experiments as E
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
-from specviz.engine.workloads import COPY, NOVEL, WORKLOADS, of_kind
+from specviz.engine.workloads import ALL, COPY, NOVEL, WORKLOADS, of_kind
 
 st.title("Compare proposers")
 st.write("The same prompt through every proposer, measured now, on this machine, through the one decode "
@@ -28,7 +28,7 @@ elif not trained.get("medusa") and not trained.get("eagle"):
 
 CHOICES = {f"every {COPY} workload": of_kind(COPY), f"every {NOVEL} workload": of_kind(NOVEL),
            "one of each kind": [of_kind(COPY)[0], of_kind(NOVEL)[0]], "all eight workloads": WORKLOADS}
-CHOICES.update({f"{w.name} ({w.kind})": [w] for w in WORKLOADS})
+CHOICES.update({f"{w.name} ({w.kind})": [w] for w in ALL})  # incl. the translation-like one
 c1, c2, c3 = st.columns([2, 2, 1])
 which = c1.selectbox("Workload", list(CHOICES), index=2, key="cmp_workloads")
 chosen = c2.multiselect("Methods (plain always runs)", methods, default=methods, key="cmp_methods")

@@ -6,7 +6,7 @@ from specviz.ui import support as app
 from specviz.teach import experiments as E
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
-from specviz.engine.workloads import NOVEL, WORKLOADS, get
+from specviz.engine.workloads import ALL, NOVEL, get
 
 st.title("k / n experiments")
 st.write("Sweep the draft length k (and, for lookup, the match length n) on one workload. Plain runs "
@@ -21,7 +21,7 @@ if why_not:
     st.info("Not available here: " + "; ".join(f"**{m}** — {r}" for m, r in why_not.items()))
 
 c1, c2 = st.columns(2)
-wname = c1.selectbox("Workload", [w.name for w in WORKLOADS],
+wname = c1.selectbox("Workload", [w.name for w in ALL],
                      format_func=lambda n: f"{n} ({get(n).kind})", key="exp_workload")
 method = c2.selectbox("Method", methods, key="exp_method")
 c1, c2 = st.columns(2)
