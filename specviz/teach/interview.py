@@ -123,9 +123,13 @@ def lookup_on_translation(target, drafter, small: bool, progress=None) -> dict:
 
 def verify_cost(target, drafter, small: bool, progress=None) -> dict:
     v = measure_v(target, ks=(1, 4, 8), repeats=3 if small else 7, progress=progress)
-    return {"run": "timed decode-loop steps that verify k+1 new tokens against plain one-token steps (medians)",
-            "v1": _f(v[1]), "v4": _f(v[4]), "v8": _f(v[8]),
-            "gain4": _f(expected_tokens_per_pass(0.7, 4) / v[4]), "v4_x": float(v[4])}
+    # each v(k) with its spread over rounds; a value whose spread exceeds its distance from 1 is not quoted
+    cost4 = ("about one plain step (too noisy here to tell it from 1: re-measure)" if v.too_noisy(4)
+             else f"{v[4]:.2f} plain steps")
+    return {"run": "timed decode-loop steps that verify k+1 new tokens against plain one-token steps "
+                   "(medians of per-round ratios, spread = IQR or range over rounds)",
+            "v1": v.quote(1), "v4": v.quote(4), "v8": v.quote(8), "cost4": cost4,
+            "gain4": _f(expected_tokens_per_pass(0.7, 4) / (1.0 if v.too_noisy(4) else v[4])), "v4_x": float(v[4])}
 
 
 def lossless_toy(target, drafter, small: bool, progress=None) -> dict:
@@ -278,8 +282,9 @@ STOPS = [
                "0.05, 0.05) (0 to 1)", "kept_x", lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05)),
     Stop("Why speculation can help at all", "pages/step_through.py",
          "Does one target pass over several new tokens cost about as much as a pass over one?", verify_cost,
-         "v(1) = {v1}, v(4) = {v4}, v(8) = {v8}: a pass that checks 4 drafts costs {v4} plain steps. At 70% "
-         "acceptance it commits 2.77 tokens on average, so (drafting aside) {gain4}× the tokens per unit of cost.",
+         "v(1) = {v1}; v(4) = {v4}; v(8) = {v8}. A pass that checks 4 drafts costs {cost4}. At 70% "
+         "acceptance it commits 2.77 tokens on average, so (drafting aside) about {gain4}× the tokens per unit "
+         "of cost.",
          Guess("v(4): the time of a pass that verifies 4 drafts, in plain decoding steps", "v4_x", lo=0.0, hi=10.0,
                step=0.1, rel=0.15)),
     Stop("The draft length k", "pages/breakeven.py", "Which k is best for lookup on a copy-heavy prompt?",
