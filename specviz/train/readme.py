@@ -72,9 +72,10 @@ All artifacts together: {total / 1e6:.1f} MB.
 
 ## Every measuring run
 
-Speedup = method tokens/s ÷ plain tokens/s on the same workload and decoding mode (geometric mean
-over the workloads of the kind); tokens per pass = emitted ÷ target passes; runs interleaved
-(each workload runs every method in a rotated order). Absolute tokens/s are low because the machine
+Measured through engine/measure.py, the same path as Compare and the bench (docs/metrics.md):
+speedup = method tokens/s ÷ the same repeat's plain tokens/s on the same workload and decoding mode,
+median of the per-repeat ratios, then median over the workloads of the kind; tokens per pass τ =
+emitted ÷ target passes; α = accepted ÷ tested, α̂ = accepted ÷ drafted. Absolute tokens/s are low because the machine
 was shared with several other jobs at the time; the ratios are what the table is for.
 
 {tables(eval_dir)}
