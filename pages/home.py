@@ -58,6 +58,9 @@ with c1:
     st.page_link("pages/breakeven.py", label="Break-even calculator", icon=":material/calculate:")
     st.caption("Tokens per pass against the cost of a step: the acceptance rate below which speculation "
                "slows you down, and the best draft length — filled from a run you measured.")
+    st.page_link("pages/trees.py", label="Trees", icon=":material/account_tree:")
+    st.caption("Several candidates per position checked in one pass: a Medusa tree and an EAGLE-2 tree, "
+               "their attention mask, and chain vs tree measured on the same heads.")
     st.page_link("pages/compare.py", label="Compare proposers", icon=":material/compare_arrows:")
     st.caption("The same prompts through every method, with measured speedups per workload.")
     st.page_link("pages/experiments.py", label="k / n experiments", icon=":material/science:")
