@@ -3,7 +3,7 @@
 Phases (each printed with its elapsed time; results are written even when a check fails):
   1. load the target, warm up, measure v(k)                         (costs.measure_v)
   2. tune k (and n) for every proposer on separate runs (48 new tokens), per workload kind, on the
-     first two workloads of each kind (the timed phases then run every workload, so half of them are
+     first workload of each kind (the timed phases then run every workload, so three in four are
      held out): greedy, and sampled on the novel kind. Grid: lookup k in {2,4,8} x n in {2,3,4} and
      adaptive k up to 16; the trained proposers k in {2,4} and adaptive k up to 8. Never picked from
      the timed repeats.
@@ -16,6 +16,8 @@ Phases (each printed with its elapsed time; results are written even when a chec
      near-ties); a failure exits with code 1
 Speedup (engine/measure.py, docs/metrics.md) = method tokens/s ÷ plain tokens/s within one repeat (or
 seed), median over repeats, then median over the workloads of a kind.
+Threads: the bench spins OpenMP's threads (OMP_WAIT_POLICY=ACTIVE, specviz/runtime.py) unless the
+environment sets a policy: it wants the machine to itself, and it records each phase's load average.
 Results go to runs/bench-quick/ (--quick) or runs/bench/; the committed bench/ only with --out bench.
 `--estimate` prints the plan's expected wall time from a previous full run's measured run times.
 """
@@ -64,7 +66,7 @@ class Plan:
     ref_repeats: int = 2     # of which the reference rows (REFERENCE_LABELS) run in the first ref_repeats
     seeds: tuple = (1, 2, 3)
     tune_seed: int = 0
-    tune_per_kind: int = 2   # tuning runs on the first workloads of each kind; timing on all
+    tune_per_kind: int = 1   # tuning runs on the first workload(s) of each kind; timing on all
     max_new: int = 128
     tune_new: int = 48       # tuning only ranks settings
     equality_new: int = 64   # float32 equality pass
@@ -353,7 +355,8 @@ def cmd_bench(a) -> int:
     keep = None if a.methods is None else {x.strip() for x in a.methods.split(",") if x.strip()}
     trained = trained_methods(env, b.skipped, keep)
     b.meta = dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
-                  threads=torch.get_num_threads(), torch=torch.__version__, quick=plan.quick,
+                  threads=torch.get_num_threads(), wait_policy=os.environ.get("OMP_WAIT_POLICY"),
+                  torch=torch.__version__, quick=plan.quick,
                   repeats=plan.repeats, ref_repeats=plan.ref_repeats, seeds=list(plan.seeds),
                   max_new_tokens=plan.max_new, equality_tokens=plan.equality_new, tune_per_kind=plan.tune_per_kind,
                   tuning_tokens=plan.tune_new,

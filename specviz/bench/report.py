@@ -150,7 +150,7 @@ def markdown(res: dict) -> str:
     la = [x["load1"] for x in m["load_average"]]
     parts = [
         "# specviz bench results",
-        f"{m['target']} · {m['dtype']} · {m['device']} · {m['threads']} threads · torch {m['torch']} · "
+        f"{m['target']} · {m['dtype']} · {m['device']} · {m['threads']} threads (OMP_WAIT_POLICY={m.get('wait_policy', 'not recorded')}) · torch {m['torch']} · "
         f"{m['max_new_tokens']} max new tokens ({m.get('tuning_tokens', '?')} when tuning) · {m['repeats']} greedy repeats · seeds {m['seeds']} at "
         f"T={m['temperature']} · started {m['started']} · {m['wall_s'] / 60:.1f} min"
         + (" · **quick run**" if m.get("quick") else "")

@@ -180,6 +180,10 @@ def test_step_through_opens_on_lookup_with_a_copy_heavy_preset_and_labels_plain_
     at.button(key="stp_one").click().run()
     assert errors(at) == [] and decoder(at).proposer.rule == "earliest"   # vLLM's search rule, in the app
     at = step_page(warm, stp_method="plain", stp_new=4)
+    # before any run, the chart of passes is already on the page (empty), so the browser has loaded
+    # the chart library before Play, not after it
+    empty = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    assert "stp" not in at.session_state and empty and all(tr["x"] == [] for tr in empty)
     at.button(key="stp_play").click().run()
     assert errors(at) == []
     bars = {tr["name"]: tr["y"] for tr in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}

@@ -1,5 +1,6 @@
 """Fair turns on the shared model (specviz.ui.turns), lean records and idle eviction (specviz.ui.memory),
 and the thread settings (specviz.runtime). Pure Python and threads: no model, no timing assertions."""
+import os
 import threading
 import time
 import weakref
@@ -130,6 +131,15 @@ def test_threads_from_flag_env_or_default(monkeypatch):
         assert runtime.use_threads(1) == 1 and torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_wait_policy_spins_for_the_bench_only():
+    main_py = os.path.join("x", "specviz", "__main__.py")
+    assert runtime.wait_policy(["-m", "bench", "--quick"]) == "ACTIVE"      # python -m specviz bench
+    assert runtime.wait_policy([main_py, "bench"]) == "ACTIVE"
+    for argv in (["-m", "generate", "--workload", "story"], ["-m"], [], ["app.py", "bench"],
+                 ["/usr/bin/streamlit", "run", "app.py"], ["-m", "train", "eagle"]):
+        assert runtime.wait_policy(argv) == "PASSIVE", argv
 
 
 def test_cli_bad_thread_count_is_one_line_and_exit_2(capsys, monkeypatch):
