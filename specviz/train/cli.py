@@ -30,7 +30,7 @@ def add_parser(subparsers) -> None:
     for name, steps, tokens in (("drafter", 300, 1024), ("medusa", 300, 512), ("eagle", 300, 768)):
         j = jobs.add_parser(name, help=f"train the {name} on the corpus and ship it to models/")
         common(j, f"runs/{name}")
-        j.add_argument("--corpus", default="runs/corpus")
+        j.add_argument("--corpus", default="runs/corpus", help="corpus folder, or several comma-separated")
         j.add_argument("--out", default=None, help="artifact folder (default: models/)")
         j.add_argument("--steps", type=int, default=steps)
         j.add_argument("--tokens-per-step", type=int, default=tokens)
@@ -46,6 +46,8 @@ def add_parser(subparsers) -> None:
             j.add_argument("--passes", type=int, default=3, help="unrolled passes on its own features")
             j.add_argument("--init", choices=["identity", "last-layer", "random"], default="identity",
                            help="identity: start as 'next feature = this feature'")
+            j.add_argument("--loss", choices=["ce", "kl"], default="ce",
+                           help="ce: the target's greedy tokens; kl: its whole distribution on the draft vocabulary")
         j.set_defaults(func=cmd_job)
 
     lo = jobs.add_parser("lora", help="LoRA fine-tune of the target on Python's documentation (a 2nd checkpoint)")
@@ -133,6 +135,6 @@ def cmd_job(a) -> int:
         elif a.job == "medusa":
             card = jobs.medusa(t, n_heads=a.heads, **kw)
         else:
-            card = jobs.eagle(t, n_passes=a.passes, init=a.init, **kw)
+            card = jobs.eagle(t, n_passes=a.passes, init=a.init, mode=a.loss, **kw)
     print(json.dumps(card, indent=1))
     return 0

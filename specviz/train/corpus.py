@@ -135,8 +135,13 @@ def build_from_ids(target: LoadedModel, encoded: list[list[int]], is_copy: list[
     return meta
 
 
+def dirs(corpus_dir: str | Path) -> list[Path]:
+    """A corpus is one folder or several, comma-separated (e.g. two seeds built apart)."""
+    return [Path(x.strip()) for x in str(corpus_dir).split(",") if x.strip()]
+
+
 def shards(corpus_dir: str | Path) -> list[Path]:
-    return sorted(Path(corpus_dir).glob("shard_*.safetensors"))
+    return sorted(p for d in dirs(corpus_dir) for p in d.glob("shard_*.safetensors"))
 
 
 def summarize(corpus_dir: str | Path) -> dict:

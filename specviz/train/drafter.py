@@ -16,6 +16,7 @@ from transformers import LlamaForCausalLM
 from specviz.proposers.vocab import SubsetHead
 from specviz.train.common import pack, pad_stack
 from specviz.train.data import most_frequent_baseline, reply_mask
+from specviz.train.overlap import sum_min
 
 
 def own_state(drafter: LlamaForCausalLM) -> dict:
@@ -50,7 +51,7 @@ def make_loss(drafter, out: SubsetHead, train: list[dict], tokens: int, mode: st
 def evaluate(drafter, out: SubsetHead, held: list[dict], train: list[dict]) -> dict:
     dev = next(drafter.model.layers.parameters()).device
     hits = n = 0
-    loss = 0.0
+    loss = overlap = 0.0
     for s in held:
         h = drafter.model(input_ids=s["ids"].long()[None].to(dev)).last_hidden_state[0]  # (T, H)
         m = reply_mask(s)
@@ -60,5 +61,8 @@ def evaluate(drafter, out: SubsetHead, held: list[dict], train: list[dict]) -> d
         ok = y >= 0
         loss += float(F.cross_entropy(logits[ok], y[ok], reduction="sum"))
         n += len(y)
+        if "hidden" in s:  # Σ min(p, q) at T = 0.8 against the target's p at the same position
+            overlap += float(sum_min(s["hidden"][m], logits, out).sum())
     return {"heldout_top1": round(hits / max(1, n), 4), "heldout_loss": round(loss / max(1, n), 4),
+            "heldout_sum_min_pq_t08": round(overlap / max(1, n), 4) if "hidden" in (held or [{}])[0] else None,
             "heldout_positions": n, "most_frequent_token_top1": round(most_frequent_baseline(train, held, 0), 4)}

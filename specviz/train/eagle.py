@@ -4,6 +4,9 @@ Pass 1 sees the target's real features f_t with the embedding of token t+1 and l
 (regression) and the target's greedy token at t+1 (cross-entropy through the frozen LM head).
 Pass j > 1 feeds back pass j-1's predicted features instead of the real ones, so the head learns
 to keep drafting from its own output (the calibration's features drifted after one step).
+Token loss: cross-entropy on the greedy token ("ce"), or ("kl") cross-entropy against the target's
+whole distribution p = softmax(LM head(f_{t+1})) on the draft vocabulary, so that q learns p's
+spread and not only its argmax (sampled acceptance is Σ min(p, q); train.overlap).
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from specviz.proposers.eagle import EagleHead
 from specviz.proposers.vocab import SubsetHead
 from specviz.train.common import pack, pad_stack
 from specviz.train.data import most_frequent_baseline, reply_mask
+from specviz.train.overlap import sum_min
 
 
 def batch_tensors(seqs: list[dict], out: SubsetHead):
@@ -42,17 +46,22 @@ def unroll(head: EagleHead, embed: torch.nn.Module, feat, ids, n_passes: int) ->
 
 
 def make_loss(head, embed, out: SubsetHead, train: list[dict], tokens: int, n_passes: int = 3,
-              decay: float = 0.7, reg: float = 1.0):
+              decay: float = 0.7, reg: float = 1.0, mode: str = "ce"):
     dev = next(head.parameters()).device
 
     def loss_fn(step: int, rng: random.Random) -> torch.Tensor:
         feat, ids, lab, valid, _ = batch_tensors(pack(train, rng, tokens), out)
         feat, ids, lab, valid = feat.to(dev), ids.to(dev), lab.to(dev), valid.to(dev)
         m = valid[:, 1:]                                                       # (B, T-1)
+        if mode == "kl":  # the target's distribution over the draft vocabulary, renormalised there
+            p = out.sub_logits(feat[:, 1:][m]).float().softmax(-1)             # (n, N)
         total = 0.0
         for j, y in enumerate(unroll(head, embed, feat, ids, n_passes)):
             logits = out.sub_logits(y[m]).float()                              # (n, N)
-            ce = F.cross_entropy(logits, lab[:, 1:][m], ignore_index=-1)
+            if mode == "kl":
+                ce = -(p * logits.log_softmax(-1)).sum(-1).mean()
+            else:
+                ce = F.cross_entropy(logits, lab[:, 1:][m], ignore_index=-1)
             r = F.smooth_l1_loss(y[m].float(), feat[:, 1:][m])
             total = total + decay ** j * (ce + reg * r)
         return total
@@ -61,10 +70,10 @@ def make_loss(head, embed, out: SubsetHead, train: list[dict], tokens: int, n_pa
 
 @torch.no_grad()
 def evaluate(head, embed, out: SubsetHead, held: list[dict], train: list[dict], n_passes: int = 3) -> dict:
-    """Held-out top-1 agreement with the target's greedy token on reply positions, per drafting step
-    (step j = the head running on its own features for j-1 steps)."""
+    """Held-out top-1 agreement with the target's greedy token on reply positions, and Σ min(p, q) at
+    T = 0.8, per drafting step (step j = the head running on its own features for j-1 steps)."""
     dev = next(head.parameters()).device
-    hits, n, loss_sum = [0] * n_passes, 0, [0.0] * n_passes
+    hits, n, loss_sum, overlap = [0] * n_passes, 0, [0.0] * n_passes, [0.0] * n_passes
     for s in held:
         feat, ids, lab, valid, reply = batch_tensors([s], out)
         preds = unroll(head, embed, feat.to(dev), ids.to(dev), n_passes)
@@ -74,9 +83,11 @@ def evaluate(head, embed, out: SubsetHead, held: list[dict], train: list[dict], 
         for j, p in enumerate(preds):
             logits = out.sub_logits(p[m.to(dev)]).float().cpu()
             hits[j] += int((logits.argmax(-1) == y).sum())
+            overlap[j] += float(sum_min(feat[:, 1:][m], logits, out).sum())
             ok = y >= 0
             loss_sum[j] += float(F.cross_entropy(logits[ok], y[ok], reduction="sum"))
     return {"heldout_top1_per_step": [round(h / max(1, n), 4) for h in hits],
             "heldout_loss_per_step": [round(x / max(1, n), 4) for x in loss_sum],
+            "heldout_sum_min_pq_t08_per_step": [round(x / max(1, n), 4) for x in overlap],
             "heldout_positions": n,
             "most_frequent_token_top1": round(most_frequent_baseline(train, held, offset=1), 4)}

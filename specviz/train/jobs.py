@@ -16,10 +16,19 @@ from specviz.train.data import draft_vocab, load_split
 
 
 def _corpus_info(corpus_dir) -> dict:
-    meta = Path(corpus_dir) / "meta.json"
-    info = json.loads(meta.read_text()) if meta.exists() else corpus_mod.summarize(corpus_dir)
-    return {k: info[k] for k in ("shards", "sequences", "tokens", "reply_tokens", "seed", "temperature",
-                                 "sampled_share", "n_prompts") if k in info}
+    """The corpus's size and recipe; for several folders, the sizes summed and each seed listed."""
+    infos = []
+    for d in corpus_mod.dirs(corpus_dir):
+        meta = d / "meta.json"
+        info = json.loads(meta.read_text()) if meta.exists() else corpus_mod.summarize(d)
+        infos.append({k: info[k] for k in ("shards", "sequences", "tokens", "reply_tokens", "seed", "temperature",
+                                           "sampled_share", "n_prompts") if k in info})
+    if len(infos) == 1:
+        return infos[0]
+    out = {k: sum(i.get(k, 0) for i in infos) for k in ("shards", "sequences", "tokens", "reply_tokens", "n_prompts")}
+    out.update(seeds=[i.get("seed") for i in infos], temperature=infos[0].get("temperature"),
+               sampled_share=infos[0].get("sampled_share"))
+    return out
 
 
 def _card(target: LoadedModel, corpus_dir, log: dict, **extra) -> dict:
@@ -69,7 +78,7 @@ def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
 
 def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
           lr: float = 1e-3, vocab: int = 8192, n_passes: int = 3, max_minutes=None, progress=True,
-          init: str = "identity") -> dict:
+          init: str = "identity", mode: str = "ce") -> dict:
     from specviz.proposers.eagle import EagleHead
     from specviz.proposers.vocab import SubsetHead
     from specviz.train import eagle as te
@@ -85,11 +94,11 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
     head.to(target.device)
     embed = target.model.get_input_embeddings()
     before = te.evaluate(head, embed, out, held, train, n_passes)
-    log = common.train(head, te.make_loss(head, embed, out, train, tokens, n_passes), run_dir, steps, lr=lr,
+    log = common.train(head, te.make_loss(head, embed, out, train, tokens, n_passes, mode=mode), run_dir, steps, lr=lr,
                        max_minutes=max_minutes, device=target.device, progress=progress, desc="eagle",
                        eval_fn=lambda: te.evaluate(head, embed, out, held, train, n_passes))
     c = _card(target, corpus_dir, log, kind="eagle", unrolled_passes=n_passes, tokens_per_step=tokens,
-              lr=lr, draft_vocab_size=len(ids), init=init,
+              lr=lr, draft_vocab_size=len(ids), init=init, loss=mode,
               heldout_before=before, heldout=log["eval"])
     tensors = {f"head.{k}": v for k, v in head.state_dict().items()}
     tensors["vocab_ids"] = ids.int()
@@ -113,7 +122,7 @@ def drafter(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int =
             progress=True, ship: bool = True) -> dict:
     from specviz.train import drafter as td
 
-    keys = ("ids", "label", "topv", "topi") if mode == "kl" else ("ids", "label")
+    keys = ("ids", "label", "hidden", "topv", "topi") if mode == "kl" else ("ids", "label", "hidden")
     train, held = load_split(corpus_dir, keys)
     ids = _vocab(target, train, vocab)
     L = target.model.config.num_hidden_layers

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from specviz.proposers.medusa import MedusaHeads
 from specviz.proposers.vocab import SubsetHead
 from specviz.train.data import SYSTEM_TOKENS, most_frequent_baseline, reply_mask
+from specviz.train.overlap import sum_min
 
 
 def head_labels(label: torch.Tensor, n_heads: int) -> torch.Tensor:
@@ -61,5 +62,25 @@ def evaluate(heads: MedusaHeads, out: SubsetHead, held: list[dict], train: list[
         tgt = Y[:, i].clone()
         loss.append(round(float(F.cross_entropy(logits.cpu()[ok & (tgt >= 0)], tgt[ok & (tgt >= 0)])), 4))
     return {"heldout_top1_per_head": acc, "heldout_loss_per_head": loss,
+            "heldout_sum_min_pq_t08_per_head": overlap_per_head(heads, out, held),
             "heldout_positions": int(len(H)),
             "most_frequent_token_top1": round(most_frequent_baseline(train, held, offset=2), 4)}
+
+
+@torch.no_grad()
+def overlap_per_head(heads: MedusaHeads, out: SubsetHead, held: list[dict]) -> list[float]:
+    """Held-out Σ min(p, q) at T = 0.8 per head: head i at reply position t against the target's p at
+    t+1+i (recomputed from the cached hidden state there)."""
+    dev = next(heads.parameters()).device
+    tot, n = [0.0] * heads.n_heads, [0] * heads.n_heads
+    for s in held:
+        h = s["hidden"]                                                         # (T, H)
+        pos = torch.nonzero(reply_mask(s)).flatten()                            # reply positions t
+        q_all = heads(h[pos].to(dev, torch.float32))                            # (K, n, H)
+        for i in range(heads.n_heads):
+            ok = pos + 1 + i < len(h)
+            if ok.any():
+                q = out.sub_logits(q_all[i][ok.to(dev)]).float()                # (n_i, N)
+                tot[i] += float(sum_min(h[pos[ok] + 1 + i], q, out).sum())
+                n[i] += int(ok.sum())
+    return [round(t / max(1, c), 4) for t, c in zip(tot, n)]

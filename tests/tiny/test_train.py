@@ -121,3 +121,37 @@ def test_lora_makes_another_checkpoint_and_heads_warn(tiny, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         artifacts.load_medusa(target, tmp_path / "models")   # its own checkpoint: no warning
+
+
+def test_sum_min_is_the_overlap_of_p_and_q():
+    from specviz.proposers.vocab import SubsetHead
+    from specviz.train.overlap import sum_min
+    g = torch.Generator().manual_seed(0)
+    w, h = torch.randn(50, 8, generator=g), torch.randn(6, 8, generator=g)     # (V, H), (n, H)
+    full = SubsetHead(w, torch.arange(50))
+    p = torch.softmax(h @ w.T / 0.8, -1)                                        # (n, V)
+    assert torch.allclose(sum_min(h, h @ w.T, full), torch.ones(6), atol=1e-5)  # q = p: always kept
+    q_logits = torch.randn(6, 50, generator=g)
+    brute = torch.minimum(p, torch.softmax(q_logits / 0.8, -1)).sum(-1)
+    assert torch.allclose(sum_min(h, q_logits, full, chunk=4), brute, atol=1e-6)
+    sub = SubsetHead(w, torch.tensor([3]))                                      # q one-hot on token 3
+    assert torch.allclose(sum_min(h, torch.zeros(6, 1), sub), p[:, 3], atol=1e-6)
+
+
+def test_eagle_kl_learns_the_targets_distribution(tiny, tmp_path):
+    target, folder, _ = tiny
+    c = jobs.eagle(target, folder, tmp_path / "run", tmp_path / "models", steps=150, tokens=256, lr=3e-3,
+                   vocab=96, progress=False, mode="kl")
+    b, a = _fell(c, "heldout_sum_min_pq_t08_per_step", "heldout_sum_min_pq_t08_per_step", 0)
+    assert c["loss"] == "kl" and 0 <= b < a <= 1, (b, a)
+    assert c["heldout"]["heldout_top1_per_step"][0] > c["heldout"]["most_frequent_token_top1"]
+
+
+def test_a_corpus_may_span_several_folders(tiny, tmp_path):
+    target, folder, meta = tiny
+    other = corpus.build_from_ids(target, [[5, 6, 7]] * 16, [False] * 16, tmp_path, batch=16, max_new=8,
+                                  pad_id=1, progress=False)
+    both = f"{folder},{tmp_path}"
+    assert len(corpus.load(both)) == meta["sequences"] + other["sequences"]
+    info = jobs._corpus_info(both)
+    assert info["sequences"] == meta["sequences"] + other["sequences"] and len(info["seeds"]) == 2
