@@ -1,8 +1,9 @@
-"""python -m specviz train {corpus,drafter,medusa,eagle,lora,evaluate,readme}: resumable jobs with progress bars."""
+"""python -m specviz train {corpus,card,drafter,medusa,eagle,lora,evaluate,readme}: resumable jobs with progress bars."""
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 
 def add_parser(subparsers) -> None:
@@ -26,6 +27,10 @@ def add_parser(subparsers) -> None:
     c.add_argument("--sampled-share", type=float, default=0.5, help="share of shards sampled at --temperature")
     c.add_argument("--temperature", type=float, default=0.8)
     c.set_defaults(func=cmd_corpus)
+    dc = jobs.add_parser("card", help="write models/corpus.md, the data card of the corpus the proposers train on")
+    dc.add_argument("--corpus", default="runs/corpus", help="corpus folder, or several comma-separated")
+    dc.add_argument("--out", default="models/corpus.md")
+    dc.set_defaults(func=cmd_card)
 
     for name, steps, tokens in (("drafter", 300, 1024), ("medusa", 300, 512), ("eagle", 300, 768)):
         j = jobs.add_parser(name, help=f"train the {name} on the corpus and ship it to models/")
@@ -104,6 +109,19 @@ def _target(a):
 
     set_threads(a.threads)
     return load_model(a.target, a.device, a.dtype)
+
+
+def cmd_card(a) -> int:
+    from pathlib import Path
+
+    from specviz.train import corpus
+
+    if not corpus.shards(a.corpus):
+        print(f"specviz: error: no corpus shards in {a.corpus}", file=sys.stderr)
+        return 2
+    Path(a.out).write_text(corpus.data_card(a.corpus))
+    print(f"wrote {a.out}")
+    return 0
 
 
 def cmd_corpus(a) -> int:

@@ -7,7 +7,10 @@ skipped, so an interrupted run resumes where it stopped.
 """
 from __future__ import annotations
 
+import datetime
 import json
+import platform
+import sys
 import time
 from pathlib import Path
 
@@ -83,7 +86,8 @@ def build(target: LoadedModel, out_dir: str | Path, n_prompts: int = 480, batch:
     meta = build_from_ids(target, [encoded[i] for i in order], [prompts[i][0] == COPY for i in order],
                           out_dir, batch, max_new, seed, sampled_share, temperature, progress=progress,
                           max_minutes=max_minutes)
-    meta.update(n_prompts=n_prompts)
+    kinds = [k for k, _ in prompts]
+    meta.update(n_prompts=n_prompts, copy_prompts=kinds.count(COPY), novel_prompts=len(kinds) - kinds.count(COPY))
     (Path(out_dir) / "meta.json").write_text(json.dumps(meta, indent=1))
     return meta
 
@@ -128,9 +132,16 @@ def build_from_ids(target: LoadedModel, encoded: list[list[int]], is_copy: list[
             "copy": torch.tensor(cp, dtype=torch.int8),
             "temperature": torch.tensor([temp]),
         }, str(path))
+    old = json.loads((out / "meta.json").read_text()) if (out / "meta.json").exists() else {}
+    wall = round(time.perf_counter() - t0, 1)
     meta = summarize(out)
     meta.update(seed=seed, max_new_tokens=max_new, temperature=temperature, sampled_share=sampled_share,
-                target_fingerprint=target.fingerprint(), last_run_wall_s=round(time.perf_counter() - t0, 1))
+                batch=batch, target_fingerprint=target.fingerprint(), last_run_wall_s=wall,
+                wall_s_total=round(old.get("wall_s_total", old.get("last_run_wall_s", 0.0)) + wall, 1),
+                device=str(target.device), threads=torch.get_num_threads(),
+                machine=platform.processor() or platform.machine(),
+                finished_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+                command=" ".join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith("__main__.py") else None)
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     return meta
 
@@ -166,3 +177,44 @@ def load(corpus_dir: str | Path, keys=("ids", "hidden", "label")) -> list[dict]:
             row["copy"] = bool(d["copy"][i])
             seqs.append(row)
     return seqs
+
+
+def data_card(corpus_dir: str | Path) -> str:
+    """models/corpus.md: what the shipped proposers were trained on (the corpus itself is not committed)."""
+    rows = ["| folder | seed | prompts (copy-heavy / novel) | sequences | tokens | reply tokens | batch | "
+            "max new | sampled share (T) | wall (min) | made on | finished (UTC) |", "|" + "---|" * 12]
+    tot = dict(sequences=0, tokens=0, reply_tokens=0, wall=0.0)
+    for d in dirs(corpus_dir):
+        m = json.loads((d / "meta.json").read_text()) if (d / "meta.json").exists() else summarize(d)
+        wall = m.get("wall_s_total", m.get("last_run_wall_s", 0.0))
+        for k in ("sequences", "tokens", "reply_tokens"):
+            tot[k] += m.get(k, 0)
+        tot["wall"] += wall
+        mix = (f"{m.get('n_prompts', '?')} ({m['copy_prompts']} / {m['novel_prompts']})" if "copy_prompts" in m
+               else str(m.get("n_prompts", "?")))
+        rows.append(f"| {d.name} | {m.get('seed', '?')} | {mix} | {m['sequences']:,} | {m['tokens']:,} | "
+                    f"{m['reply_tokens']:,} | {m.get('batch', '?')} | {m.get('max_new_tokens', '?')} | "
+                    f"{m.get('sampled_share', '?')} ({m.get('temperature', '?')}) | {wall / 60:.1f} | "
+                    f"{m.get('device', '?')}, {m.get('threads', '?')} threads, {m.get('machine', '?')} | "
+                    f"{m.get('finished_utc', '?')} |")
+    return "\n".join([
+        "# Data card: the self-distillation corpus",
+        "",
+        "The target (SmolLM2-135M-Instruct, bfloat16) answers a seeded prompt set (`specviz/train/prompts.py`: "
+        "copy-heavy tasks built from Python's standard-library docstrings and functions and from synthetic "
+        "tables — rewrite, quote, summarise, convert, repeat code — and open-ended ones — stories, poems, "
+        "explanations, advice, name ideas, emails, pros and cons). None of the app's workload prompts is in "
+        "it. Replies are generated in batches with left padding (greedy, or sampled at T = 0.8 for the "
+        "sampled share of batches), cut after the first end-of-turn token; a teacher-forced batched pass then "
+        "stores, for every token, the target's final hidden state (bfloat16), its greedy next token and its "
+        "top-8 logits. The training jobs hold out 6% of the sequences (seed 0), so held-out prompts are "
+        "never trained on.",
+        "",
+        *rows,
+        f"| **total** | | | {tot['sequences']:,} | {tot['tokens']:,} | {tot['reply_tokens']:,} | | | | "
+        f"{tot['wall'] / 60:.1f} | | |",
+        "",
+        "Regenerate (resumable; shards on disk are skipped): `python -m specviz train corpus --prompts N "
+        "--batch 32 --max-new-tokens 160 --seed S --run runs/corpus-sS`, then this card with "
+        "`python -m specviz train card --corpus FOLDER[,FOLDER...]`. The corpus is not committed.",
+        ""])

@@ -155,3 +155,13 @@ def test_a_corpus_may_span_several_folders(tiny, tmp_path):
     assert len(corpus.load(both)) == meta["sequences"] + other["sequences"]
     info = jobs._corpus_info(both)
     assert info["sequences"] == meta["sequences"] + other["sequences"] and len(info["seeds"]) == 2
+
+
+def test_data_card_names_each_folder_and_the_total(tiny, tmp_path):
+    target, folder, meta = tiny
+    card = corpus.data_card(str(folder))
+    assert folder.name in card and f"| **total** | | | {meta['sequences']:,} | {meta['tokens']:,} |" in card
+    from specviz.cli import main
+    assert main(["train", "card", "--corpus", str(tmp_path / "none"), "--out", str(tmp_path / "c.md")]) == 2
+    assert main(["train", "card", "--corpus", str(folder), "--out", str(tmp_path / "c.md")]) == 0
+    assert (tmp_path / "c.md").read_text() == card
