@@ -175,6 +175,7 @@ def load(corpus_dir: str | Path, keys=("ids", "hidden", "label")) -> list[dict]:
             row = {k: d[k][st[i]:st[i + 1]] for k in keys}
             row["prompt_len"] = int(d["prompt_len"][i])
             row["copy"] = bool(d["copy"][i])
+            row["folder"] = p.parent.name
             seqs.append(row)
     return seqs
 

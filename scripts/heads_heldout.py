@@ -1,0 +1,57 @@
+"""Held-out top-1 and Σ min(p, q) at T = 0.8 of shipped (or candidate) EAGLE / Medusa artefacts, on the
+held-out sequences of one corpus folder, so artefacts trained on different corpora compare on the same text.
+
+    .venv/bin/python scripts/heads_heldout.py --corpus runs/corpus,runs/corpus-s1 --folder corpus-s1 \
+        --models models runs/eagle-kl/models [--kinds eagle,medusa]
+
+The held-out split is the training jobs' own (6% of the sequences of --corpus, seed 0); only those from
+--folder are scored: a folder the older artefacts never saw (another prompt seed).
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from specviz.engine import artifacts  # noqa: E402
+from specviz.engine.models import load_model  # noqa: E402
+from specviz.train import eagle as te, medusa as tm  # noqa: E402
+from specviz.train.data import load_split  # noqa: E402
+
+ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+ap.add_argument("--corpus", required=True)
+ap.add_argument("--folder", required=True)
+ap.add_argument("--models", nargs="+", default=["models"])
+ap.add_argument("--kinds", default="eagle")
+a = ap.parse_args()
+
+t = load_model("default", "cpu", "bfloat16")
+train, held = load_split(a.corpus)
+held = [s for s in held if s["folder"] == a.folder]
+print(f"{len(held)} held-out sequences from {a.folder}", file=sys.stderr)
+rows = []
+for folder in a.models:
+    for kind in a.kinds.split(","):
+        if not artifacts.available(folder).get(kind):
+            continue
+        card = artifacts.card(kind, folder)
+        if kind == "eagle":
+            p = artifacts.load_eagle(t, folder)
+            ev = te.evaluate(p.head.float(), t.model.get_input_embeddings(), p.out, held, train, 3)
+            top1, ov = ev["heldout_top1_per_step"], ev["heldout_sum_min_pq_t08_per_step"]
+        else:
+            p = artifacts.load_medusa(t, folder)
+            ev = tm.evaluate(p.heads.float(), p.out, held, train)
+            top1, ov = ev["heldout_top1_per_head"], ev["heldout_sum_min_pq_t08_per_head"]
+        c = card.get("corpus") or {}
+        rows.append(dict(artifact=f"{folder}/{kind}", loss=card.get("loss", "ce"), corpus_tokens=c.get("tokens"),
+                         steps=card["steps"], wall_min=round(card["wall_s"] / 60, 1), top1=top1, sum_min_t08=ov,
+                         positions=ev["heldout_positions"]))
+        print(json.dumps(rows[-1]), flush=True)
+print("| artifact | loss | corpus tokens | steps | wall (min) | held-out top-1 per step | held-out Σmin(p,q) T=0.8 per step |")
+print("|---|---|---|---|---|---|---|")
+for r in rows:
+    print(f"| {r['artifact']} | {r['loss']} | {r['corpus_tokens']:,} | {r['steps']} | {r['wall_min']} | "
+          f"{r['top1']} | {r['sum_min_t08']} |")
