@@ -90,13 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Other commands (train, bench) live in their own modules, each with add_parser(sub) that
     # registers a sub-parser and sets func=... on it.
     for modname in ("specviz.train.cli", "specviz.bench.main"):
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as e:
-            if e.name != modname and not modname.startswith(e.name or "-"):
-                raise
-            continue
-        mod.add_parser(sub)
+        importlib.import_module(modname).add_parser(sub)
     return ap
 
 
