@@ -82,7 +82,7 @@ def _add_evaluate(jobs) -> None:
     e.set_defaults(func=cmd_evaluate)
     r = jobs.add_parser("readme", help="write models/README.md from the cards and the evaluation tables")
     r.add_argument("--run", default="runs/eval")
-    r.add_argument("--notes", default="", help="a markdown file with the closing notes to include")
+    r.add_argument("--notes", default="models/notes.md", help="a markdown file with the notes to include")
     r.set_defaults(func=cmd_readme)
 
 
@@ -91,7 +91,7 @@ def cmd_readme(a) -> int:
 
     from specviz.train.readme import write
 
-    print(write(eval_dir=a.run, notes=Path(a.notes).read_text() if a.notes else ""))
+    print(write(eval_dir=a.run, notes=Path(a.notes).read_text() if a.notes and Path(a.notes).exists() else ""))
     return 0
 
 

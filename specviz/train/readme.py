@@ -13,23 +13,31 @@ def _cards(folder) -> dict:
 
 
 def artifact_table(cards: dict) -> str:
-    rows = ["| artifact | what | bytes | steps | wall (min) | final train loss | held-out top-1 vs target (reply positions) | most-frequent-token baseline |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| artifact | what | bytes | corpus tokens | steps | wall (min) | final train loss | held-out top-1 vs target "
+            "(reply positions) | held-out Σ min(p, q) at T = 0.8 | most-frequent-token baseline |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for n, c in cards.items():
         h = c.get("heldout", {})
         if n == "medusa":
             what, acc = f"{c['n_heads']} heads, draft vocab {c['draft_vocab_size']}", h.get("heldout_top1_per_head")
+            ov = h.get("heldout_sum_min_pq_t08_per_head")
         elif n == "eagle":
-            what, acc = (f"1 layer, {c['unrolled_passes']} unrolled passes, draft vocab {c['draft_vocab_size']}",
-                         h.get("heldout_top1_per_step"))
+            what, acc = (f"1 layer, {c['unrolled_passes']} unrolled passes, {c.get('loss', 'ce')} loss, "
+                         f"draft vocab {c['draft_vocab_size']}", h.get("heldout_top1_per_step"))
+            ov = h.get("heldout_sum_min_pq_t08_per_step")
         elif n == "drafter":
             what, acc = f"{c['n_layers']} layers, {c['loss']} loss, draft vocab {c['draft_vocab_size']}", h.get("heldout_top1")
+            ov = h.get("heldout_sum_min_pq_t08")
         else:
             what = f"rank {c['rank']} on {', '.join(c['modules'])}"
             acc = (f"docs loss {c['docs_heldout_loss_base']} → {c['docs_heldout_loss']}; chat loss "
                    f"{c.get('chat_heldout_loss_base')} → {c.get('chat_heldout_loss_finetuned')}")
+            ov = None
         base = h.get("most_frequent_token_top1", "–")
-        rows.append(f"| {n} | {what} | {c['bytes']:,} | {c['steps']} | {c['wall_s'] / 60:.1f} | {c['final_loss']} | {acc} | {base} |")
+        tokens = (c.get("corpus") or {}).get("tokens")
+        rows.append(f"| {n} | {what} | {c['bytes']:,} | {f'{tokens:,}' if tokens else '–'} | {c['steps']} | "
+                    f"{c['wall_s'] / 60:.1f} | {c['final_loss']} | {acc} | "
+                    f"{ov if ov is not None else 'not measured (trained before it was reported)' if n != 'lora' else '–'} | {base} |")
     return "\n".join(rows)
 
 
@@ -52,6 +60,9 @@ def tables(eval_dir) -> str:
 def write(folder=None, eval_dir="runs/eval", notes: str = "") -> str:
     folder = Path(folder) if folder else artifacts.MODELS_DIR
     cards = _cards(folder)
+    runs = tables(eval_dir) or ("No `train evaluate` tables in this folder: the shipped proposers' speedups, "
+                                "τ and α beside lookup and plain decoding on the same runs are the bench's, "
+                                "in `bench/results.md` (the same measuring path, docs/metrics.md).")
     total = sum(c["bytes"] for c in cards.values())
     fp = next(iter(cards.values()), {}).get("target_fingerprint", "?")
     text = f"""# Trained proposers for the default target
@@ -66,7 +77,7 @@ All artifacts together: {total / 1e6:.1f} MB.
 
 {artifact_table(cards)}
 
-## Measured with the real decode loop (bfloat16, this CPU)
+## Notes, levers and measurements
 
 {notes}
 
@@ -75,10 +86,9 @@ All artifacts together: {total / 1e6:.1f} MB.
 Measured through engine/measure.py, the same path as Compare and the bench (docs/metrics.md):
 speedup = method tokens/s ÷ the same repeat's plain tokens/s on the same workload and decoding mode,
 median of the per-repeat ratios, then median over the workloads of the kind; tokens per pass τ =
-emitted ÷ target passes; α = accepted ÷ tested, α̂ = accepted ÷ drafted. Absolute tokens/s are low because the machine
-was shared with several other jobs at the time; the ratios are what the table is for.
+emitted ÷ target passes; α = accepted ÷ tested, α̂ = accepted ÷ drafted.
 
-{tables(eval_dir)}
+{runs}
 
 ## Reproduce
 
