@@ -28,8 +28,9 @@ $PY -m specviz train corpus --device cuda --prompts 8192 --batch 512 --max-new-t
     --run "$OUT/corpus" --max-minutes "$MINUTES"
 
 echo "== 4. retrain on it (artefacts written to $OUT/models, not over models/: compare before shipping)"
-for j in eagle medusa; do
-  $PY -m specviz train "$j" --device cuda --corpus "$OUT/corpus" --steps 20000 --tokens-per-step 8192 \
-      --run "$OUT/$j" --out "$OUT/models" --max-minutes "$MINUTES"
-done
-echo "done: compare $OUT/models/*.json (held-out top-1) with models/*.json before copying anything over"
+$PY -m specviz train eagle --device cuda --corpus "$OUT/corpus" --loss kl --steps 20000 --tokens-per-step 8192 \
+    --run "$OUT/eagle" --out "$OUT/models" --max-minutes "$MINUTES"
+$PY -m specviz train medusa --device cuda --corpus "$OUT/corpus" --steps 20000 --tokens-per-step 8192 \
+    --run "$OUT/medusa" --out "$OUT/models" --max-minutes "$MINUTES"
+$PY -m specviz train card --corpus "$OUT/corpus" --out "$OUT/models/corpus.md"
+echo "done: compare $OUT/models/*.json (held-out top-1, Σ min(p, q)) with models/*.json before copying anything over"
