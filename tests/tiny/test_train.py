@@ -145,6 +145,11 @@ def test_eagle_kl_learns_the_targets_distribution(tiny, tmp_path):
     b, a = _fell(c, "heldout_sum_min_pq_t08_per_step", "heldout_sum_min_pq_t08_per_step", 0)
     assert c["loss"] == "kl" and 0 <= b < a <= 1, (b, a)
     assert c["heldout"]["heldout_top1_per_step"][0] > c["heldout"]["most_frequent_token_top1"]
+    from specviz.train import readme
+    text = readme.write(tmp_path / "models", eval_dir=tmp_path / "no-eval", notes="NOTES")
+    row = next(r for r in text.splitlines() if r.startswith("| eagle |"))
+    assert "kl loss" in row and str(c["heldout"]["heldout_sum_min_pq_t08_per_step"]) in row
+    assert "NOTES" in text and "bench/results.md" in text and (tmp_path / "models" / "README.md").exists()
 
 
 def test_a_corpus_may_span_several_folders(tiny, tmp_path):
