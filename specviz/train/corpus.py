@@ -107,11 +107,12 @@ def build_from_ids(target: LoadedModel, encoded: list[list[int]], is_copy: list[
         eos_id = tok.eos_token_id if eos_id is None else eos_id
         pad_id = (tok.pad_token_id if tok.pad_token_id is not None else eos_id) if pad_id is None else pad_id
     n_shards = (len(encoded) + batch - 1) // batch
-    t0 = time.perf_counter()
+    t0, made = time.perf_counter(), 0
     for s in tqdm(range(n_shards), desc="corpus shards", disable=not progress):
         path = out / f"shard_{s:04d}.safetensors"
         if path.exists():
             continue
+        made += 1
         if max_minutes is not None and time.perf_counter() - t0 > 60 * max_minutes:
             break
         enc, cp = encoded[s * batch:(s + 1) * batch], is_copy[s * batch:(s + 1) * batch]
@@ -140,7 +141,8 @@ def build_from_ids(target: LoadedModel, encoded: list[list[int]], is_copy: list[
                 wall_s_total=round(old.get("wall_s_total", old.get("last_run_wall_s", 0.0)) + wall, 1),
                 device=str(target.device), threads=torch.get_num_threads(),
                 machine=platform.processor() or platform.machine(),
-                finished_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+                finished_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M") if made
+                else old.get("finished_utc", "not recorded"),
                 command=" ".join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith("__main__.py") else None)
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     return meta
