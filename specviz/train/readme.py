@@ -37,7 +37,7 @@ def artifact_table(cards: dict) -> str:
         tokens = (c.get("corpus") or {}).get("tokens")
         rows.append(f"| {n} | {what} | {c['bytes']:,} | {f'{tokens:,}' if tokens else '–'} | {c['steps']} | "
                     f"{c['wall_s'] / 60:.1f} | {c['final_loss']} | {acc} | "
-                    f"{ov if ov is not None else 'not measured (trained before it was reported)' if n != 'lora' else '–'} | {base} |")
+                    f"{ov if ov is not None else 'not in its card (trained before it was reported; see the notes)' if n != 'lora' else '–'} | {base} |")
     return "\n".join(rows)
 
 
@@ -93,19 +93,19 @@ emitted ÷ target passes; α = accepted ÷ tested, α̂ = accepted ÷ drafted.
 ## Reproduce
 
 ```
-python -m specviz train corpus  --threads 1 --prompts 256 --max-new-tokens 128   # runs/corpus
+python -m specviz train corpus --prompts 640 --batch 32 --max-new-tokens 160 --seed 0 --run runs/corpus
+python -m specviz train corpus --prompts 960 --batch 32 --max-new-tokens 160 --seed 1 --run runs/corpus-s1
+python -m specviz train card   --corpus runs/corpus,runs/corpus-s1          # models/corpus.md
+python -m specviz train eagle  --corpus runs/corpus,runs/corpus-s1 --loss kl --threads 1 --steps 3000 \
+    --tokens-per-step 512 --passes 2 --max-minutes 24
+# the Medusa heads, drafter and LoRA cards were trained earlier, on a 55,880-token corpus (see each card):
 python -m specviz train medusa  --threads 1 --steps 300 --tokens-per-step 512
-python -m specviz train eagle   --threads 1 --steps 300 --tokens-per-step 512 --passes 2 --max-minutes 12
 python -m specviz train drafter --threads 1 --steps 300 --tokens-per-step 512 --max-minutes 14
 python -m specviz train lora    --threads 1 --steps 80 --batch 1 --chunk 128
-# each measuring run above: --part greedy|sampled|finetuned, --only picks the methods, --tag names the files
-python -m specviz train evaluate --threads 1 --part greedy --only plain,lookup,medusa,draft --tag a
-python -m specviz train evaluate --threads 1 --part greedy --only plain,eagle --tag rep2_eagle
-python -m specviz train readme --notes runs/notes.md
+python -m specviz train readme                                              # this file, notes from models/notes.md
 ```
 Every job resumes from its run folder (runs/<job>/ckpt.*) when started again; add `--device cuda`
-on a GPU. `--threads 1` matters on a busy 2-core machine: two OpenMP threads that keep waiting for
-each other ran several times slower than one.
+on a GPU. `--threads 1` lets two jobs train side by side on 2 cores (the CE and KL heads above ran that way).
 """
     (folder / "README.md").write_text(text)
     return text
