@@ -188,4 +188,9 @@ def passes_figure(steps: list[StepRecord]) -> go.Figure:
                       title=dict(text="Tokens committed by each target pass", font_size=14),
                       xaxis_title="step (= target pass)", yaxis_title="tokens",
                       legend=dict(orientation="h", y=-0.45))
+    if not steps:  # drawn before a run: an empty frame that fills in as the run goes
+        fig.update_xaxes(range=[0.5, 8.5], dtick=1)
+        fig.update_yaxes(range=[0, 4])
+        fig.add_annotation(text="no target pass yet: press One step or Play", showarrow=False,
+                           x=4.5, y=2, font=dict(color="#888"))
     return fig
