@@ -182,13 +182,19 @@ def load(corpus_dir: str | Path, keys=("ids", "hidden", "label")) -> list[dict]:
     return seqs
 
 
+def folder_meta(folder: Path) -> dict:
+    """One corpus folder's meta.json (written by build_from_ids), else its sizes counted from the shards."""
+    meta = folder / "meta.json"
+    return json.loads(meta.read_text()) if meta.exists() else summarize(folder)
+
+
 def data_card(corpus_dir: str | Path) -> str:
     """models/corpus.md: what the shipped proposers were trained on (the corpus itself is not committed)."""
     rows = ["| folder | seed | prompts (copy-heavy / novel) | sequences | tokens | reply tokens | batch | "
             "max new | sampled share (T) | wall (min) | made on | finished (UTC) |", "|" + "---|" * 12]
     tot = dict(sequences=0, tokens=0, reply_tokens=0, wall=0.0)
     for d in dirs(corpus_dir):
-        m = json.loads((d / "meta.json").read_text()) if (d / "meta.json").exists() else summarize(d)
+        m = folder_meta(d)
         wall = m.get("wall_s_total", m.get("last_run_wall_s", 0.0))
         for k in ("sequences", "tokens", "reply_tokens"):
             tot[k] += m.get(k, 0)

@@ -19,7 +19,7 @@ from specviz.proposers.eagle import EagleHead
 from specviz.proposers.vocab import SubsetHead
 from specviz.train.common import pack, pad_stack
 from specviz.train.data import most_frequent_baseline, reply_mask
-from specviz.train.overlap import sum_min
+from specviz.train.overlap import overlap, target_p
 
 
 def batch_tensors(seqs: list[dict], out: SubsetHead):
@@ -73,21 +73,22 @@ def evaluate(head, embed, out: SubsetHead, held: list[dict], train: list[dict], 
     """Held-out top-1 agreement with the target's greedy token on reply positions, and Σ min(p, q) at
     T = 0.8, per drafting step (step j = the head running on its own features for j-1 steps)."""
     dev = next(head.parameters()).device
-    hits, n, loss_sum, overlap = [0] * n_passes, 0, [0.0] * n_passes, [0.0] * n_passes
+    hits, n, loss_sum, kept = [0] * n_passes, 0, [0.0] * n_passes, [0.0] * n_passes
     for s in held:
         feat, ids, lab, valid, reply = batch_tensors([s], out)
         preds = unroll(head, embed, feat.to(dev), ids.to(dev), n_passes)
         m = reply[:, 1:] & valid[:, 1:]
         y = lab[:, 1:][m]
+        p_sub = target_p(feat[:, 1:][m], out)                                   # (n, N) the same for every step
         n += len(y)
         for j, p in enumerate(preds):
             logits = out.sub_logits(p[m.to(dev)]).float().cpu()
             hits[j] += int((logits.argmax(-1) == y).sum())
-            overlap[j] += float(sum_min(feat[:, 1:][m], logits, out).sum())
+            kept[j] += float(overlap(p_sub, logits).sum())
             ok = y >= 0
             loss_sum[j] += float(F.cross_entropy(logits[ok], y[ok], reduction="sum"))
     return {"heldout_top1_per_step": [round(h / max(1, n), 4) for h in hits],
             "heldout_loss_per_step": [round(x / max(1, n), 4) for x in loss_sum],
-            "heldout_sum_min_pq_t08_per_step": [round(x / max(1, n), 4) for x in overlap],
+            "heldout_sum_min_pq_t08_per_step": [round(x / max(1, n), 4) for x in kept],
             "heldout_positions": n,
             "most_frequent_token_top1": round(most_frequent_baseline(train, held, offset=1), 4)}

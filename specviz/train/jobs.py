@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import datetime
-import json
 import platform
-from pathlib import Path
 
 import torch
 
@@ -19,8 +17,7 @@ def _corpus_info(corpus_dir) -> dict:
     """The corpus's size and recipe; for several folders, the sizes summed and each seed listed."""
     infos = []
     for d in corpus_mod.dirs(corpus_dir):
-        meta = d / "meta.json"
-        info = json.loads(meta.read_text()) if meta.exists() else corpus_mod.summarize(d)
+        info = corpus_mod.folder_meta(d)
         infos.append({k: info[k] for k in ("shards", "sequences", "tokens", "reply_tokens", "seed", "temperature",
                                            "sampled_share", "n_prompts") if k in info})
     if len(infos) == 1:
