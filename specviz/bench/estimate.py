@@ -58,7 +58,7 @@ def timed(plan, ref: dict, mode: str, trained: list[str]) -> float:
 
 
 def tuning(plan, ref: dict, trained: list[str]) -> float:
-    from specviz.bench.main import SAMPLED as S, candidates, GREEDY as G
+    from specviz.bench.main import SAMPLED as S, candidates, GREEDY as G, is_tree
 
     def cost(runs, n):  # runs: (mode, method, workload)
         return sum(_at(_wall(ref, mode, m, w), n, ref["N"]) for mode, m, w in runs)
@@ -70,7 +70,8 @@ def tuning(plan, ref: dict, trained: list[str]) -> float:
     for mode in (G, S):
         for w in plan.tuning_workloads(mode):
             planned.append((mode, "plain", w.name))
-            planned += [(mode, m, w.name) for m in ["lookup", *trained] for _ in candidates(m, plan.quick)]
+            planned += [(mode, m, w.name) for m in ["lookup", *trained] if not is_tree(m)
+                        for _ in candidates(m, plan.quick)]
     return factor * cost(planned, plan.tune_new)
 
 

@@ -2,11 +2,12 @@
 
 Phases (each printed with its elapsed time; results are written even when a check fails):
   1. load the target, warm up, measure v(k)                         (costs.measure_v)
-  2. tune k (and n) for every proposer on separate runs (48 new tokens), per workload kind, on the
+  2. tune k (and n) for every chain proposer on separate runs (48 new tokens), per workload kind, on the
      first workload of each kind (the timed phases then run every workload, so three in four are
      held out): greedy, and sampled on the novel kind. Grid: lookup k in {2,4,8} x n in {2,3,4} and
      adaptive k up to 16; the trained proposers k in {2,4} and adaptive k up to 8. Never picked from
-     the timed repeats.
+     the timed repeats. The tree rows (the same Medusa and EAGLE heads drafting a tree) run at one
+     fixed shape (TREES), beside their chains.
   3. greedy, timed: 3 interleaved repeats of every specviz method on every workload, one plain run
      per repeat shared by all; transformers' rows and 'lookup (recording off)' (references) in the
      first 2 repeats
@@ -55,6 +56,11 @@ ADAPTIVE_MAX_LOOKUP, ADAPTIVE_MAX_MODEL = 16, 8
 QUICK_KS, QUICK_NS = (2,), (3,)          # --quick: k = 2 and adaptive only, to keep the bench working
 QUICK_V_KS = (1, 4, 16)                  # --quick: v(k) at a few sizes (interpolated between)
 TRAINED_METHODS = ("draft", "medusa", "eagle")  # the trained proposers the bench runs when they build
+# the same heads drafting a tree (one target pass verifies it with a tree mask), at a fixed shape, not
+# tuned: Medusa's 20-node static tree (depth <= 4, one level per head); EAGLE-2's dynamic tree of 20
+# nodes, depth <= 5, width 4 (proposers/medusa.py, proposers/eagle_tree.py)
+TREES = {"medusa": ("medusa-tree", 4), "eagle": ("eagle-tree", 5)}
+TREE_V_KS = (4, 8, 12, 16, 20, 24)       # v of a tree of m nodes is the entry for m - 1 drafted nodes
 REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf lookup (specviz's k)", "hf assisted (drafter)",
                     "lookup (recording off)")   # rows run in the first ref_repeats greedy repeats only
 
@@ -85,6 +91,7 @@ class Bench:
     plan: Plan
     meta: dict = field(default_factory=dict)
     v: dict = field(default_factory=dict)
+    v_tree: dict = field(default_factory=dict)       # v of a tree with k drafted nodes (tree mask), when trees run
     tuning: list = field(default_factory=list)       # rows: mode, kind, workload, method, setting, speedup...
     chosen: dict = field(default_factory=dict)       # {(mode, kind, method): Spec}
     runs: dict = field(default_factory=dict)         # {(mode, workload, label): [Result per repeat/seed]}
@@ -135,17 +142,23 @@ def trained_drafter(target: LoadedModel, skipped: dict) -> LoadedModel | None:
         return None
 
 
-def trained_methods(env: Env, skipped: dict, keep: set | None = None) -> list[str]:
-    """The trained proposers that build for this target (the others land in skipped, with why)."""
+def trained_methods(env: Env, skipped: dict, keep: set | None = None, trees: bool = True) -> list[str]:
+    """The trained proposers that build for this target (the others land in skipped, with why): the
+    chains, then the trees of the chains that built (unless trees=False)."""
     out = []
-    for m in TRAINED_METHODS:
+    names = list(TRAINED_METHODS) + ([TREES[m][0] for m in TRAINED_METHODS if m in TREES] if trees else [])
+    for m in names:
+        chain = next((c for c, (t, _) in TREES.items() if t == m), None)
+        if chain is not None and chain not in out:
+            skipped.setdefault(m, f"its heads ({chain}) did not build or were left out")
+            continue
         if m not in METHODS:
             skipped.setdefault(m, "not registered in specviz.engine.methods")
             continue
         if m == "draft" and env.drafter is None:
             skipped.setdefault(m, "no drafter")
             continue
-        if keep is not None and m not in keep:
+        if keep is not None and m not in keep and chain not in keep:
             skipped[m] = "left out of this run (--methods)"
             continue
         try:
@@ -157,9 +170,19 @@ def trained_methods(env: Env, skipped: dict, keep: set | None = None) -> list[st
 
 
 # -- the method grid ---------------------------------------------------------------------------------
+def is_tree(method: str) -> bool:
+    return any(t == method for t, _ in TREES.values())
+
+
+def tree_spec(method: str) -> Spec:
+    return next(Spec(t, "specviz", t, depth) for t, depth in TREES.values() if t == method)
+
+
 def candidates(method: str, quick: bool = False) -> list[Spec]:
     """The fixed tuning grid: k in {2,4,8} (x n in {2,3,4} for lookup), and adaptive k (up to 16 for
-    lookup, 8 for the model-based proposers)."""
+    lookup, 8 for the model-based proposers); a tree's one fixed shape."""
+    if is_tree(method):
+        return [tree_spec(method)]
     ks, ns = (QUICK_KS, QUICK_NS) if quick else (KS, NS)
     if method == "lookup":
         fixed = [Spec(method, "specviz", method, k, n) for k in ks for n in ns]
@@ -198,7 +221,7 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
         samp = sampling_of(plan, mode)
         for w in ws:
             ref = run(env, Spec("plain", "specviz", "plain"), prompts[w.name], plan.tune_new, samp, plan.tune_seed)
-            for m in methods:
+            for m in [m for m in methods if not is_tree(m)]:
                 for s in candidates(m, plan.quick):
                     r = run(env, s, prompts[w.name], plan.tune_new, samp, plan.tune_seed)
                     b.tuning.append(dict(mode=mode, kind=w.kind, workload=w.name, method=m, setting=s.setting,
@@ -210,6 +233,9 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
             b.log(f"tuned {mode} {w.name}")
         for kind in {w.kind for w in ws}:
             for m in methods:
+                if is_tree(m):                      # one fixed shape: nothing to tune
+                    b.chosen[(mode, kind, m)] = tree_spec(m)
+                    continue
                 best, best_sp = None, -1.0
                 for s in candidates(m, plan.quick):
                     sp = speedup_of([t["speedup"] for t in b.tuning
@@ -300,7 +326,8 @@ def cost_checks(b: Bench) -> list:
         a_i = [median([r.per_position[i] for r in rs]) for i in range(m)]
         decode = median([r.decode_tokens_per_s / p.decode_tokens_per_s for r, p in zip(rs, plain)
                          if r.decode_tokens_per_s and p.decode_tokens_per_s])
-        out.append(cost_check(wn, label, tau, k_bar, c, b.v, sp[(wn, label)], alpha,
+        v_table = b.v_tree if is_tree(s.method) and b.v_tree else b.v
+        out.append(cost_check(wn, label, tau, k_bar, c, v_table, sp[(wn, label)], alpha,
                               tokens=median([r.tokens for r in rs]), prefill_s=median([r.prefill_s for r in rs]),
                               t1=t1, measured_decode=decode,
                               draft_acceptance_rate=median([r.draft_acceptance_rate for r in rs]), per_position=a_i))
@@ -342,6 +369,7 @@ def cmd_bench(a) -> int:
         from specviz.bench.estimate import estimate, reference
         ref = reference()
         methods = [m for m in TRAINED_METHODS if a.methods is None or m in a.methods.split(",")]
+        methods += [] if a.no_trees else [TREES[m][0] for m in methods if m in TREES]
         phases = estimate(plan, ref, methods)
         for name, sec in phases.items():
             print(f"{name:28s} {sec / 60:5.1f} min")
@@ -353,7 +381,7 @@ def cmd_bench(a) -> int:
     dtype_name = str(env.target.dtype).replace("torch.", "")
     prompts = {w.name: encode_prompt(env.target.tokenizer, w.prompt, w.chat) for w in plan.workloads}
     keep = None if a.methods is None else {x.strip() for x in a.methods.split(",") if x.strip()}
-    trained = trained_methods(env, b.skipped, keep)
+    trained = trained_methods(env, b.skipped, keep, trees=not a.no_trees)
     b.meta = dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
                   threads=torch.get_num_threads(), wait_policy=os.environ.get("OMP_WAIT_POLICY"),
                   torch=torch.__version__, quick=plan.quick,
@@ -368,6 +396,9 @@ def cmd_bench(a) -> int:
     b.phase("v(k)")
     b.v = measure_v(env.target, ks=QUICK_V_KS if plan.quick else V_KS, repeats=3 if plan.quick else 15,
                     prompt_ids=prompts[plan.workloads[0].name])
+    if any(is_tree(m) for m in trained):
+        b.v_tree = measure_v(env.target, ks=QUICK_V_KS if plan.quick else TREE_V_KS, repeats=3 if plan.quick else 9,
+                             prompt_ids=prompts[plan.workloads[0].name], tree=True)
     b.phase("tuning")
     tune(b, env, prompts, ["lookup"] + trained)
     b.phase("greedy")
@@ -427,4 +458,5 @@ def add_parser(sub) -> None:
                    help="trained proposers to include, comma-separated, '' for none (default: all that load: draft,medusa,eagle)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: $SPECVIZ_THREADS, else one per core up to 8)")
     p.add_argument("--skip-equality", action="store_true", help="skip the float32 equality pass")
+    p.add_argument("--no-trees", action="store_true", help="leave out the tree rows (medusa-tree, eagle-tree)")
     p.set_defaults(func=cmd_bench)

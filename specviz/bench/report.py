@@ -11,6 +11,9 @@ import statistics
 
 FORMAT = 1
 GREEDY, SAMPLED = "greedy", "sampled"
+# the learned proposers (chains and the trees of the same heads) and the chain each tree belongs to
+LEARNED = ("draft", "medusa", "medusa-tree", "eagle", "eagle-tree")
+TREE_OF = {"medusa": "medusa-tree", "eagle": "eagle-tree"}
 
 
 def _r(x, nd: int = 4):
@@ -36,7 +39,9 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     kind_of = {w.name: w.kind for w in b.plan.workloads}
     out = {"format": FORMAT, "meta": dict(b.meta), "skipped": dict(b.skipped),
            "v": {str(k): v for k, v in sorted(b.v.items())},
-           "v_spread": {str(k): getattr(b.v, "spread", {}).get(k) for k in sorted(b.v)}}
+           "v_spread": {str(k): getattr(b.v, "spread", {}).get(k) for k in sorted(b.v)},
+           "v_tree": {str(k): v for k, v in sorted(getattr(b, "v_tree", {}).items())},
+           "v_tree_spread": {str(k): getattr(b.v_tree, "spread", {}).get(k) for k in sorted(getattr(b, "v_tree", {}))}}
     out["meta"]["workloads"] = [[w.name, w.kind] for w in b.plan.workloads]  # a list: keeps the order
     out["meta"]["load_average"] = [dict(phase=p, at_s=t, load1=la) for p, t, la in b.load]
     plain_cv = [statistics.pstdev([r.wall_s for r in rs]) / statistics.mean([r.wall_s for r in rs])
@@ -125,12 +130,57 @@ def targets(out: dict, by_name: dict) -> list[dict]:
         rule = "identical to plain" if dt == "float32" else "identical or a near-tie"
         add(f"greedy equality ({dt}): outputs not {rule}", float(bad), 0.0, "<=",
             f"{len(rows)} method×workload pairs, {sum(not e['identical'] for e in rows)} differ")
+    learned_targets(out, add)
     hf = pw.get("hf plain", {})
     add("specviz plain ÷ transformers plain (greedy, median over workloads)",
         _med([1.0 / x for x in hf.values() if x]), 0.95, ">=")
     if not out["meta"].get("quick") and out["meta"].get("complete", True):
         add("full bench wall time (minutes)", out["meta"]["wall_s"] / 60, 30.0, "<=")
     return t
+
+
+def learned_targets(out: dict, add) -> None:
+    """Issue 11's speed targets: the best learned proposer on novel text (greedy >= 1.5x, sampled
+    >= 1.2x), and each learned proposer alone >= 1.2x on the copy-heavy workloads (greedy)."""
+    for mode, threshold in ((GREEDY, 1.5), (SAMPLED, 1.2)):
+        bk = out["speedup"].get(mode, {}).get("by_kind", {})
+        xs = {lab: bk[lab].get("novel") for lab in LEARNED if bk.get(lab, {}).get("novel") is not None}
+        if xs:
+            best = max(xs, key=xs.get)
+            add(f"best learned proposer on novel workloads, × plain ({mode})", xs[best], threshold, ">=",
+                f"{best}")
+    bk = out["speedup"].get(GREEDY, {}).get("by_kind", {})
+    for lab in LEARNED:
+        x = bk.get(lab, {}).get("copy-heavy")
+        if x is not None:
+            add(f"{lab} on copy-heavy workloads, × plain (greedy)", x, 1.2, ">=")
+
+
+def learned_table(res: dict) -> list[str]:
+    """Every learned proposer's τ and speedup beside lookup's, chain beside tree (same runs, same
+    heads), medians over the workloads of a kind."""
+    kind_of = dict(res["meta"]["workloads"])
+    cols = [(GREEDY, "copy-heavy"), (GREEDY, "novel"), (SAMPLED, "novel")]
+    labels = [lab for lab in ("lookup",) + LEARNED
+              if any(lab in res["per_run"].get(mode, {}) for mode, _ in cols)]
+    if not any(lab in LEARNED for lab in labels):
+        return []
+    rows = []
+    for lab in labels:
+        row = [lab]
+        for mode, kind in cols:
+            per_w = res["per_run"].get(mode, {}).get(lab, {})
+            tau = _med([r["tokens_per_pass"] for w, r in per_w.items() if kind_of.get(w) == kind])
+            k_bar = _med([r["mean_k"] for w, r in per_w.items() if kind_of.get(w) == kind])
+            sp = res["speedup"].get(mode, {}).get("by_kind", {}).get(lab, {}).get(kind)
+            row += [_f(tau), _f(k_bar, "{:.1f}"), _f(sp)]
+        rows.append(row)
+    head = ["method"] + [f"{mode} {kind} {x}" for mode, kind in cols for x in ("τ", "drafted/pass", "×")]
+    return ["## Learned proposers beside lookup; chain vs tree on the same heads",
+            "Medians over the workloads of a kind, from the timed runs above. A tree row drafts from the same "
+            "weights as the chain above it; its drafted/pass counts the tree's nodes, which one target pass "
+            "verifies together (tree attention mask), so its pass costs v(nodes) — see v for trees below.",
+            _table(head, rows)]
 
 
 # -- markdown -------------------------------------------------------------------------------------------
@@ -197,6 +247,7 @@ def markdown(res: dict) -> str:
         parts += [f"### {mode}: what the specviz runs did",
                   _table(["method", "workload", "tokens/pass τ", "α (kept ÷ tested)", "α̂ (kept ÷ drafted)", "mean k̄", "k at floor",
                           "tokens/s", "tokens"], rows)]
+    parts += learned_table(res)
     parts += [f"## Tuning (a separate repeat of {m.get('tuning_tokens', '?')} new tokens; medians over the "
               "workloads of a kind; the chosen setting in bold)"]
     chosen = {(c["mode"], c["kind"], c["method"]): c["setting"] for c in res["chosen"]}
@@ -233,7 +284,13 @@ def markdown(res: dict) -> str:
               "than the distance from 1, too noisy to quote on its own): " + ", ".join(
                   f"v({k})={v:.2f}" + ("" if res.get("v_spread", {}).get(k) is None else
                                        f" ±{res['v_spread'][k]:.2f}" + (" *noisy*" if res["v_spread"][k] > abs(v - 1) else ""))
-                  for k, v in sorted(res["v"].items(), key=lambda x: int(x[0]))),
+                  for k, v in sorted(res["v"].items(), key=lambda x: int(x[0])))
+              + ("" if not res.get("v_tree") else
+                 ". v for trees (k drafted nodes verified with a tree mask, so a tree of m nodes costs the entry for "
+                 "m − 1; the tree rows' cost check uses these): " + ", ".join(
+                     f"v_tree({k})={v:.2f}" + ("" if res.get("v_tree_spread", {}).get(k) is None else
+                                               f" ±{res['v_tree_spread'][k]:.2f}")
+                     for k, v in sorted(res["v_tree"].items(), key=lambda x: int(x[0])))),
               _table(["method", "workload", "τ", "k̄", "c", "v(k̄)", "predicted decode", "measured decode",
                       "error decode", "predicted end to end", "measured end to end", "error end to end",
                       "α", "E[τ](α)", "a_1 … a_m", "α̂"],

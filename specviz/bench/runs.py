@@ -44,6 +44,8 @@ class Spec:
     def setting(self) -> str:
         if self.method == "plain":
             return ""
+        if self.method.endswith("-tree"):
+            return f"tree, depth≤{self.k}"
         s = f"k≤{self.k} adaptive" if self.adaptive else f"k={self.k}"
         return f"{s}, n={self.n}" if self.method == "lookup" and self.engine == "specviz" else s
 

@@ -64,6 +64,9 @@ def add_parser(subparsers) -> None:
     lo.add_argument("--chunk", type=int, default=128)
     lo.add_argument("--lr", type=float, default=2e-3)
     lo.add_argument("--rank", type=int, default=8)
+    lo.add_argument("--modules", default="q_proj,v_proj",
+                    help="comma-separated linear layers to adapt (e.g. add o_proj,gate_proj,up_proj,down_proj "
+                         "for a stronger fine-tune)")
     lo.set_defaults(func=cmd_job)
     _add_evaluate(jobs)
 
@@ -145,6 +148,7 @@ def cmd_job(a) -> int:
     if a.job == "lora":
         corpus = a.corpus if Path(a.corpus).exists() else None
         card = jobs.lora(t, batch=a.batch, chunk=a.chunk, rank=a.rank, alpha=2.0 * a.rank,
+                         modules=tuple(m.strip() for m in a.modules.split(",") if m.strip()),
                          corpus_dir=corpus, **kw)
     else:
         kw.update(corpus_dir=a.corpus, tokens=a.tokens_per_step, vocab=a.vocab)

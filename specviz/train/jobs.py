@@ -143,8 +143,8 @@ def drafter(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int =
 
 
 def lora(target: LoadedModel, run_dir, out_dir=None, steps: int = 120, batch: int = 2, chunk: int = 128,
-         lr: float = 2e-3, rank: int = 8, alpha: float = 16.0, corpus_dir=None, max_minutes=None,
-         progress=True, chunks=None) -> dict:
+         lr: float = 2e-3, rank: int = 8, alpha: float = 16.0, modules=("q_proj", "v_proj"), corpus_dir=None,
+         max_minutes=None, progress=True, chunks=None) -> dict:
     """Fine-tune a copy of the target; report held-out loss on the new domain and on chat replies."""
     import copy
 
@@ -153,7 +153,7 @@ def lora(target: LoadedModel, run_dir, out_dir=None, steps: int = 120, batch: in
     train, held = chunks if chunks is not None else tl.docs_chunks(target.tokenizer, chunk)
     model = copy.deepcopy(target.model)      # frozen in the target's dtype; the LoRA matrices train in float32
     base_docs = tl.heldout_loss(model, held)
-    wrapped = tl.attach(model, rank, alpha)
+    wrapped = tl.attach(model, rank, alpha, tuple(modules))
     log = common.train(model, tl.make_loss(model, train, batch), run_dir, steps, lr=lr, max_minutes=max_minutes,
                        device=target.device, progress=progress, desc="lora",
                        eval_fn=lambda: {"docs_heldout_loss": round(tl.heldout_loss(model, held), 4)})
@@ -165,7 +165,7 @@ def lora(target: LoadedModel, run_dir, out_dir=None, steps: int = 120, batch: in
         extra["chat_heldout_loss_finetuned"] = round(tl.heldout_loss(model, reps, 1), 4)
         tl.detach(model, wrapped)
         extra["chat_heldout_loss_base"] = round(tl.heldout_loss(model, reps, 1), 4)
-    c = _card(target, None, log, kind="lora", rank=rank, alpha=alpha, modules=["q_proj", "v_proj"],
+    c = _card(target, None, log, kind="lora", rank=rank, alpha=alpha, modules=list(modules),
               data="Python reference documentation (pydoc_data.topics, shipped with Python)",
               tokens_per_step=batch * chunk, lr=lr, train_chunks=len(train),
               docs_heldout_loss_base=round(base_docs, 4), **log["eval"], **extra)

@@ -12,3 +12,10 @@ def test_quick_bench_on_the_default_model(tmp_path):
     assert main(["bench", "--quick", "--out", str(out)]) == 0  # fails when equality fails
     res = check_outputs(out, "bfloat16")
     assert all(e["ok"] for e in res["equality"])
+    # the shipped heads run as chains and as trees, side by side, and trees are checked for equality too
+    sp = res["speedup"]["greedy"]["per_workload"]
+    for chain, tree in (("medusa", "medusa-tree"), ("eagle", "eagle-tree")):
+        assert chain in sp and tree in sp
+        assert any(e["method"].startswith(tree) and e["dtype"] == "float32" for e in res["equality"])
+    assert res["v_tree"]
+    assert "## Learned proposers beside lookup; chain vs tree" in (out / "results.md").read_text()

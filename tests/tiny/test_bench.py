@@ -81,6 +81,35 @@ def test_v_is_measured_through_the_decode_loop_on_a_tiny_model():
     assert d.tokens.shape == (5,) and d.q is None and int(d.tokens.max()) < 50
 
 
+def _learned_results(sp_novel: dict, sp_copy: dict, sp_sampled: dict) -> dict:
+    """A minimal results dict: per label, one novel and one copy-heavy workload."""
+    def per_run(taus):
+        return {lab: {w: dict(tokens_per_pass=t, mean_k=4.0, engine="specviz") for w in ("story", "csv")}
+                for lab, t in taus.items()}
+    labs = sp_novel.keys()
+    by_kind = {lab: {"novel": sp_novel[lab], "copy-heavy": sp_copy[lab]} for lab in labs}
+    return {"meta": {"workloads": [["story", "novel"], ["csv", "copy-heavy"]]},
+            "per_run": {"greedy": per_run({lab: 2.0 for lab in labs}), "sampled": per_run({lab: 1.5 for lab in labs})},
+            "speedup": {"greedy": {"by_kind": by_kind},
+                        "sampled": {"by_kind": {lab: {"novel": sp_sampled[lab]} for lab in labs}}}}
+
+
+def test_learned_targets_take_the_best_proposer_and_check_each_on_copy_heavy():
+    res = _learned_results({"lookup": 3.0, "eagle": 1.3, "eagle-tree": 1.6, "medusa": 1.1},
+                           {"lookup": 3.0, "eagle": 1.25, "eagle-tree": 1.1, "medusa": 1.0},
+                           {"lookup": 1.0, "eagle": 1.21, "eagle-tree": 1.1, "medusa": 0.9})
+    got = []
+    bench_report.learned_targets(res, lambda name, v, thr, rule, note="": got.append((name, v, note)))
+    by = {n: (v, note) for n, v, note in got}
+    assert by["best learned proposer on novel workloads, × plain (greedy)"] == (1.6, "eagle-tree")  # lookup is not learned
+    assert by["best learned proposer on novel workloads, × plain (sampled)"] == (1.21, "eagle")
+    assert {n for n in by if "copy-heavy" in n} == {f"{m} on copy-heavy workloads, × plain (greedy)"
+                                                    for m in ("eagle", "eagle-tree", "medusa")}
+    table = "\n".join(bench_report.learned_table(res))
+    assert "| eagle-tree | 2.00 | 4.0 | 1.10 | 2.00 | 4.0 | 1.60 | 1.50 | 4.0 | 1.10 |" in table
+    assert table.index("| lookup |") < table.index("| eagle |") < table.index("| eagle-tree |")
+
+
 def test_failing_equality_makes_the_bench_exit_nonzero(capsys):
     from specviz.bench.main import report_failures
     good = compare_ids("w", "lookup", "float32", [1, 2], [1, 2], [30.0] * 2, [1.0] * 2, True)

@@ -149,6 +149,8 @@ def test_swap_verdict_states_the_measured_direction():
     medusa, lookup = E.swap_verdict(rows)
     assert medusa.startswith("medusa: τ 1.80 on the base → 1.20") and "dropped" in medusa and "40% → 10%" in medusa
     assert lookup.startswith("lookup:") and "held" in lookup
+    assert "75% of its gain over plain lost" in medusa          # 1 - (1.2 - 1) / (1.8 - 1)
+    assert E.gain_lost(2.0, 2.02) == pytest.approx(-0.02) and E.gain_lost(1.0, 1.5) != E.gain_lost(1.0, 1.5)  # nan
 
 
 def test_bench_rows_read_the_committed_results_file():
