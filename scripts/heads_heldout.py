@@ -1,8 +1,8 @@
-"""Held-out top-1 and Σ min(p, q) at T = 0.8 of shipped (or candidate) EAGLE / Medusa artefacts, on the
+"""Held-out top-1 and Σ min(p, q) at T = 0.8 of shipped (or candidate) EAGLE / Medusa / drafter artefacts, on the
 held-out sequences of one corpus folder, so artefacts trained on different corpora compare on the same text.
 
     .venv/bin/python scripts/heads_heldout.py --corpus runs/corpus,runs/corpus-s1 --folder corpus-s1 \
-        --models models runs/eagle-kl/models [--kinds eagle,medusa]
+        --models models runs/eagle-kl/models [--kinds eagle,medusa,drafter]
 
 The held-out split is the training jobs' own (6% of the sequences of --corpus, seed 0); only those from
 --folder are scored: a folder the older artefacts never saw (another prompt seed).
@@ -17,7 +17,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from specviz.engine import artifacts  # noqa: E402
 from specviz.engine.models import load_model  # noqa: E402
-from specviz.train import eagle as te, medusa as tm  # noqa: E402
+from specviz.train import drafter as td, eagle as te, medusa as tm  # noqa: E402
 from specviz.train.data import load_split  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -41,6 +41,10 @@ for folder in a.models:
             p = artifacts.load_eagle(t, folder)
             ev = te.evaluate(p.head.float(), t.model.get_input_embeddings(), p.out, held, train, 3)
             top1, ov = ev["heldout_top1_per_step"], ev["heldout_sum_min_pq_t08_per_step"]
+        elif kind == "drafter":   # loaded as the app loads it (layers in the target's dtype)
+            d = artifacts.load_drafter(t, folder)
+            ev = td.evaluate(d.model, d.model.lm_head, held, train)
+            top1, ov = [ev["heldout_top1"]], [ev["heldout_sum_min_pq_t08"]]
         else:
             p = artifacts.load_medusa(t, folder)
             ev = tm.evaluate(p.heads.float(), p.out, held, train)

@@ -45,11 +45,12 @@ def _wall(ref: dict, mode: str, label: str, w: str) -> float:
 
 
 def timed(plan, ref: dict, mode: str, trained: list[str]) -> float:
-    from specviz.bench.main import REFERENCE_LABELS
+    from specviz.bench.main import REFERENCE_LABELS, is_tree
     ws = [w for w in plan.workloads if mode == GREEDY or w.kind == "novel"]
     rounds = plan.repeats if mode == GREEDY else len(plan.seeds)
-    rows = ["plain", "lookup", *trained]
+    rows = ["plain", "lookup", *[m for m in trained if mode != GREEDY or not is_tree(m)]]
     refs = [x for x in REFERENCE_LABELS if x != "hf assisted (drafter)" or "draft" in trained]
+    refs += [m for m in trained if mode == GREEDY and is_tree(m)]    # trees run with the references
     total = 0.0
     for i in range(rounds):
         labels = rows + (refs if mode == GREEDY and i < plan.ref_repeats else [])
