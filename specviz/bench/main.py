@@ -7,7 +7,7 @@ Phases (each printed with its elapsed time; results are written even when a chec
      held out): greedy, and sampled on the novel kind. Grid: lookup k in {2,4,8} x n in {2,3,4} and
      adaptive k up to 16; the trained proposers k in {2,4} and adaptive k up to 8. Never picked from
      the timed repeats. The tree rows (the same Medusa and EAGLE heads drafting a tree) run at one
-     fixed shape (TREES), beside their chains.
+     fixed shape (TREE_DEPTH), beside their chains.
   3. greedy, timed: 3 interleaved repeats of every specviz method on every workload, one plain run
      per repeat shared by all; transformers' rows, 'lookup (recording off)' (references) and the tree
      rows in the first 2 repeats
@@ -41,7 +41,7 @@ from specviz.core.costmodel import draft_cost, plain_step_time
 from specviz.engine.costs import V_KS, measure_v
 from specviz.core.errors import InputError
 from specviz.teach.experiments import build_proposer
-from specviz.engine.methods import METHODS, encode_prompt
+from specviz.engine.methods import ARTIFACT, METHODS, encode_prompt
 from specviz.engine.models import DEFAULT, LoadedModel, load_model, load_tokenizer, resolve_dtype, tiny_llama
 from specviz.core.sampling import SamplingConfig
 
@@ -59,7 +59,7 @@ TRAINED_METHODS = ("draft", "medusa", "eagle")  # the trained proposers the benc
 # the same heads drafting a tree (one target pass verifies it with a tree mask), at a fixed shape, not
 # tuned: Medusa's 20-node static tree (depth <= 4, one level per head); EAGLE-2's dynamic tree of 20
 # nodes, depth <= 5, width 4 (proposers/medusa.py, proposers/eagle_tree.py)
-TREES = {"medusa": ("medusa-tree", 4), "eagle": ("eagle-tree", 5)}
+TREE_DEPTH = {"medusa-tree": 4, "eagle-tree": 5}    # its chain: engine.methods.ARTIFACT[tree]
 TREE_V_KS = (4, 8, 12, 16, 20, 24)       # v of a tree of m nodes is the entry for m - 1 drafted nodes
 REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf lookup (specviz's k)", "hf assisted (drafter)",
                     "lookup (recording off)")   # rows run in the first ref_repeats greedy repeats only
@@ -146,9 +146,8 @@ def trained_methods(env: Env, skipped: dict, keep: set | None = None, trees: boo
     """The trained proposers that build for this target (the others land in skipped, with why): the
     chains, then the trees of the chains that built (unless trees=False)."""
     out = []
-    names = list(TRAINED_METHODS) + ([TREES[m][0] for m in TRAINED_METHODS if m in TREES] if trees else [])
-    for m in names:
-        chain = next((c for c, (t, _) in TREES.items() if t == m), None)
+    for m in list(TRAINED_METHODS) + (list(TREE_DEPTH) if trees else []):
+        chain = ARTIFACT.get(m) if is_tree(m) else None
         if chain is not None and chain not in out:
             skipped.setdefault(m, f"its heads ({chain}) did not build or were left out")
             continue
@@ -171,11 +170,11 @@ def trained_methods(env: Env, skipped: dict, keep: set | None = None, trees: boo
 
 # -- the method grid ---------------------------------------------------------------------------------
 def is_tree(method: str) -> bool:
-    return any(t == method for t, _ in TREES.values())
+    return method in TREE_DEPTH
 
 
 def tree_spec(method: str) -> Spec:
-    return next(Spec(t, "specviz", t, depth) for t, depth in TREES.values() if t == method)
+    return Spec(method, "specviz", method, TREE_DEPTH[method])
 
 
 def candidates(method: str, quick: bool = False) -> list[Spec]:
@@ -371,7 +370,7 @@ def cmd_bench(a) -> int:
         from specviz.bench.estimate import estimate, reference
         ref = reference()
         methods = [m for m in TRAINED_METHODS if a.methods is None or m in a.methods.split(",")]
-        methods += [] if a.no_trees else [TREES[m][0] for m in methods if m in TREES]
+        methods += [] if a.no_trees else [t for t in TREE_DEPTH if ARTIFACT[t] in methods]
         phases = estimate(plan, ref, methods)
         for name, sec in phases.items():
             print(f"{name:28s} {sec / 60:5.1f} min")

@@ -11,9 +11,8 @@ import statistics
 
 FORMAT = 1
 GREEDY, SAMPLED = "greedy", "sampled"
-# the learned proposers (chains and the trees of the same heads) and the chain each tree belongs to
+# the learned proposers: chains, each followed by the tree of the same heads
 LEARNED = ("draft", "medusa", "medusa-tree", "eagle", "eagle-tree")
-TREE_OF = {"medusa": "medusa-tree", "eagle": "eagle-tree"}
 
 
 def _r(x, nd: int = 4):
@@ -40,8 +39,8 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     out = {"format": FORMAT, "meta": dict(b.meta), "skipped": dict(b.skipped),
            "v": {str(k): v for k, v in sorted(b.v.items())},
            "v_spread": {str(k): getattr(b.v, "spread", {}).get(k) for k in sorted(b.v)},
-           "v_tree": {str(k): v for k, v in sorted(getattr(b, "v_tree", {}).items())},
-           "v_tree_spread": {str(k): getattr(b.v_tree, "spread", {}).get(k) for k in sorted(getattr(b, "v_tree", {}))}}
+           "v_tree": {str(k): v for k, v in sorted(b.v_tree.items())},
+           "v_tree_spread": {str(k): getattr(b.v_tree, "spread", {}).get(k) for k in sorted(b.v_tree)}}
     out["meta"]["workloads"] = [[w.name, w.kind] for w in b.plan.workloads]  # a list: keeps the order
     out["meta"]["load_average"] = [dict(phase=p, at_s=t, load1=la) for p, t, la in b.load]
     plain_cv = [statistics.pstdev([r.wall_s for r in rs]) / statistics.mean([r.wall_s for r in rs])
