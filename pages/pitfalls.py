@@ -108,7 +108,9 @@ else:
         for what, msg in refusals.items():
             st.warning(f"Loading {what} — {msg}")
         st.caption("Greedy decoding, the same prompt and k on both checkpoints; lookup is the control: it has "
-                   "no weights to go stale.")
+                   "no weights to go stale. One prompt is one draw: the fine-tune also changes how often the "
+                   "greedy output repeats itself, which moves heads and lookup alike. The share lost over all "
+                   "eight workloads (medians, `scripts/coupling.py`) is in models/README.md.")
 
 # -- (c) why heads must be trained: the target's own first layers, untrained --------------------------
 st.header("c · Self-speculation by skipping layers, untrained")
