@@ -17,8 +17,9 @@ from specviz.core.sampling import SamplingConfig  # noqa: E402
 from specviz.engine import artifacts, workloads  # noqa: E402
 from specviz.engine.decode import DecodeConfig  # noqa: E402
 from specviz.engine.measure import interleaved, plain_config  # noqa: E402
-from specviz.engine.methods import encode_prompt, make_proposer  # noqa: E402
+from specviz.engine.methods import encode_prompt  # noqa: E402
 from specviz.engine.models import load_model  # noqa: E402
+from specviz.proposers.eagle_tree import EagleTree  # noqa: E402
 from specviz.proposers.medusa import MEDUSA_TREE, MedusaTree  # noqa: E402
 
 MEDUSA_SMALL = [(0,), (1,), (0, 0), (0, 1), (1, 0), (0, 0, 0), (0, 0, 1), (0, 0, 0, 0)]   # 8 nodes, depth 4
@@ -39,21 +40,19 @@ def cfg(k):
     return DecodeConfig(k=k, max_new_tokens=args.new, sampling=SamplingConfig(args.temp), seed=0, record=False)
 
 
-def eagle_tree(nodes, depth, width):
-    p = artifacts.load_eagle(t, tree=True)
-    p.max_nodes, p.depth, p.width = nodes, depth, width
-    return p
-
-
-medusa = artifacts.load_medusa(t)
+# every proposer is built once, from one load of each artifact: interleaved() resets it before each run
+eagle, medusa = artifacts.load_eagle(t), artifacts.load_medusa(t)
+trees = {f"eagle-tree {n} nodes d{d} w{w}" + (" (shipped)" if n == 20 else ""):
+         (EagleTree(eagle.head, eagle.embed, eagle.out, depth=d, width=w, nodes=n), cfg(d))
+         for n, d, w in EAGLE_SHAPES}
 contenders = {
-    "eagle k=2": (lambda: make_proposer("eagle", t), cfg(2)),
-    "medusa k=4": (lambda: make_proposer("medusa", t), cfg(4)),
-    "medusa-tree 8 nodes": (lambda: MedusaTree(medusa.heads, medusa.out, MEDUSA_SMALL), cfg(4)),
-    f"medusa-tree {len(MEDUSA_TREE)} nodes (shipped)": (lambda: MedusaTree(medusa.heads, medusa.out), cfg(4)),
-    **{f"eagle-tree {n} nodes d{d} w{w}" + (" (shipped)" if n == 20 else ""):
-       (lambda n=n, d=d, w=w: eagle_tree(n, d, w), cfg(d)) for n, d, w in EAGLE_SHAPES},
+    "eagle k=2": (eagle, cfg(2)),
+    "medusa k=4": (medusa, cfg(4)),
+    "medusa-tree 8 nodes": (MedusaTree(medusa.heads, medusa.out, MEDUSA_SMALL), cfg(4)),
+    f"medusa-tree {len(MEDUSA_TREE)} nodes (shipped)": (MedusaTree(medusa.heads, medusa.out), cfg(4)),
+    **trees,
 }
+contenders = {m: (lambda p=p: p, c) for m, (p, c) in contenders.items()}
 rows: dict = {}
 print("| workload | method | τ | drafted/pass | speedup |\n|---|---|---|---|---|")
 for name in args.workloads.split(","):
