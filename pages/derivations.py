@@ -18,8 +18,7 @@ with one:
 If each drafted position is kept with probability α, independently, a step keeps its first i drafts with
 probability α^i, and emits one more token of the target's own whatever happens. So
 
-$$E[\tau] = \sum_{i=0}^{k} P(\text{first } i \text{ drafts kept}) = 1 + \alpha + \alpha^2 + \dots + \alpha^k
-= \frac{1 - \alpha^{k+1}}{1 - \alpha}.$$
+$$E[\tau] = \sum_{i=0}^{k} P(\text{first } i \text{ drafts kept}) = 1 + \alpha + \alpha^2 + \dots + \alpha^k = \frac{1 - \alpha^{k+1}}{1 - \alpha}.$$
 
 Each term is a probability at most 1, so E[τ] < k + 1, and as k grows E[τ] approaches 1 ÷ (1 − α): at α = 0.8 no k
 gets past 5 tokens per pass.""")
@@ -27,8 +26,8 @@ gets past 5 tokens per pass.""")
     alpha = c1.slider("α", 0.0, 0.99, 0.7, 0.01, key="der_alpha")
     k = c2.slider("k", 1, 16, 4, key="der_k")
     terms = D.series_terms(alpha, k)
-    st.dataframe(pd.DataFrame({"i": range(k + 1), "α^i = P(first i kept)": [f"{t:.3f}" for t in terms]}).T,
-                 width="stretch")
+    st.dataframe(pd.DataFrame([[f"{t:.3f}" for t in terms]], index=["α^i = P(first i kept)"],
+                              columns=[f"i = {i}" for i in range(k + 1)]), width="stretch")
     st.markdown(f"Sum: **{sum(terms):.3f}** = (1 − α^(k+1)) ÷ (1 − α) = "
                 f"**{(1 - alpha ** (k + 1)) / (1 - alpha):.3f}**; the limit 1 ÷ (1 − α) = **{1 / (1 - alpha):.2f}**.")
     st.markdown("**Now on the real model.** Lookup on a copy-heavy prompt, greedy, k = 4: α is estimated as "
