@@ -103,8 +103,9 @@ GAP_REASONS = [
     "k tokens costs about one pass and the drafter is a tiny fraction.",
     "Drafter cost c: here a 2-layer drafter costs about a tenth of a target step or more (the output layer over "
     "49,152 tokens dominates); against a 70B target a 1B drafter costs a few percent.",
-    "Training: this app's heads and drafter were trained for minutes on ~70K tokens; the papers' for hours or days "
-    "on large chat corpora, so their acceptance is far higher.",
+    "Training: this app's heads and drafter were trained for under an hour each on a CPU, on about 0.4M tokens of "
+    "the target's own replies (models/README.md); the papers' for hours or days on GPUs and large chat corpora, so "
+    "their acceptance is far higher.",
     "Batch: every number here is batch 1; the papers report latency at small batches too, and gains shrink as the "
     "batch grows (measured above).",
 ]
