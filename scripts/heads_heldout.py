@@ -2,10 +2,11 @@
 held-out sequences of one corpus folder, so artefacts trained on different corpora compare on the same text.
 
     .venv/bin/python scripts/heads_heldout.py --corpus runs/corpus,runs/corpus-s1 --folder corpus-s1 \
-        --models models runs/eagle-kl/models [--kinds eagle,medusa,drafter]
+        --models models runs/eagle-kl/models [--kinds eagle,medusa,drafter] [--unseen-by runs/corpus,...]
 
-The held-out split is the training jobs' own (6% of the sequences of --corpus, seed 0); only those from
---folder are scored: a folder the older artefacts never saw (another prompt seed).
+The held-out split is the training jobs' own (a hash of the prompt: 6% of distinct prompts); only sequences
+from --folder are scored. --unseen-by drops every sequence whose prompt occurs anywhere in those folders, so
+artefacts trained on them (under any split) are scored on prompts they never saw.
 """
 import argparse
 import json
@@ -18,18 +19,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from specviz.engine import artifacts  # noqa: E402
 from specviz.engine.models import load_model  # noqa: E402
 from specviz.train import drafter as td, eagle as te, medusa as tm  # noqa: E402
-from specviz.train.data import load_split  # noqa: E402
+from specviz.train import corpus  # noqa: E402
+from specviz.train.data import load_split, prompt_key  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 ap.add_argument("--corpus", required=True)
 ap.add_argument("--folder", required=True)
 ap.add_argument("--models", nargs="+", default=["models"])
 ap.add_argument("--kinds", default="eagle")
+ap.add_argument("--unseen-by", default="", help="folders whose prompts are left out of the scoring")
 a = ap.parse_args()
 
 t = load_model("default", "cpu", "bfloat16")
 train, held = load_split(a.corpus)
 held = [s for s in held if s["folder"] == a.folder]
+if a.unseen_by:
+    seen = corpus.prompt_keys(a.unseen_by)
+    held = [s for s in held if prompt_key(s) not in seen]
 print(f"{len(held)} held-out sequences from {a.folder}", file=sys.stderr)
 rows = []
 for folder in a.models:

@@ -86,8 +86,9 @@ def build(target: LoadedModel, out_dir: str | Path, n_prompts: int = 480, batch:
     meta = build_from_ids(target, [encoded[i] for i in order], [prompts[i][0] == COPY for i in order],
                           out_dir, batch, max_new, seed, sampled_share, temperature, progress=progress,
                           max_minutes=max_minutes)
-    kinds = [k for k, _ in prompts]
-    meta.update(n_prompts=n_prompts, copy_prompts=kinds.count(COPY), novel_prompts=len(kinds) - kinds.count(COPY))
+    # the prompts answered so far (a run stopped by max_minutes has answered only some of n_prompts)
+    meta.update(n_prompts=meta["sequences"], copy_prompts=meta["copy_sequences"],
+                novel_prompts=meta["sequences"] - meta["copy_sequences"], prompt_set_size=n_prompts)
     (Path(out_dir) / "meta.json").write_text(json.dumps(meta, indent=1))
     return meta
 
@@ -158,13 +159,27 @@ def shards(corpus_dir: str | Path) -> list[Path]:
 
 
 def summarize(corpus_dir: str | Path) -> dict:
-    n_tok = n_reply = n_seq = 0
+    n_tok = n_reply = n_seq = n_copy = 0
     for p in shards(corpus_dir):
         d = load_file(str(p))
         n_tok += len(d["ids"])
         n_seq += len(d["prompt_len"])
+        n_copy += int(d["copy"].sum())
         n_reply += int((d["starts"][1:] - d["starts"][:-1]).sum() - d["prompt_len"].sum())
-    return dict(shards=len(shards(corpus_dir)), sequences=n_seq, tokens=n_tok, reply_tokens=n_reply)
+    return dict(shards=len(shards(corpus_dir)), sequences=n_seq, tokens=n_tok, reply_tokens=n_reply,
+                copy_sequences=n_copy)
+
+
+def prompt_keys(corpus_dir: str | Path) -> set[bytes]:
+    """The distinct prompts of a corpus, as token-id bytes (reads only the ids, not the features)."""
+    from safetensors import safe_open
+
+    keys = set()
+    for p in shards(corpus_dir):
+        with safe_open(str(p), "pt") as f:
+            ids, st, pl = f.get_tensor("ids"), f.get_tensor("starts").tolist(), f.get_tensor("prompt_len").tolist()
+        keys |= {ids[a:a + n].to(torch.int32).numpy().tobytes() for a, n in zip(st[:-1], pl)}
+    return keys
 
 
 def load(corpus_dir: str | Path, keys=("ids", "hidden", "label")) -> list[dict]:
@@ -193,6 +208,7 @@ def data_card(corpus_dir: str | Path) -> str:
     rows = ["| folder | seed | prompts (copy-heavy / novel) | sequences | tokens | reply tokens | batch | "
             "max new | sampled share (T) | wall (min) | made on | finished (UTC) |", "|" + "---|" * 12]
     tot = dict(sequences=0, tokens=0, reply_tokens=0, wall=0.0)
+    n_distinct = len(prompt_keys(corpus_dir))
     for d in dirs(corpus_dir):
         m = folder_meta(d)
         wall = m.get("wall_s_total", m.get("last_run_wall_s", 0.0))
@@ -216,12 +232,13 @@ def data_card(corpus_dir: str | Path) -> str:
         "it. Replies are generated in batches with left padding (greedy, or sampled at T = 0.8 for the "
         "sampled share of batches), cut after the first end-of-turn token; a teacher-forced batched pass then "
         "stores, for every token, the target's final hidden state (bfloat16), its greedy next token and its "
-        "top-8 logits. The training jobs hold out 6% of the sequences (seed 0), so held-out prompts are "
-        "never trained on.",
+        "top-8 logits. The training jobs hold out every sequence of 6% of the distinct prompts, picked by a "
+        "hash of the prompt's tokens: a prompt asked twice (in one folder or in two) is never on both sides, "
+        "so held-out prompts are never trained on.",
         "",
         *rows,
-        f"| **total** | | | {tot['sequences']:,} | {tot['tokens']:,} | {tot['reply_tokens']:,} | | | | "
-        f"{tot['wall'] / 60:.1f} | | |",
+        f"| **total** | | {n_distinct:,} distinct | {tot['sequences']:,} | {tot['tokens']:,} | "
+        f"{tot['reply_tokens']:,} | | | | {tot['wall'] / 60:.1f} | | |",
         "",
         "Regenerate (resumable; shards on disk are skipped): `python -m specviz train corpus --prompts N "
         "--batch 32 --max-new-tokens 160 --seed S --run runs/corpus-sS`, then this card with "

@@ -1,18 +1,40 @@
 """Corpus -> training tensors: the held-out split, the draft vocabulary, per-position labels."""
 from __future__ import annotations
 
+import hashlib
+
 import torch
 
 from specviz.proposers.vocab import frequent_ids
 from specviz.train import corpus
-from specviz.train.common import split
 
 SYSTEM_TOKENS = 20  # every chat prompt starts with the same system message; not worth training on
+HELDOUT = 0.06      # share of distinct prompts held out
 
 
-def load_split(corpus_dir: str, keys=("ids", "hidden", "label"), seed: int = 0):
-    seqs = corpus.load(corpus_dir, keys)
-    return split(seqs, seed=seed)
+def prompt_key(s: dict) -> bytes:
+    """The prompt's token ids as bytes: equal prompts (from any folder or seed) give equal keys."""
+    return s["ids"][: s["prompt_len"]].to(torch.int32).numpy().tobytes()
+
+
+def _hash(s: dict) -> float:
+    """A stable number in [0, 1) per prompt."""
+    return int.from_bytes(hashlib.blake2b(prompt_key(s), digest_size=8).digest(), "big") / 2 ** 64
+
+
+def split_by_prompt(seqs: list[dict], heldout: float = HELDOUT) -> tuple[list[dict], list[dict]]:
+    """Held out by a hash of the prompt, not by position in the corpus: a prompt asked twice (greedy
+    replies to it are identical) is never on both sides, and adding folders moves nothing across.
+    A corpus too small to hold any prompt out gives up its lowest-hash prompt."""
+    h = [_hash(s) for s in seqs]
+    lowest = min(h, default=0.0)
+    held = [x < heldout or (lowest >= heldout and x == lowest) for x in h]
+    return [s for s, f in zip(seqs, held) if not f], [s for s, f in zip(seqs, held) if f]
+
+
+def load_split(corpus_dir: str, keys=("ids", "hidden", "label")):
+    """(train, held-out) sequences of one corpus (one folder or several, comma-separated)."""
+    return split_by_prompt(corpus.load(corpus_dir, keys))
 
 
 def draft_vocab(train: list[dict], size: int, vocab_size: int, always=()) -> torch.Tensor:

@@ -10,7 +10,7 @@ from specviz.engine import artifacts
 from specviz.proposers.draft_model import build_drafter
 from specviz.engine.models import LoadedModel
 from specviz.train import common, corpus as corpus_mod
-from specviz.train.data import draft_vocab, load_split
+from specviz.train.data import HELDOUT, draft_vocab, load_split
 
 
 def _corpus_info(corpus_dir) -> dict:
@@ -20,9 +20,11 @@ def _corpus_info(corpus_dir) -> dict:
         info = corpus_mod.folder_meta(d)
         infos.append({k: info[k] for k in ("shards", "sequences", "tokens", "reply_tokens", "seed", "temperature",
                                            "sampled_share", "n_prompts") if k in info})
+    split = {"heldout_split": f"prompt hash, {HELDOUT:.0%} of distinct prompts"}
     if len(infos) == 1:
-        return infos[0]
-    out = {k: sum(i.get(k, 0) for i in infos) for k in ("shards", "sequences", "tokens", "reply_tokens", "n_prompts")}
+        return {**infos[0], **split}
+    sizes = ("shards", "sequences", "tokens", "reply_tokens", "n_prompts")
+    out = {**split, **{k: sum(i.get(k, 0) for i in infos) for k in sizes}}
     out.update(seeds=[i.get("seed") for i in infos], temperature=infos[0].get("temperature"),
                sampled_share=infos[0].get("sampled_share"))
     return out

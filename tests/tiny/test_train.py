@@ -165,7 +165,9 @@ def test_a_corpus_may_span_several_folders(tiny, tmp_path):
 def test_data_card_names_each_folder_and_the_total(tiny, tmp_path):
     target, folder, meta = tiny
     card = corpus.data_card(str(folder))
-    assert folder.name in card and f"| **total** | | | {meta['sequences']:,} | {meta['tokens']:,} |" in card
+    n = len(corpus.prompt_keys(folder))
+    assert 0 < n <= meta["sequences"]
+    assert folder.name in card and f"| **total** | | {n:,} distinct | {meta['sequences']:,} | {meta['tokens']:,} |" in card
     from specviz.cli import main
     assert main(["train", "card", "--corpus", str(tmp_path / "none"), "--out", str(tmp_path / "c.md")]) == 2
     assert main(["train", "card", "--corpus", str(folder), "--out", str(tmp_path / "c.md")]) == 0
