@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
+import sys
 import time
 from pathlib import Path
 from typing import Callable
 
 import torch
 from safetensors.torch import load_file, save_file
+
+
+def cli_command() -> str | None:
+    """The `python -m specviz ...` line running now (a card records what made its artifact), else None."""
+    argv = sys.argv
+    main = os.path.join("specviz", "__main__.py")
+    return "python -m specviz " + " ".join(argv[1:]) if argv and argv[0].endswith(main) else None
 
 
 def set_threads(n: int | None) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime
 import json
 import platform
-import sys
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from specviz.engine.models import LoadedModel
+from specviz.train.common import cli_command
 from specviz.train.prompts import COPY, make_prompts
 
 TOPK = 8
@@ -144,7 +144,7 @@ def build_from_ids(target: LoadedModel, encoded: list[list[int]], is_copy: list[
                 machine=platform.processor() or platform.machine(),
                 finished_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M") if made
                 else old.get("finished_utc", "not recorded"),
-                command=" ".join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith("__main__.py") else None)
+                command=cli_command())
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     return meta
 

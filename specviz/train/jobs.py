@@ -20,7 +20,8 @@ def _corpus_info(corpus_dir) -> dict:
         info = corpus_mod.folder_meta(d)
         infos.append({k: info[k] for k in ("shards", "sequences", "tokens", "reply_tokens", "seed", "temperature",
                                            "sampled_share", "n_prompts") if k in info})
-    split = {"heldout_split": f"prompt hash, {HELDOUT:.0%} of distinct prompts"}
+    split = {"heldout_split": f"prompt hash, {HELDOUT:.0%} of distinct prompts",
+             "folders": [str(d) for d in corpus_mod.dirs(corpus_dir)]}
     if len(infos) == 1:
         return {**infos[0], **split}
     sizes = ("shards", "sequences", "tokens", "reply_tokens", "n_prompts")
@@ -43,7 +44,7 @@ def _card(target: LoadedModel, corpus_dir, log: dict, **extra) -> dict:
         final_loss=round(sum(tail) / len(tail), 4), first_loss=losses[0] if losses else None,
         stopped_early=bool(log.get("stopped_early")),
         trained_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        **extra)
+        command=common.cli_command(), **extra)
 
 
 def _vocab(target, train, size):

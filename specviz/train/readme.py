@@ -57,6 +57,30 @@ def tables(eval_dir) -> str:
     return "\n\n".join(out)
 
 
+def _cli(line: str) -> str:
+    return line if line.startswith("python") else f"python -m specviz {line}"
+
+
+def reproduce(cards: dict) -> str:
+    """Corpus commands (from each folder's meta.json, where the folder is on this machine), then one per card."""
+    lines, seen = [], []
+    for c in cards.values():
+        for d in (c.get("corpus") or {}).get("folders", []):
+            if d not in seen:
+                seen.append(d)
+                m = Path(d) / "meta.json"
+                cmd = json.loads(m.read_text()).get("command") if m.exists() else None
+                lines.append(_cli(cmd) if cmd else f"# {d}: no command recorded (not on this machine, or made "
+                             "outside the CLI); models/corpus.md has its recipe")
+    if seen:
+        lines.append(f"python -m specviz train card --corpus {','.join(seen)}    # models/corpus.md")
+    for n, c in cards.items():
+        lines.append(_cli(c["command"]) if c.get("command") else
+                     f"# {n}: no command recorded (trained before cards kept one, or outside the CLI); "
+                     "its card has steps, lr, tokens per step")
+    return "\n".join(lines)
+
+
 def write(folder=None, eval_dir="runs/eval", notes: str = "") -> str:
     folder = Path(folder) if folder else artifacts.MODELS_DIR
     cards = _cards(folder)
@@ -92,20 +116,14 @@ emitted ÷ target passes; α = accepted ÷ tested, α̂ = accepted ÷ drafted.
 
 ## Reproduce
 
+The commands that made the corpus and each shipped artifact, as their meta files and cards recorded them:
+
 ```
-python -m specviz train corpus --prompts 640 --batch 32 --max-new-tokens 160 --seed 0 --run runs/corpus
-python -m specviz train corpus --prompts 960 --batch 32 --max-new-tokens 160 --seed 1 --run runs/corpus-s1
-python -m specviz train card   --corpus runs/corpus,runs/corpus-s1          # models/corpus.md
-python -m specviz train eagle  --corpus runs/corpus,runs/corpus-s1 --loss kl --threads 1 --steps 3000 \
-    --tokens-per-step 512 --passes 2 --max-minutes 24
-# the Medusa heads, drafter and LoRA cards were trained earlier, on a 55,880-token corpus (see each card):
-python -m specviz train medusa  --threads 1 --steps 300 --tokens-per-step 512
-python -m specviz train drafter --threads 1 --steps 300 --tokens-per-step 512 --max-minutes 14
-python -m specviz train lora    --threads 1 --steps 80 --batch 1 --chunk 128
-python -m specviz train readme                                              # this file, notes from models/notes.md
+{reproduce(cards)}
+python -m specviz train readme                       # this file; its notes come from models/notes.md
 ```
 Every job resumes from its run folder (runs/<job>/ckpt.*) when started again; add `--device cuda`
-on a GPU. `--threads 1` lets two jobs train side by side on 2 cores (the CE and KL heads above ran that way).
+on a GPU. `--threads 1` lets two jobs train side by side on 2 cores.
 """
     (folder / "README.md").write_text(text)
     return text

@@ -138,8 +138,9 @@ def test_sum_min_is_the_overlap_of_p_and_q():
     assert torch.allclose(sum_min(h, torch.zeros(6, 1), sub), p[:, 3], atol=1e-6)
 
 
-def test_eagle_kl_learns_the_targets_distribution(tiny, tmp_path):
+def test_eagle_kl_learns_the_targets_distribution(tiny, tmp_path, monkeypatch):
     target, folder, _ = tiny
+    monkeypatch.setattr("sys.argv", ["/x/specviz/__main__.py", "train", "eagle", "--loss", "kl"])
     c = jobs.eagle(target, folder, tmp_path / "run", tmp_path / "models", steps=150, tokens=256, lr=3e-3,
                    vocab=96, progress=False, mode="kl")
     b, a = _fell(c, "heldout_sum_min_pq_t08_per_step", "heldout_sum_min_pq_t08_per_step", 0)
@@ -150,6 +151,7 @@ def test_eagle_kl_learns_the_targets_distribution(tiny, tmp_path):
     row = next(r for r in text.splitlines() if r.startswith("| eagle |"))
     assert "kl loss" in row and str(c["heldout"]["heldout_sum_min_pq_t08_per_step"]) in row
     assert "NOTES" in text and "bench/results.md" in text and (tmp_path / "models" / "README.md").exists()
+    assert f"# {folder}: no command recorded" in text and "\npython -m specviz train eagle --loss kl\n" in text
 
 
 def test_a_corpus_may_span_several_folders(tiny, tmp_path):
