@@ -19,11 +19,13 @@ from specviz.engine.decode import DecodeConfig  # noqa: E402
 from specviz.engine.measure import interleaved, plain_config  # noqa: E402
 from specviz.engine.methods import encode_prompt  # noqa: E402
 from specviz.engine.models import load_model  # noqa: E402
+from specviz.proposers import eagle_tree  # noqa: E402
 from specviz.proposers.eagle_tree import EagleTree  # noqa: E402
-from specviz.proposers.medusa import MEDUSA_TREE, MedusaTree  # noqa: E402
+from specviz.proposers.medusa import MEDUSA_TREE, MEDUSA_TREE_20, MedusaTree  # noqa: E402
 
-MEDUSA_SMALL = [(0,), (1,), (0, 0), (0, 1), (1, 0), (0, 0, 0), (0, 0, 1), (0, 0, 0, 0)]   # 8 nodes, depth 4
 EAGLE_SHAPES = [(8, 4, 2), (12, 5, 3), (20, 5, 4), (32, 6, 4)]                           # (nodes, depth, width)
+MEDUSA_SHAPES = {"8 nodes": MEDUSA_TREE, "20 nodes": MEDUSA_TREE_20}
+SHIPPED = " (shipped)"
 
 a = argparse.ArgumentParser()
 a.add_argument("--new", type=int, default=64)
@@ -42,14 +44,15 @@ def cfg(k):
 
 # every proposer is built once, from one load of each artifact: interleaved() resets it before each run
 eagle, medusa = artifacts.load_eagle(t), artifacts.load_medusa(t)
-trees = {f"eagle-tree {n} nodes d{d} w{w}" + (" (shipped)" if n == 20 else ""):
+trees = {f"eagle-tree {n} nodes d{d} w{w}" + (SHIPPED if (n, d, w) == (eagle_tree.NODES, eagle_tree.DEPTH,
+                                                                      eagle_tree.WIDTH) else ""):
          (EagleTree(eagle.head, eagle.embed, eagle.out, depth=d, width=w, nodes=n), cfg(d))
          for n, d, w in EAGLE_SHAPES}
 contenders = {
     "eagle k=2": (eagle, cfg(2)),
     "medusa k=4": (medusa, cfg(4)),
-    "medusa-tree 8 nodes": (MedusaTree(medusa.heads, medusa.out, MEDUSA_SMALL), cfg(4)),
-    f"medusa-tree {len(MEDUSA_TREE)} nodes (shipped)": (MedusaTree(medusa.heads, medusa.out), cfg(4)),
+    **{f"medusa-tree {n}" + (SHIPPED if paths == MEDUSA_TREE else ""): (MedusaTree(medusa.heads, medusa.out, paths),
+                                                                     cfg(4)) for n, paths in MEDUSA_SHAPES.items()},
     **trees,
 }
 contenders = {m: (lambda p=p: p, c) for m, (p, c) in contenders.items()}

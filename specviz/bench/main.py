@@ -57,8 +57,8 @@ QUICK_KS, QUICK_NS = (2,), (3,)          # --quick: k = 2 and adaptive only, to 
 QUICK_V_KS = (1, 4, 16)                  # --quick: v(k) at a few sizes (interpolated between)
 TRAINED_METHODS = ("draft", "medusa", "eagle")  # the trained proposers the bench runs when they build
 # the same heads drafting a tree (one target pass verifies it with a tree mask), at a fixed shape, not
-# tuned: Medusa's 20-node static tree (depth <= 4, one level per head); EAGLE-2's dynamic tree of 20
-# nodes, depth <= 5, width 4 (proposers/medusa.py, proposers/eagle_tree.py)
+# tuned here: Medusa's 8-node static tree (depth <= 4, one level per head); EAGLE-2's dynamic tree of 12
+# nodes, depth <= 5, width 3 (proposers/medusa.py, proposers/eagle_tree.py; chosen by scripts/tree_shape.py)
 TREE_DEPTH = {"medusa-tree": 4, "eagle-tree": 5}    # its chain: engine.methods.ARTIFACT[tree]
 TREE_V_KS = (4, 8, 12, 16, 20, 24)       # v of a tree of m nodes is the entry for m - 1 drafted nodes
 REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf lookup (specviz's k)", "hf assisted (drafter)",

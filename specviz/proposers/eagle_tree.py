@@ -14,10 +14,15 @@ from specviz.proposers.base import Context, Draft, empty_draft
 from specviz.proposers.eagle import Eagle
 
 
+# the default shape: 12 nodes, depth <= 5, width 3. On the 2-core CPU 8-12 nodes beat 20 and 32 (a bigger
+# tree keeps more per pass but its verify pass costs more than that buys: scripts/tree_shape.py)
+NODES, DEPTH, WIDTH = 12, 5, 3
+
+
 class EagleTree(Eagle):
     name = "eagle-tree"
 
-    def __init__(self, *args, depth: int = 5, width: int = 4, nodes: int = 20, **kw):
+    def __init__(self, *args, depth: int = DEPTH, width: int = WIDTH, nodes: int = NODES, **kw):
         kw.setdefault("name", "eagle-tree")
         super().__init__(*args, **kw)
         self.depth, self.width, self.max_nodes = depth, width, nodes
