@@ -206,7 +206,7 @@ def folder_meta(folder: Path) -> dict:
 def data_card(corpus_dir: str | Path) -> str:
     """models/corpus.md: what the shipped proposers were trained on (the corpus itself is not committed)."""
     rows = ["| folder | seed | prompts (copy-heavy / novel) | sequences | tokens | reply tokens | batch | "
-            "max new | sampled share (T) | wall (min) | made on | finished (UTC) |", "|" + "---|" * 12]
+            "max new | sampled share (T) | wall (min) | reply tokens/s | made on | finished (UTC) |", "|" + "---|" * 13]
     tot = dict(sequences=0, tokens=0, reply_tokens=0, wall=0.0)
     n_distinct = len(prompt_keys(corpus_dir))
     for d in dirs(corpus_dir):
@@ -220,7 +220,7 @@ def data_card(corpus_dir: str | Path) -> str:
         rows.append(f"| {d.name} | {m.get('seed', '?')} | {mix} | {m['sequences']:,} | {m['tokens']:,} | "
                     f"{m['reply_tokens']:,} | {m.get('batch', '?')} | {m.get('max_new_tokens', '?')} | "
                     f"{m.get('sampled_share', '?')} ({m.get('temperature', '?')}) | {wall / 60:.1f} | "
-                    f"{m.get('device', '?')}, {m.get('threads', '?')} threads, {m.get('machine', '?')} | "
+                    f"{m['reply_tokens'] / wall if wall else float('nan'):.0f} | {m.get('device', '?')}, {m.get('threads', '?')} threads, {m.get('machine', '?')} | "
                     f"{m.get('finished_utc', '?')} |")
     return "\n".join([
         "# Data card: the self-distillation corpus",
@@ -234,11 +234,13 @@ def data_card(corpus_dir: str | Path) -> str:
         "stores, for every token, the target's final hidden state (bfloat16), its greedy next token and its "
         "top-8 logits. The training jobs hold out every sequence of 6% of the distinct prompts, picked by a "
         "hash of the prompt's tokens: a prompt asked twice (in one folder or in two) is never on both sides, "
-        "so held-out prompts are never trained on.",
+        "so held-out prompts are never trained on. Wall time includes the labelling pass; reply tokens/s is "
+        "reply tokens ÷ wall time (generation and labelling together).",
         "",
         *rows,
         f"| **total** | | {n_distinct:,} distinct | {tot['sequences']:,} | {tot['tokens']:,} | "
-        f"{tot['reply_tokens']:,} | | | | {tot['wall'] / 60:.1f} | | |",
+        f"{tot['reply_tokens']:,} | | | | {tot['wall'] / 60:.1f} | "
+        f"{tot['reply_tokens'] / tot['wall'] if tot['wall'] else float('nan'):.0f} | | |",
         "",
         "Regenerate (resumable; shards on disk are skipped): `python -m specviz train corpus --prompts N "
         "--batch 32 --max-new-tokens 160 --seed S --run runs/corpus-sS`, then this card with "
