@@ -117,12 +117,14 @@ def _target(a):
 def cmd_card(a) -> int:
     from pathlib import Path
 
+    from specviz.engine import artifacts
     from specviz.train import corpus
 
     if not corpus.shards(a.corpus):
         print(f"specviz: error: no corpus shards in {a.corpus}", file=sys.stderr)
         return 2
-    Path(a.out).write_text(corpus.data_card(a.corpus))
+    cards = {n: artifacts.card(n) for n, ok in artifacts.available().items() if ok}
+    Path(a.out).write_text(corpus.data_card(a.corpus, cards))
     print(f"wrote {a.out}")
     return 0
 

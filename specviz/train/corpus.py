@@ -203,10 +203,26 @@ def folder_meta(folder: Path) -> dict:
     return json.loads(meta.read_text()) if meta.exists() else summarize(folder)
 
 
-def data_card(corpus_dir: str | Path) -> str:
-    """models/corpus.md: what the shipped proposers were trained on (the corpus itself is not committed)."""
+def trained_on(folder: Path, meta: dict, cards: dict) -> str:
+    """The shipped artifacts whose card lists this folder (or, for cards older than that field, its seed)."""
+    out = []
+    for name, c in cards.items():
+        info = c.get("corpus") or {}
+        if "folders" in info:
+            hit = any(Path(f).name == folder.name for f in info["folders"])
+        else:
+            hit = meta.get("seed") in info.get("seeds", [info.get("seed")])
+        out += [name] if hit else []
+    return ", ".join(out) or "–"
+
+
+def data_card(corpus_dir: str | Path, cards: dict | None = None) -> str:
+    """models/corpus.md: the corpus folders, and which shipped artifacts (`cards`) trained on each (the corpus
+    itself is not committed)."""
+    cards = cards or {}
     rows = ["| folder | seed | prompts (copy-heavy / novel) | sequences | tokens | reply tokens | batch | "
-            "max new | sampled share (T) | wall (min) | reply tokens/s | made on | finished (UTC) |", "|" + "---|" * 13]
+            "max new | sampled share (T) | wall (min) | reply tokens/s | made on | finished (UTC) | "
+            "shipped artifacts trained on it |", "|" + "---|" * 14]
     tot = dict(sequences=0, tokens=0, reply_tokens=0, wall=0.0)
     n_distinct = len(prompt_keys(corpus_dir))
     for d in dirs(corpus_dir):
@@ -221,7 +237,7 @@ def data_card(corpus_dir: str | Path) -> str:
                     f"{m['reply_tokens']:,} | {m.get('batch', '?')} | {m.get('max_new_tokens', '?')} | "
                     f"{m.get('sampled_share', '?')} ({m.get('temperature', '?')}) | {wall / 60:.1f} | "
                     f"{m['reply_tokens'] / wall if wall else float('nan'):.0f} | {m.get('device', '?')}, {m.get('threads', '?')} threads, {m.get('machine', '?')} | "
-                    f"{m.get('finished_utc', '?')} |")
+                    f"{m.get('finished_utc', '?')} | {trained_on(d, m, cards)} |")
     return "\n".join([
         "# Data card: the self-distillation corpus",
         "",
@@ -240,7 +256,7 @@ def data_card(corpus_dir: str | Path) -> str:
         *rows,
         f"| **total** | | {n_distinct:,} distinct | {tot['sequences']:,} | {tot['tokens']:,} | "
         f"{tot['reply_tokens']:,} | | | | {tot['wall'] / 60:.1f} | "
-        f"{tot['reply_tokens'] / tot['wall'] if tot['wall'] else float('nan'):.0f} | | |",
+        f"{tot['reply_tokens'] / tot['wall'] if tot['wall'] else float('nan'):.0f} | | | |",
         "",
         "Regenerate (resumable; shards on disk are skipped): `python -m specviz train corpus --prompts N "
         "--batch 32 --max-new-tokens 160 --seed S --run runs/corpus-sS`, then this card with "

@@ -173,4 +173,15 @@ def test_data_card_names_each_folder_and_the_total(tiny, tmp_path):
     from specviz.cli import main
     assert main(["train", "card", "--corpus", str(tmp_path / "none"), "--out", str(tmp_path / "c.md")]) == 2
     assert main(["train", "card", "--corpus", str(folder), "--out", str(tmp_path / "c.md")]) == 0
-    assert (tmp_path / "c.md").read_text() == card
+    from specviz.engine import artifacts
+    shipped = {n: artifacts.card(n) for n, ok in artifacts.available().items() if ok}
+    assert (tmp_path / "c.md").read_text() == corpus.data_card(str(folder), shipped)
+
+
+def test_data_card_says_which_artifacts_trained_on_each_folder(tiny):
+    _, folder, meta = tiny
+    cards = {"eagle": {"corpus": {"folders": [f"runs/{folder.name}", "runs/other"]}},
+             "medusa": {"corpus": {"seeds": [meta["seed"], 7]}},          # a card from before "folders"
+             "drafter": {"corpus": {"folders": ["runs/other"]}}, "lora": {"corpus": None}}
+    row = next(r for r in corpus.data_card(str(folder), cards).splitlines() if r.startswith(f"| {folder.name} |"))
+    assert row.endswith("| eagle, medusa |")
