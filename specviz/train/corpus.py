@@ -182,6 +182,23 @@ def prompt_keys(corpus_dir: str | Path) -> set[bytes]:
     return keys
 
 
+def duplicates(corpus_dir: str | Path) -> tuple[int, int]:
+    """(sequences that repeat an earlier one word for word, their reply tokens): greedy answers to a prompt
+    asked twice are identical, so they add no new text."""
+    from safetensors import safe_open
+
+    seen, n, reply = set(), 0, 0
+    for p in shards(corpus_dir):
+        with safe_open(str(p), "pt") as f:
+            ids, st, pl = f.get_tensor("ids"), f.get_tensor("starts").tolist(), f.get_tensor("prompt_len").tolist()
+        for a, b, m in zip(st[:-1], st[1:], pl):
+            key = ids[a:b].numpy().tobytes()
+            if key in seen:
+                n, reply = n + 1, reply + (b - a - m)
+            seen.add(key)
+    return n, reply
+
+
 def load(corpus_dir: str | Path, keys=("ids", "hidden", "label")) -> list[dict]:
     """One dict per sequence: the requested per-token tensors plus prompt_len and copy."""
     seqs = []
@@ -225,6 +242,7 @@ def data_card(corpus_dir: str | Path, cards: dict | None = None) -> str:
             "shipped artifacts trained on it |", "|" + "---|" * 14]
     tot = dict(sequences=0, tokens=0, reply_tokens=0, wall=0.0)
     n_distinct = len(prompt_keys(corpus_dir))
+    n_dup, dup_reply = duplicates(corpus_dir)
     for d in dirs(corpus_dir):
         m = folder_meta(d)
         wall = m.get("wall_s_total", m.get("last_run_wall_s", 0.0))
@@ -258,7 +276,11 @@ def data_card(corpus_dir: str | Path, cards: dict | None = None) -> str:
         f"{tot['reply_tokens']:,} | | | | {tot['wall'] / 60:.1f} | "
         f"{tot['reply_tokens'] / tot['wall'] if tot['wall'] else float('nan'):.0f} | | | |",
         "",
-        "Regenerate (resumable; shards on disk are skipped): `python -m specviz train corpus --prompts N "
-        "--batch 32 --max-new-tokens 160 --seed S --run runs/corpus-sS`, then this card with "
+        f"{n_dup:,} sequences repeat an earlier one word for word (greedy replies to a prompt asked twice); "
+        f"without them the corpus holds {tot['reply_tokens'] - dup_reply:,} distinct reply tokens.",
+        "",
+        "Regenerate a folder (resumable; shards on disk are skipped) with the command its meta.json records, "
+        "e.g. `python -m specviz train corpus --prompts 4400 --batch 32 --max-new-tokens 192 --seed 2 "
+        "--run runs/corpus-s2`, then this card with "
         "`python -m specviz train card --corpus FOLDER[,FOLDER...]`. The corpus is not committed.",
         ""])
