@@ -77,7 +77,7 @@ def reproduce(cards: dict) -> str:
     for n, c in cards.items():
         lines.append(_cli(c["command"]) if c.get("command") else
                      f"# {n}: no command recorded (trained before cards kept one, or outside the CLI); "
-                     "its card has steps, lr, tokens per step")
+                     "see the notes' Commands, and its card")
     return "\n".join(lines)
 
 
