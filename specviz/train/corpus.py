@@ -170,32 +170,30 @@ def summarize(corpus_dir: str | Path) -> dict:
                 copy_sequences=n_copy)
 
 
-def prompt_keys(corpus_dir: str | Path) -> set[bytes]:
-    """The distinct prompts of a corpus, as token-id bytes (reads only the ids, not the features)."""
+def token_ids(corpus_dir: str | Path):
+    """(ids (T,) int32, prompt_len) per sequence, reading only the ids of each shard, not the features."""
     from safetensors import safe_open
 
-    keys = set()
     for p in shards(corpus_dir):
         with safe_open(str(p), "pt") as f:
             ids, st, pl = f.get_tensor("ids"), f.get_tensor("starts").tolist(), f.get_tensor("prompt_len").tolist()
-        keys |= {ids[a:a + n].to(torch.int32).numpy().tobytes() for a, n in zip(st[:-1], pl)}
-    return keys
+        yield from ((ids[a:b], m) for a, b, m in zip(st[:-1], st[1:], pl))
+
+
+def prompt_keys(corpus_dir: str | Path) -> set[bytes]:
+    """The distinct prompts of a corpus, as token-id bytes (data.prompt_key of each sequence)."""
+    return {ids[:m].numpy().tobytes() for ids, m in token_ids(corpus_dir)}
 
 
 def duplicates(corpus_dir: str | Path) -> tuple[int, int]:
     """(sequences that repeat an earlier one word for word, their reply tokens): greedy answers to a prompt
     asked twice are identical, so they add no new text."""
-    from safetensors import safe_open
-
     seen, n, reply = set(), 0, 0
-    for p in shards(corpus_dir):
-        with safe_open(str(p), "pt") as f:
-            ids, st, pl = f.get_tensor("ids"), f.get_tensor("starts").tolist(), f.get_tensor("prompt_len").tolist()
-        for a, b, m in zip(st[:-1], st[1:], pl):
-            key = ids[a:b].numpy().tobytes()
-            if key in seen:
-                n, reply = n + 1, reply + (b - a - m)
-            seen.add(key)
+    for ids, m in token_ids(corpus_dir):
+        key = ids.numpy().tobytes()
+        if key in seen:
+            n, reply = n + 1, reply + len(ids) - m
+        seen.add(key)
     return n, reply
 
 
