@@ -182,6 +182,45 @@ def learned_table(res: dict) -> list[str]:
             _table(head, rows)]
 
 
+LEARNED_GOAL = {"novel": 1.5, "copy-heavy": 1.2}   # issue 11's greedy targets per workload kind
+
+
+def needs_table(res: dict) -> list[str]:
+    """What the learned targets would take at today's costs (greedy, from the cost-model rows): the
+    tokens per pass needed, τ_needed = goal · (v(k̄) + k̄·c), the speedup if drafting were free,
+    τ ÷ v(k̄), and for a chain the per-position α whose E[τ] at k̄ reaches τ_needed."""
+    from specviz.core.costmodel import alpha_for_tau, tau_needed
+
+    cm = res.get("cost_model", [])
+    bk = res["speedup"].get(GREEDY, {}).get("by_kind", {})
+    rows = []
+    for lab in LEARNED:
+        for kind, goal in LEARNED_GOAL.items():
+            sel = [c for c in cm if c["method"] == lab and c.get("kind") == kind]
+            if not sel:
+                continue
+            need = _med([tau_needed(goal, c["k_bar"], c["c"], c["v"]) for c in sel])
+            k_bar = _med([c["k_bar"] for c in sel])
+            a_need = None if lab.endswith("-tree") else alpha_for_tau(need, k_bar)
+            rows.append([lab, kind, f"≥ {goal}", _f(bk.get(lab, {}).get(kind)), _f(_med([c["tau"] for c in sel])),
+                         _f(k_bar, "{:.1f}"), _f(_med([c["v"] for c in sel])),
+                         _f(_med([c["k_bar"] * c["c"] for c in sel])),
+                         _f(_med([c["tau"] / c["v"] for c in sel])), _f(need),
+                         _f(_med([c["alpha"] for c in sel])),
+                         "–" if lab.endswith("-tree") else ("beyond k̄ + 1" if a_need is None else _f(a_need))])
+    if not rows:
+        return []
+    return ["## What the learned targets would take",
+            "Greedy, the decode-phase cost model of the cost-model check below, medians over the workloads of a kind. "
+            "*τ needed* = goal × (v(k̄) + k̄·c): the tokens per pass the method would have to keep at the draft "
+            "and verify costs it has now. *Free-draft ceiling* = τ ÷ v(k̄): its speedup if drafting cost nothing; "
+            "where that is below the goal, no cheaper draft reaches it and only more tokens per pass can. "
+            "*α needed* (chains): the per-position acceptance whose E[τ] at k̄ equals τ needed, beside the α "
+            "measured (kept ÷ tested).",
+            _table(["method", "kind", "goal ×", "measured ×", "τ", "k̄", "v(k̄)", "k̄·c", "free-draft ceiling",
+                    "τ needed", "α measured", "α needed"], rows)]
+
+
 # -- markdown -------------------------------------------------------------------------------------------
 def _f(x, fmt="{:.2f}"):
     return "–" if x is None else fmt.format(x)
@@ -247,6 +286,7 @@ def markdown(res: dict) -> str:
                   _table(["method", "workload", "tokens/pass τ", "α (kept ÷ tested)", "α̂ (kept ÷ drafted)", "mean k̄", "k at floor",
                           "tokens/s", "tokens"], rows)]
     parts += learned_table(res)
+    parts += needs_table(res)
     parts += [f"## Tuning (a separate repeat of {m.get('tuning_tokens', '?')} new tokens; medians over the "
               "workloads of a kind; the chosen setting in bold)"]
     chosen = {(c["mode"], c["kind"], c["method"]): c["setting"] for c in res["chosen"]}

@@ -99,6 +99,25 @@ def speedup_from_tau(tau: float, k_bar: float, c: float, v: VCost) -> float:
     return tau / step_cost(k_bar, c, v)
 
 
+def tau_needed(target: float, k_bar: float, c: float, v: VCost) -> float:
+    """Tokens per pass a method needs for `target` × plain at its measured costs: target · (v(k̄) + k̄·c)."""
+    return target * step_cost(k_bar, c, v)
+
+
+def alpha_for_tau(tau: float, k: float, tol: float = 1e-9) -> float | None:
+    """The per-position alpha whose E[tau] at draft length k equals tau (the inverse of
+    expected_tokens_per_pass); 0.0 when tau <= 1, None when tau > k + 1 (no alpha reaches it)."""
+    if tau <= 1.0:
+        return 0.0
+    if tau > k + 1.0 + tol:
+        return None
+    lo, hi = 0.0, 1.0
+    while hi - lo > tol:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if expected_tokens_per_pass(mid, k) < tau else (lo, mid)
+    return (lo + hi) / 2
+
+
 def breakeven_alpha(k: int, c: float, v: VCost, tol: float = 1e-9) -> float | None:
     """The alpha at which speedup = 1 for this k, c, v (0.0 if it always pays, None if it never does).
 

@@ -45,6 +45,17 @@ def test_breakeven_alpha_is_where_speedup_is_one():
     assert be.breakeven_alpha(2, 1.0, 1.0) is None               # cost 3 = the most a pass can give
 
 
+def test_tau_needed_and_the_alpha_that_reaches_it():
+    # goal 1.5x at v(2) = 1.17 and c = 0.075 per drafted token: 1.5 * (1.17 + 0.15) = 1.98
+    assert be.tau_needed(1.5, 2, 0.075, {2: 1.17}) == pytest.approx(1.98)
+    # the inverse of E[tau]: 1 + a + a^2 = 1.75 at a = 0.5
+    assert be.alpha_for_tau(1.75, 2) == pytest.approx(0.5, abs=1e-6)
+    for a, k in ((0.3, 4), (0.61, 2), (0.9, 8)):
+        assert be.alpha_for_tau(be.expected_tokens_per_pass(a, k), k) == pytest.approx(a, abs=1e-6)
+    assert be.alpha_for_tau(1.0, 3) == 0.0                       # plain's one token needs nothing
+    assert be.alpha_for_tau(3.5, 2) is None                      # more than k + 1 per pass: unreachable
+
+
 def test_best_k_against_hand_values():
     # alpha .8, c .05, v 1: k=7 -> 4.1611/1.35 = 3.082, k=8 -> 4.3289/1.40 = 3.092, k=9 -> 4.4631/1.45 = 3.078
     k, s = be.best_k(0.8, 0.05, 1.0)

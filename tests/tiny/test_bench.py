@@ -110,6 +110,21 @@ def test_learned_targets_take_the_best_proposer_and_check_each_on_copy_heavy():
     assert table.index("| lookup |") < table.index("| eagle |") < table.index("| eagle-tree |")
 
 
+def test_needs_table_states_the_tau_and_alpha_a_learned_target_takes():
+    res = _learned_results({"eagle": 1.28, "eagle-tree": 1.2}, {"eagle": 1.1, "eagle-tree": 1.0},
+                           {"eagle": 1.1, "eagle-tree": 1.0})
+    res["cost_model"] = [dict(method="eagle", kind="novel", workload="story", tau=1.63, k_bar=2.0, c=0.075,
+                              v=1.17, alpha=0.45),
+                         dict(method="eagle-tree", kind="novel", workload="story", tau=2.2, k_bar=12.0, c=0.03,
+                              v=1.3, alpha=0.27)]
+    table = "\n".join(bench_report.needs_table(res))
+    # eagle: ceiling 1.63 / 1.17 = 1.39; needed 1.5 * (1.17 + 0.15) = 1.98; 1 + a + a^2 = 1.98 at a = 0.61
+    assert "| eagle | novel | ≥ 1.5 | 1.28 | 1.63 | 2.0 | 1.17 | 0.15 | 1.39 | 1.98 | 0.45 | 0.61 |" in table
+    assert "| eagle-tree | novel | ≥ 1.5 | 1.20 | 2.20 | 12.0 | 1.30 | 0.36 | 1.69 | 2.49 | 0.27 | – |" in table
+    assert "copy-heavy" not in table.split("|---")[-1]           # no cost rows there, no row
+    assert bench_report.needs_table({**res, "cost_model": []}) == []
+
+
 def test_failing_equality_makes_the_bench_exit_nonzero(capsys):
     from specviz.bench.main import report_failures
     good = compare_ids("w", "lookup", "float32", [1, 2], [1, 2], [30.0] * 2, [1.0] * 2, True)
