@@ -18,4 +18,6 @@ def test_quick_bench_on_the_default_model(tmp_path):
         assert chain in sp and tree in sp
         assert any(e["method"].startswith(tree) and e["dtype"] == "float32" for e in res["equality"])
     assert res["v_tree"]
-    assert "## Learned proposers beside lookup; chain vs tree" in (out / "results.md").read_text()
+    md = (out / "results.md").read_text()
+    assert "## Learned proposers beside lookup; chain vs tree" in md
+    assert "## What the learned targets would take" in md and "| eagle | " in md.split("would take")[1]
