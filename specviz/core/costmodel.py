@@ -127,18 +127,7 @@ def breakeven_alpha(k: int, c: float, v: VCost, tol: float = 1e-9) -> float | No
     if k == 0:
         return None
     cost = step_cost(k, c, v)
-    if cost <= 1.0:
-        return 0.0
-    if cost >= k + 1.0:
-        return None
-    lo, hi = 0.0, 1.0
-    while hi - lo > tol:
-        mid = (lo + hi) / 2
-        if expected_tokens_per_pass(mid, k) < cost:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
+    return None if cost >= k + 1.0 else alpha_for_tau(cost, k, tol)   # the alpha whose E[tau] pays the step
 
 
 def best_k(alpha: float, c: float, v: VCost, k_max: int = 16) -> tuple[int, float]:
