@@ -35,7 +35,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 def add_threads_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads (default: $SPECVIZ_THREADS, else one per core up to 8; "
-                        "OpenMP waits passively unless OMP_WAIT_POLICY is set)")
+                        "a count you set is kept; otherwise the count follows the load: one thread per core left free)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,50 +1,38 @@
-"""Torch's CPU threads, chosen on purpose before torch starts its thread pool.
+"""Torch's CPU threads: fast on a quiet machine, and still fair beside other work.
 
 Imported first thing by `specviz/__init__.py`, so it runs before anything imports torch.
 
-Why: torch's OpenMP threads spin-wait between operations by default. Two processes (or two app
-sessions) with spinning threads on a 2-core machine starve each other: plain decoding measured
-~14 tokens/s alone and 0.82 tokens/s beside one other decoding process. Passive waiting keeps it
-within 2x (README, "Troubleshooting: slow under load").
+Measured on the 2-core CPU (plain decoding through the CLI, issue 23 §0): OpenMP's waiting threads
+are the lever. Spinning (OMP_WAIT_POLICY=ACTIVE) decodes ~23 tokens/s alone but ~0.6 beside a second
+decoding process; passive waiting holds ~15 in both cases; transformers' `generate()` runs with
+OpenMP's default (spin a little, then sleep) and was 1.6x faster than passive specviz on a quiet
+machine. No single wait policy is both fast alone and robust beside other work, so specviz keeps
+OpenMP's default policy (the same as transformers, unless you set OMP_WAIT_POLICY) and instead
+**follows the load**: every half second of decoding it reads how much CPU the rest of the machine
+used (/proc/stat minus this process's own time) and uses one thread per core left free, at least
+one. Alone it runs a thread per core; beside another busy process it drops to one thread, where
+waiting (spinning or not) costs nothing because no thread waits for another.
 
-- OMP_WAIT_POLICY=PASSIVE unless the user set OMP_WAIT_POLICY (read by OpenMP when torch loads),
-  for the app, the CLI and training: they share the machine (sessions, a browser, other work).
-- ACTIVE for `python -m specviz bench` alone: the bench wants the machine to itself (it records the
-  load average of every phase), and spinning threads decode about 1.4x faster on a quiet machine
-  (README, "Troubleshooting"); its report records the policy it ran under.
 - use_threads(n): torch's intra-op thread count = n, else $SPECVIZ_THREADS, else
-  $OMP_NUM_THREADS (torch already honours it), else one per core up to MAX_DEFAULT.
+  $OMP_NUM_THREADS (torch already honours it), else one per core up to MAX_DEFAULT. A count the
+  user asked for (any of the three) is pinned: the load is not followed.
+- follow_load(): called by the decode loop once per step; cheap (one file read every half second).
 """
 from __future__ import annotations
 
 import os
-import sys
+import time
+from dataclasses import dataclass
 
 THREADS_ENV = "SPECVIZ_THREADS"
 MAX_DEFAULT = 8  # a 135M model's matmuls are small; measured only up to 2 cores here
 
-SPINNING_COMMANDS = ("bench",)  # `python -m specviz <command>`: runs meant to have the machine alone
-
-
-def wait_policy(argv: list[str]) -> str:
-    """The OpenMP wait policy for this process, chosen from its command line (see the docstring).
-
-    While `python -m specviz ...` locates its module, argv[0] is "-m" and argv[1] the command."""
-    ours = bool(argv) and (argv[0] == "-m" or argv[0].endswith(os.path.join("specviz", "__main__.py")))
-    command = argv[1] if ours and len(argv) > 1 else None
-    return "ACTIVE" if command in SPINNING_COMMANDS else "PASSIVE"
-
-
-os.environ.setdefault("OMP_WAIT_POLICY", wait_policy(sys.argv))
+FOLLOW_EVERY_S = 0.5  # how often the decode loop re-reads the load
 
 
 def default_threads() -> int:
     """One thread per CPU this process may use, at most MAX_DEFAULT."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, MAX_DEFAULT))
+    return max(1, min(default_cpus(), MAX_DEFAULT))
 
 
 def requested_threads(n: int | None = None) -> int | None:
@@ -66,14 +54,109 @@ def use_threads(n: int | None = None) -> int:
     import torch
 
     want = requested_threads(n)
+    pinned = want is not None or bool(os.environ.get("OMP_NUM_THREADS"))
     if want is None:
         want = torch.get_num_threads() if os.environ.get("OMP_NUM_THREADS") else default_threads()
     if torch.get_num_threads() != want:
         torch.set_num_threads(want)
+    _watch.reset(ceiling=want, pinned=pinned)
     return want
 
 
+@dataclass
+class CpuSample:
+    busy: int      # jiffies every CPU spent busy (/proc/stat, first line)
+    total: int     # jiffies every CPU spent, busy or idle
+    own: int       # jiffies this process spent (utime + stime of all its threads)
+
+
+def read_sample(stat: str, self_stat: str) -> CpuSample:
+    """Parse /proc/stat and /proc/self/stat text."""
+    f = [int(x) for x in stat.split("\n", 1)[0].split()[1:]]
+    idle = f[3] + (f[4] if len(f) > 4 else 0)                         # idle + iowait
+    total = sum(f[:8])                                                # guest time is inside user time
+    own_f = self_stat.rsplit(")", 1)[1].split()                       # fields after the command name
+    return CpuSample(busy=total - idle, total=total, own=int(own_f[11]) + int(own_f[12]))
+
+
+def others_busy(a: CpuSample, b: CpuSample, cpus: int) -> float:
+    """Cores the rest of the machine kept busy between two samples (0 .. cpus)."""
+    wall = (b.total - a.total) / cpus                                 # jiffies per CPU that passed
+    if wall <= 0:
+        return 0.0
+    return min(float(cpus), max(0.0, ((b.busy - a.busy) - (b.own - a.own)) / wall))
+
+
+def threads_for(free_cores: float, ceiling: int) -> int:
+    """One thread per core left free (a core counts when at least 0.7 of it is free), at least one."""
+    return max(1, min(ceiling, int(free_cores + 0.3)))
+
+
+class LoadWatch:
+    """Follows the machine's load (module docstring). Inactive when the count is pinned or on
+    systems without /proc."""
+
+    def __init__(self) -> None:
+        self.reset(default_threads(), pinned=False)
+
+    def reset(self, ceiling: int, pinned: bool) -> None:
+        self.ceiling, self.pinned = ceiling, pinned
+        self.last: CpuSample | None = None
+        self.last_t = 0.0
+        self.changes = 0                                               # thread-count changes so far
+
+    def sample(self) -> CpuSample | None:
+        try:
+            with open("/proc/stat") as f, open("/proc/self/stat") as g:
+                return read_sample(f.read(), g.read())
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def follow(self) -> int | None:
+        """Re-read the load if FOLLOW_EVERY_S passed; set and return the thread count (None: unchanged)."""
+        if self.pinned or self.ceiling <= 1:
+            return None
+        now = time.monotonic()
+        if self.last is not None and now - self.last_t < FOLLOW_EVERY_S:
+            return None
+        cur = self.sample()
+        if cur is None:
+            self.pinned = True                                         # no /proc: keep the count
+            return None
+        prev, self.last, self.last_t = self.last, cur, now
+        if prev is None:
+            return None
+        import torch
+        want = threads_for(default_cpus() - others_busy(prev, cur, default_cpus()), self.ceiling)
+        if want != torch.get_num_threads():
+            torch.set_num_threads(want)
+            self.changes += 1
+        return want
+
+
+def default_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+_watch = LoadWatch()
+
+
+def follow_load() -> int | None:
+    """The decode loop's per-step call: follow the load (see the module docstring)."""
+    return _watch.follow()
+
+
+def thread_changes() -> int:
+    """How many times following the load changed the thread count in this process so far."""
+    return _watch.changes
+
+
 def describe() -> str:
-    """One line for logs and pages: the thread count and wait policy in force."""
+    """One line for logs and pages: the thread count and how it is chosen."""
     import torch
-    return f"{torch.get_num_threads()} torch threads, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}"
+    how = "pinned" if _watch.pinned else f"following the load, up to {_watch.ceiling}"
+    policy = os.environ.get("OMP_WAIT_POLICY") or "OpenMP default"
+    return f"{torch.get_num_threads()} torch threads ({how}), wait policy {policy}"

@@ -17,8 +17,9 @@ Phases (each printed with its elapsed time; results are written even when a chec
      near-ties); a failure exits with code 1
 Speedup (engine/measure.py, docs/metrics.md) = method tokens/s ÷ plain tokens/s within one repeat (or
 seed), median over repeats, then median over the workloads of a kind.
-Threads: the bench spins OpenMP's threads (OMP_WAIT_POLICY=ACTIVE, specviz/runtime.py) unless the
-environment sets a policy: it wants the machine to itself, and it records each phase's load average.
+Threads: the bench runs as the CLI and the app do (specviz/runtime.py: OpenMP's default wait policy,
+a thread per core that the rest of the machine leaves free); it records each phase's load average and
+how many times the thread count changed.
 Results go to runs/bench-quick/ (--quick) or runs/bench/; the committed bench/ only with --out bench.
 `--estimate` prints the plan's expected wall time from a previous full run's measured run times.
 """
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from specviz import runtime
 from specviz.bench import report as bench_report
 from specviz.engine import workloads as W
 from specviz.bench.checks import compare_ids, cost_check
@@ -384,7 +386,8 @@ def cmd_bench(a) -> int:
     keep = None if a.methods is None else {x.strip() for x in a.methods.split(",") if x.strip()}
     trained = trained_methods(env, b.skipped, keep, trees=not a.no_trees)
     b.meta = dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
-                  threads=torch.get_num_threads(), wait_policy=os.environ.get("OMP_WAIT_POLICY"),
+                  threads=torch.get_num_threads(), wait_policy=os.environ.get("OMP_WAIT_POLICY") or "default",
+                  thread_policy=runtime.describe(),
                   torch=torch.__version__, quick=plan.quick,
                   repeats=plan.repeats, ref_repeats=plan.ref_repeats, seeds=list(plan.seeds),
                   max_new_tokens=plan.max_new, equality_tokens=plan.equality_new, tune_per_kind=plan.tune_per_kind,
@@ -423,6 +426,7 @@ def save(b: Bench, out: str, complete: bool) -> None:
     """Write the three result files; called after each timed phase too, so a long run leaves something."""
     b.meta["wall_s"] = time.perf_counter() - b.t0
     b.meta["complete"] = complete
+    b.meta["thread_changes"] = runtime.thread_changes()
     paths = bench_report.write(b, out, cost_checks(b), speedups(b, GREEDY), speedups(b, SAMPLED))
     b.log("wrote " + ", ".join(paths) + ("" if complete else " (partial)"))
 

@@ -15,6 +15,11 @@ GREEDY, SAMPLED = "greedy", "sampled"
 LEARNED = ("draft", "medusa", "medusa-tree", "eagle", "eagle-tree")
 
 
+def threads_line(m: dict) -> str:
+    """How the run chose its threads (older runs recorded only the count and the wait policy)."""
+    return m.get("thread_policy") or f"{m['threads']} threads (OMP_WAIT_POLICY={m.get('wait_policy', 'not recorded')})"
+
+
 def _r(x, nd: int = 4):
     """Round floats (recursively) so two runs diff line by line."""
     if isinstance(x, float):
@@ -241,7 +246,7 @@ def markdown(res: dict) -> str:
     la = [x["load1"] for x in m["load_average"]]
     parts = [
         "# specviz bench results",
-        f"{m['target']} · {m['dtype']} · {m['device']} · {m['threads']} threads (OMP_WAIT_POLICY={m.get('wait_policy', 'not recorded')}) · torch {m['torch']} · "
+        f"{m['target']} · {m['dtype']} · {m['device']} · {threads_line(m)} · torch {m['torch']} · "
         f"{m['max_new_tokens']} max new tokens ({m.get('tuning_tokens', '?')} when tuning) · {m['repeats']} greedy repeats · seeds {m['seeds']} at "
         f"T={m['temperature']} · started {m['started']} · {m['wall_s'] / 60:.1f} min"
         + (" · **quick run**" if m.get("quick") else "")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 from transformers import DynamicCache
 
+from specviz import runtime
 from specviz.core.errors import InputError
 from specviz.core.records import TOP_N, RunSummary, StepRecord, TopTokens, summarize
 from specviz.core.sampling import SamplingConfig, logits_to_probs
@@ -165,6 +166,7 @@ class Decoder:
             return None
         if not self.prefilled:
             self.prefill()
+        runtime.follow_load()                                            # threads: one per core left free
         t_start = time.perf_counter()
         remaining = self.cfg.max_new_tokens - len(self.new_tokens)
         greedy = self.cfg.sampling.greedy

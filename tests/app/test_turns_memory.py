@@ -133,15 +133,6 @@ def test_threads_from_flag_env_or_default(monkeypatch):
         torch.set_num_threads(before)
 
 
-def test_wait_policy_spins_for_the_bench_only():
-    main_py = os.path.join("x", "specviz", "__main__.py")
-    assert runtime.wait_policy(["-m", "bench", "--quick"]) == "ACTIVE"      # python -m specviz bench
-    assert runtime.wait_policy([main_py, "bench"]) == "ACTIVE"
-    for argv in (["-m", "generate", "--workload", "story"], ["-m"], [], ["app.py", "bench"],
-                 ["/usr/bin/streamlit", "run", "app.py"], ["-m", "train", "eagle"]):
-        assert runtime.wait_policy(argv) == "PASSIVE", argv
-
-
 def test_cli_bad_thread_count_is_one_line_and_exit_2(capsys, monkeypatch):
     from specviz.cli import main
     monkeypatch.delenv(runtime.THREADS_ENV, raising=False)
