@@ -6,9 +6,7 @@ and v of an m-node tree next to v of an m-node chain (engine.passcost.measure_v)
 """
 import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from specviz.core.sampling import SamplingConfig  # noqa: E402

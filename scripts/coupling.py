@@ -8,9 +8,7 @@ and the share of the gain in τ over plain decoding (τ − 1) the fine-tune too
 import argparse
 import os
 import statistics
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from specviz.core.sampling import SamplingConfig  # noqa: E402
