@@ -80,8 +80,8 @@ def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | Non
         if drafter is None:
             drafter = trained_drafter(target)
         if drafter is None:
-            raise InputError("method 'draft' needs a drafter model (no trained drafter in models/: "
-                             "python -m specviz train drafter)")
+            raise InputError("no draft model for this target: none was given and the trained drafter is not "
+                             "in models/ (python -m specviz train drafter)")
         check_same_tokenizer(target.tokenizer, drafter.tokenizer, target.vocab_size, drafter.vocab_size)
         if target.vocab_size == drafter.vocab_size:
             return DraftModel(drafter.model, name="draft")
@@ -105,9 +105,6 @@ def try_methods(target: LoadedModel, drafter: LoadedModel | None, n: int = 3) ->
     ok, why = [], {}
     for m in METHODS:
         if m == "plain":
-            continue
-        if m == "draft" and drafter is None and not trained_available().get("drafter"):
-            why[m] = "no draft model for this target yet (the trained drafter is not in models/)"
             continue
         try:
             make_proposer(m, target, n=n, drafter=drafter)
