@@ -5,6 +5,7 @@ import streamlit as st
 from specviz.ui import support as app
 from specviz.engine import experiments as E
 from specviz.bench.results import bench_rows, latest_bench
+from specviz.engine.measure import too_noisy
 from specviz.engine.methods import trained_available
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
@@ -78,7 +79,7 @@ else:
         c: st.column_config.NumberColumn(format="%.2f")
         for c in ["alpha", "draft_acceptance_rate", "tokens_per_pass", "tokens_per_s", "speedup", "spread",
                   "repetition"]})
-    noisy = [r for r in rows if r["method"] != "plain" and E.measure.too_noisy(r["speedup"], r["spread"])]
+    noisy = [r for r in rows if r["method"] != "plain" and too_noisy(r["speedup"], r["spread"])]
     if noisy:
         st.warning("Too noisy to quote, re-measure: " + ", ".join(
             f"{r['method']} k={r['k']} on {r['workload']} ({r['speedup']:.2f}×, spread {r['spread']:.2f})"
