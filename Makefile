@@ -19,4 +19,4 @@ test-fast: setup
 SESSIONS ?= 20
 classroom:
 	bash scripts/setup.sh --browser
-	.venv/bin/python -m specviz.ui.loadtest --sessions $(SESSIONS)
+	.venv/bin/python -m specviz.bench.loadtest --sessions $(SESSIONS)

@@ -3,7 +3,10 @@ import pandas as pd
 import streamlit as st
 
 from specviz.ui import support as app
-from specviz.teach import experiments as E
+from specviz.engine import experiments as E
+from specviz.bench.results import bench_rows, latest_bench
+from specviz.engine.measure import too_noisy
+from specviz.engine.methods import trained_available
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
@@ -20,7 +23,7 @@ target = app.target()
 if target is None:
     st.stop()
 methods, why_not, drafter = app.usable_methods(target)
-trained = E.trained_available()
+trained = trained_available()
 if why_not:
     st.info("Not available here: " + "; ".join(f"**{m}** — {r}" for m, r in why_not.items()))
 elif not trained.get("medusa") and not trained.get("eagle"):
@@ -76,7 +79,7 @@ else:
         c: st.column_config.NumberColumn(format="%.2f")
         for c in ["alpha", "draft_acceptance_rate", "tokens_per_pass", "tokens_per_s", "speedup", "spread",
                   "repetition"]})
-    noisy = [r for r in rows if r["method"] != "plain" and E.measure.too_noisy(r["speedup"], r["spread"])]
+    noisy = [r for r in rows if r["method"] != "plain" and too_noisy(r["speedup"], r["spread"])]
     if noisy:
         st.warning("Too noisy to quote, re-measure: " + ", ".join(
             f"{r['method']} k={r['k']} on {r['workload']} ({r['speedup']:.2f}×, spread {r['spread']:.2f})"
@@ -143,12 +146,12 @@ if gvs:
         st.markdown(f"- **{r['workload']}, {r['mode']}**: plain output repeats {plain['repetition']:.0%} of "
                     f"its 4-grams; lookup τ = {r['tokens_per_pass']:.2f}, speedup {r['speedup']:.2f}×")
 
-bench = E.latest_bench()
+bench = latest_bench()
 if bench:
     st.divider()
     st.subheader("Latest bench results file")
     st.caption(f"{bench[0]} — recorded by `python -m specviz bench`, shown beside the live numbers above.")
-    rows_b = E.bench_rows(bench[1])
+    rows_b = bench_rows(bench[1])
     if rows_b:
         st.dataframe(pd.DataFrame(rows_b), hide_index=True, column_config={
             c: st.column_config.NumberColumn(format="%.2f")

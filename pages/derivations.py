@@ -2,6 +2,7 @@
 import pandas as pd
 import streamlit as st
 
+from specviz.core.costmodel import expected_tokens_per_pass
 from specviz.core.errors import InputError, ModelError
 from specviz.teach import derivations as D
 from specviz.teach import lab as L
@@ -29,7 +30,7 @@ gets past 5 tokens per pass.""")
     st.dataframe(pd.DataFrame([[f"{t:.3f}" for t in terms]], index=["α^i = P(first i kept)"],
                               columns=[f"i = {i}" for i in range(k + 1)]), width="stretch")
     st.markdown(f"Sum: **{sum(terms):.3f}** = (1 − α^(k+1)) ÷ (1 − α) = "
-                f"**{(1 - alpha ** (k + 1)) / (1 - alpha):.3f}**; the limit 1 ÷ (1 − α) = **{1 / (1 - alpha):.2f}**.")
+                f"**{expected_tokens_per_pass(alpha, k):.3f}**; the limit 1 ÷ (1 − α) = **{1 / (1 - alpha):.2f}**.")
     st.markdown("**Now on the real model.** Lookup on a copy-heavy prompt, greedy, k = 4: α is estimated as "
                 "accepted ÷ tested (a rejection is one test; drafts after it were never tested).")
     TAU = Guess("τ, the tokens per pass this run will measure", "tau", lo=1.0, hi=5.0, step=0.1, rel=0.15)

@@ -3,7 +3,8 @@ import pandas as pd
 import streamlit as st
 
 from specviz.ui import support as app
-from specviz.teach import experiments as E
+from specviz.engine import experiments as E
+from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
 from specviz.engine.workloads import ALL, NOVEL, get
@@ -65,7 +66,7 @@ st.markdown(f"Fastest measured setting: **k = {best.k}**" + (f", **n = {best.n}*
             "tokens per pass. One repeat: the spread of these speedups is unknown, so differences of a few "
             "percent between settings may be the machine's noise; tokens per pass does not depend on it.")
 if res["mode"] == "greedy" and get(res["workload"]).kind == NOVEL:
-    rep = E.repetition(res["plains"][0].token_ids)
+    rep = repetition(res["plains"][0].token_ids)
     st.caption(f"Greedy on a novel prompt: the plain output repeats {rep:.0%} of its 4-grams. A 135M model's "
                "greedy output tends to loop, and lookup copies the loop, so lookup can look good here for the "
                "wrong reason; sample (temperature > 0) to see it on genuinely new text.")

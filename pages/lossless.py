@@ -2,10 +2,9 @@
 import streamlit as st
 
 from specviz.ui import support as app
-from specviz.teach import experiments as E
 from specviz.teach import lab as L
 from specviz.core.errors import InputError
-from specviz.engine.methods import encode_prompt
+from specviz.engine.methods import encode_prompt, make_proposer
 from specviz.core.errors import ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import lab as V
@@ -114,7 +113,7 @@ if st.button("Run on the real model", key="lab_real_run", disabled=proposer_name
     try:
         w = get(wname)
         ids = encode_prompt(target.tokenizer, w.prompt, w.chat)
-        prop = E.build_proposer(proposer_name, target, 2, drafter)
+        prop = make_proposer(proposer_name, target, n=2, drafter=drafter)
         if prop.deterministic:  # lookup: move into the reply until the search finds a match
             ids = L.first_drafting_prefix(target, prop, ids)
         case = L.real_case(target, prop, ids, SamplingConfig(temperature=float(temp)))

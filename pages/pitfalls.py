@@ -4,7 +4,9 @@ import streamlit as st
 import torch
 
 from specviz.ui import support as app
-from specviz.teach import experiments as E
+from specviz.engine import experiments as E
+from specviz.engine import methods as M
+from specviz.teach.checkpoints import swap_verdict
 from specviz.teach import mismatch
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
@@ -70,7 +72,7 @@ st.header("b · Trained heads belong to one checkpoint")
 st.write("Medusa and EAGLE heads are fitted to one model's hidden states. Fine-tune the model and the "
          "heads keep guessing for the old one until they are retrained. Lookup has no weights, so a "
          "model swap leaves it untouched.")
-avail = E.trained_available()
+avail = M.trained_available()
 heads = [m for m in ("medusa", "eagle") if avail.get(m)]
 if not heads or not avail.get("lora"):
     missing = [x for x in ("medusa or eagle heads", "the fine-tuned target") if
@@ -98,7 +100,7 @@ else:
     if "pit_swap" in st.session_state:
         rows, refusals = st.session_state["pit_swap"]
         st.plotly_chart(V.checkpoint_bars(rows), key="pit_swap_fig")
-        st.markdown("Measured: " + "; ".join(E.swap_verdict(rows)) + ".")
+        st.markdown("Measured: " + "; ".join(swap_verdict(rows)) + ".")
         st.caption("Heads that accept little on the base checkpoint have little left to lose: the drop shows "
                    "most clearly with heads trained well enough to matter. Whatever the numbers, the heads must "
                    "be re-validated (and usually retrained) for every new checkpoint; lookup needs neither.")

@@ -4,7 +4,7 @@ import json
 import streamlit as st
 
 from specviz.ui import support as app
-from specviz.teach import experiments as E
+from specviz.engine import experiments as E
 from specviz.teach import serving as S
 from specviz.teach.guess import Guess
 from specviz.engine import workloads

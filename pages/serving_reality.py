@@ -5,7 +5,7 @@ import streamlit as st
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.engine.workloads import COPY, NOVEL, of_kind
-from specviz.teach import experiments as E
+from specviz.engine import experiments as E
 from specviz.teach import reality as R
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G

@@ -2,18 +2,16 @@
 
     OMP_WAIT_POLICY=PASSIVE nice .venv/bin/python scripts/chain_vs_tree.py [--new 64] [--temp 0] [--seeds 1]
 Prints τ, drafted per pass and speedup (vs plain, measured alongside) per method and workload,
-and v of an m-node tree next to v of an m-node chain (engine.costs.measure_v).
+and v of an m-node tree next to v of an m-node chain (engine.passcost.measure_v).
 """
 import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from specviz.core.sampling import SamplingConfig  # noqa: E402
 from specviz.engine import workloads  # noqa: E402
-from specviz.engine.costs import measure_v  # noqa: E402
+from specviz.engine.passcost import measure_v  # noqa: E402
 from specviz.engine.decode import DecodeConfig  # noqa: E402
 from specviz.engine.methods import encode_prompt  # noqa: E402
 from specviz.engine.models import load_model  # noqa: E402

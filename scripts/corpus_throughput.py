@@ -5,10 +5,8 @@ Same prompts, same max new tokens; greedy (sampling costs the same per token).
 """
 import argparse
 import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from specviz.engine.models import load_model  # noqa: E402

@@ -17,9 +17,7 @@ context, guesses only on the diagonal (a custom attention mask over both passes'
 """
 import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402

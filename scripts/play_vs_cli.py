@@ -16,8 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from specviz.ui import loadtest as L  # noqa: E402
+from specviz.bench import loadtest as L
 
 
 def cli_tps(workload: str, method: str, tokens: int) -> float:

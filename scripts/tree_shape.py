@@ -8,9 +8,7 @@ over the workloads of each kind. A tree of m nodes costs one target pass over m 
 import argparse
 import os
 import statistics
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from specviz.core.sampling import SamplingConfig  # noqa: E402

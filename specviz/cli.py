@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from pathlib import Path
 
 from specviz import runtime
+from specviz.bench import main as bench_main
+from specviz.train import cli as train_cli
 from specviz.engine import workloads
 from specviz.core.errors import InputError
 from specviz.engine.decode import DecodeConfig
@@ -22,7 +23,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                         "already in the local cache, or a local folder (default: %(default)s)")
     p.add_argument("--drafter", default=None, metavar="MODEL",
                    help="draft model for --method draft: a Hugging Face id or local folder with the target's "
-                        "tokenizer (default: the trained drafter in models/, which serves only the default target)")
+                        "tokenizer (default: the trained drafter in models/, trained for the default target)")
     p.add_argument("--device", default="auto",
                    help="where to run the models: auto, cpu, cuda, cuda:N or mps; auto picks a GPU when there "
                         "is one (default: %(default)s)")
@@ -89,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_generate)
     # Other commands (train, bench) live in their own modules, each with add_parser(sub) that
     # registers a sub-parser and sets func=... on it.
-    for modname in ("specviz.train.cli", "specviz.bench.main"):
-        importlib.import_module(modname).add_parser(sub)
+    for module in (train_cli, bench_main):
+        module.add_parser(sub)
     return ap
 
 

@@ -1,1 +1,1 @@
-"""The benchmark: plan, phases, checks, report (python -m specviz bench)."""
+"""The benchmark: plan, phases, checks, report (python -m specviz bench), and the classroom load test."""

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from specviz.bench.plan import GREEDY, REFERENCE_LABELS, SAMPLED, candidates, is_tree
+
 FIXED = 16
-GREEDY, SAMPLED = "greedy", "sampled"
 REFERENCE = Path(__file__).resolve().parents[2] / "bench" / "results.json"
 
 
@@ -45,7 +46,6 @@ def _wall(ref: dict, mode: str, label: str, w: str) -> float:
 
 
 def timed(plan, ref: dict, mode: str, trained: list[str]) -> float:
-    from specviz.bench.main import REFERENCE_LABELS, is_tree
     ws = [w for w in plan.workloads if mode == GREEDY or w.kind == "novel"]
     rounds = plan.repeats if mode == GREEDY else len(plan.seeds)
     rows = ["plain", "lookup", *[m for m in trained if mode != GREEDY or not is_tree(m)]]
@@ -59,8 +59,6 @@ def timed(plan, ref: dict, mode: str, trained: list[str]) -> float:
 
 
 def tuning(plan, ref: dict, trained: list[str]) -> float:
-    from specviz.bench.main import SAMPLED as S, candidates, GREEDY as G, is_tree
-
     def cost(runs, n):  # runs: (mode, method, workload)
         return sum(_at(_wall(ref, mode, m, w), n, ref["N"]) for mode, m, w in runs)
 
@@ -68,7 +66,7 @@ def tuning(plan, ref: dict, trained: list[str]) -> float:
     before += [(mode, "plain", w) for mode, w in dict.fromkeys((t["mode"], t["workload"]) for t in ref["tuning"])]
     factor = ref["phases"]["tuning"] / cost(before, ref["tune_N"])
     planned = []
-    for mode in (G, S):
+    for mode in (GREEDY, SAMPLED):
         for w in plan.tuning_workloads(mode):
             planned.append((mode, "plain", w.name))
             planned += [(mode, m, w.name) for m in ["lookup", *trained] if not is_tree(m)

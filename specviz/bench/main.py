@@ -1,7 +1,7 @@
 """python -m specviz bench: measured speedups against plain decoding and transformers' own paths.
 
 Phases (each printed with its elapsed time; results are written even when a check fails):
-  1. load the target, warm up, measure v(k)                         (costs.measure_v)
+  1. load the target, warm up, measure v(k)                         (passcost.measure_v)
   2. tune k (and n) for every chain proposer on separate runs (48 new tokens), per workload kind, on the
      first workload of each kind (the timed phases then run every workload, so three in four are
      held out): greedy, and sampled on the novel kind. Grid: lookup k in {2,4,8} x n in {2,3,4} and
@@ -35,57 +35,20 @@ import torch
 
 from specviz import runtime
 from specviz.bench import report as bench_report
+from specviz.bench.estimate import estimate, reference
 from specviz.engine import workloads as W
-from specviz.bench.checks import compare_ids, cost_check
+from specviz.bench.checks import compare_ids
 from specviz.bench.runs import Env, Spec, median, run
 from specviz.engine.measure import speedup_of
-from specviz.core.costmodel import draft_cost, plain_step_time
-from specviz.engine.costs import V_KS, measure_v
+from specviz.core.costmodel import cost_check, draft_cost, plain_step_time
+from specviz.engine.passcost import V_KS, measure_v
 from specviz.core.errors import InputError
-from specviz.teach.experiments import build_proposer
-from specviz.engine.methods import ARTIFACT, METHODS, encode_prompt
+from specviz.engine.methods import ARTIFACT, METHODS, encode_prompt, make_proposer
+from specviz.engine import methods as M
 from specviz.engine.models import DEFAULT, LoadedModel, load_model, load_tokenizer, resolve_dtype, tiny_llama
 from specviz.core.sampling import SamplingConfig
-
-GREEDY, SAMPLED = "greedy", "sampled"
-KS, NS = (2, 4, 8), (2, 3, 4)
-# a model's every drafted token costs c of about 0.04-0.11 of a plain step here, and no trained
-# proposer was ever chosen at k = 8 (bench/results.md), so its grid stops at 4 (adaptive reaches 8)
-KS_MODEL = (2, 4)
-# adaptive k's ceiling: lookup drafts cost nothing and come right or wrong in runs, so it may grow
-# further than a model's drafts, whose every token costs a draft step
-ADAPTIVE_MAX_LOOKUP, ADAPTIVE_MAX_MODEL = 16, 8
-QUICK_KS, QUICK_NS = (2,), (3,)          # --quick: k = 2 and adaptive only, to keep the bench working
-QUICK_V_KS = (1, 4, 16)                  # --quick: v(k) at a few sizes (interpolated between)
-TRAINED_METHODS = ("draft", "medusa", "eagle")  # the trained proposers the bench runs when they build
-# the same heads drafting a tree (one target pass verifies it with a tree mask), at a fixed shape, not
-# tuned here: Medusa's 8-node static tree (depth <= 4, one level per head); EAGLE-2's dynamic tree of 12
-# nodes, depth <= 5, width 3 (proposers/medusa.py, proposers/eagle_tree.py; chosen by scripts/tree_shape.py)
-TREE_DEPTH = {"medusa-tree": 4, "eagle-tree": 5}    # its chain: engine.methods.ARTIFACT[tree]
-TREE_V_KS = (4, 8, 12, 16, 20, 24)       # v of a tree of m nodes is the entry for m - 1 drafted nodes
-REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf lookup (specviz's k)", "hf assisted (drafter)",
-                    "lookup (recording off)")   # rows run in the first ref_repeats greedy repeats only
-
-
-@dataclass
-class Plan:
-    workloads: list
-    repeats: int = 3         # greedy timed repeats
-    ref_repeats: int = 2     # of which the reference rows (REFERENCE_LABELS) run in the first ref_repeats
-    seeds: tuple = (1, 2, 3)
-    tune_seed: int = 0
-    tune_per_kind: int = 1   # tuning runs on the first workload(s) of each kind; timing on all
-    max_new: int = 128
-    tune_new: int = 48       # tuning only ranks settings
-    equality_new: int = 64   # float32 equality pass
-    temperature: float = 0.8
-    quick: bool = False
-
-    def tuning_workloads(self, mode: str) -> list:
-        ws = self.workloads if mode == GREEDY else [w for w in self.workloads if w.kind == W.NOVEL]
-        kinds = dict.fromkeys(w.kind for w in ws)
-        return [w for kind in kinds for w in [x for x in ws if x.kind == kind][: self.tune_per_kind]]
-
+from specviz.bench.plan import (GREEDY, QUICK_V_KS, SAMPLED, TRAINED_METHODS, TREE_DEPTH, TREE_V_KS, Plan, candidates,
+                                is_tree, tree_spec)
 
 @dataclass
 class Bench:
@@ -128,20 +91,20 @@ def load_env(target_name: str, device: str, dtype: str) -> tuple[Env, dict]:
         target = load_model(target_name, device, dtype)
         drafter = trained_drafter(target, skipped)
     env = Env(target=target, drafter=drafter)
-    env.build = lambda method, n: build_proposer(method, target, n, drafter)
+    env.build = lambda method, n: make_proposer(method, target, n=n, drafter=drafter)
     return env, skipped
 
 
 def trained_drafter(target: LoadedModel, skipped: dict) -> LoadedModel | None:
-    from specviz.engine import artifacts
+    """methods.trained_drafter, with why it is missing written into skipped."""
     try:
-        if not artifacts.available().get("drafter"):
-            skipped["draft"] = "no trained drafter in models/"
-            return None
-        return artifacts.load_drafter(target)
+        drafter = M.trained_drafter(target)
     except Exception as e:  # noqa: BLE001 - a broken artifact skips the method, with the reason shown
         skipped["draft"] = f"{type(e).__name__}: {e}"
         return None
+    if drafter is None:
+        skipped["draft"] = "no trained drafter in models/"
+    return drafter
 
 
 def trained_methods(env: Env, skipped: dict, keep: set | None = None, trees: bool = True) -> list[str]:
@@ -171,27 +134,6 @@ def trained_methods(env: Env, skipped: dict, keep: set | None = None, trees: boo
 
 
 # -- the method grid ---------------------------------------------------------------------------------
-def is_tree(method: str) -> bool:
-    return method in TREE_DEPTH
-
-
-def tree_spec(method: str) -> Spec:
-    return Spec(method, "specviz", method, TREE_DEPTH[method])
-
-
-def candidates(method: str, quick: bool = False) -> list[Spec]:
-    """The fixed tuning grid: k in {2,4,8} (x n in {2,3,4} for lookup), and adaptive k (up to 16 for
-    lookup, 8 for the model-based proposers); a tree's one fixed shape."""
-    if is_tree(method):
-        return [tree_spec(method)]
-    ks, ns = (QUICK_KS, QUICK_NS) if quick else (KS, NS)
-    if method == "lookup":
-        fixed = [Spec(method, "specviz", method, k, n) for k in ks for n in ns]
-        return fixed + [Spec(method, "specviz", method, ADAPTIVE_MAX_LOOKUP, n, adaptive=True) for n in ns]
-    return [Spec(method, "specviz", method, k) for k in (QUICK_KS if quick else KS_MODEL)] + \
-        [Spec(method, "specviz", method, ADAPTIVE_MAX_MODEL, adaptive=True)]
-
-
 def timed_specs(b: Bench, mode: str, kind: str, trained: list[str], has_drafter: bool,
                 references: bool = True) -> list[Spec]:
     """Every row of one timed repeat on one workload of this kind. The reference rows (transformers'
@@ -369,7 +311,6 @@ def cmd_bench(a) -> int:
     if a.out is None:
         a.out = os.path.join("runs", "bench-quick" if plan.quick else "bench")
     if a.estimate:
-        from specviz.bench.estimate import estimate, reference
         ref = reference()
         methods = [m for m in TRAINED_METHODS if a.methods is None or m in a.methods.split(",")]
         methods += [] if a.no_trees else [t for t in TREE_DEPTH if ARTIFACT[t] in methods]

@@ -9,6 +9,10 @@ import json
 import os
 import statistics
 
+from specviz.core.costmodel import alpha_for_tau, speedup_from_tau, tau_needed
+from specviz.core.repetition import repetition
+from specviz.engine.workloads import BY_NAME
+
 FORMAT = 1
 GREEDY, SAMPLED = "greedy", "sampled"
 # the learned proposers: chains, each followed by the tree of the same heads
@@ -38,8 +42,6 @@ def _med(xs):
 
 # -- results dict --------------------------------------------------------------------------------------
 def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
-    from specviz.teach.experiments import repetition
-    from specviz.engine.workloads import BY_NAME
     kind_of = {w.name: w.kind for w in b.plan.workloads}
     out = {"format": FORMAT, "meta": dict(b.meta), "skipped": dict(b.skipped),
            "v": {str(k): v for k, v in sorted(b.v.items())},
@@ -197,8 +199,6 @@ def needs_table(res: dict) -> list[str]:
     """What the learned targets would take at today's costs (greedy, from the cost-model rows): the
     tokens per pass needed, τ_needed = goal · (v(k̄) + k̄·c), the speedup if drafting were free,
     τ ÷ v(k̄), and for a chain the per-position α whose E[τ] at k̄ reaches τ_needed."""
-    from specviz.core.costmodel import alpha_for_tau, tau_needed
-
     cm = res.get("cost_model", [])
     bk = res["speedup"].get(GREEDY, {}).get("by_kind", {})
     rows = []
@@ -213,7 +213,7 @@ def needs_table(res: dict) -> list[str]:
             rows.append([lab, kind, f"≥ {goal}", _f(bk.get(lab, {}).get(kind)), _f(_med([c["tau"] for c in sel])),
                          _f(k_bar, "{:.1f}"), _f(_med([c["v"] for c in sel])),
                          _f(_med([c["k_bar"] * c["c"] for c in sel])),
-                         _f(_med([c["tau"] / c["v"] for c in sel])), _f(need),
+                         _f(_med([speedup_from_tau(c["tau"], c["k_bar"], 0.0, c["v"]) for c in sel])), _f(need),
                          _f(_med([c["alpha"] for c in sel])),
                          "–" if lab.endswith("-tree") else ("beyond k̄ + 1" if a_need is None else _f(a_need))])
     if not rows:

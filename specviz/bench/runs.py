@@ -23,7 +23,7 @@ from specviz.core.sampling import SamplingConfig
 
 
 class StepTime(NamedTuple):
-    """The part of a StepRecord that costs.draft_cost / plain_step_time read."""
+    """The part of a StepRecord that costmodel.draft_cost / plain_step_time read."""
     draft_s: float
     n_drafted: int
     verify_s: float
@@ -65,7 +65,7 @@ class Result:
     mean_k: float | None = None
     k_at_floor: int | None = None
     per_position: list[float] = field(default_factory=list)       # a_i (docs/metrics.md)
-    steps: list[StepTime] = field(default_factory=list)           # per step: its times (for costs.py)
+    steps: list[StepTime] = field(default_factory=list)           # per step: its times (for costmodel.draft_cost)
     top1: list[float] = field(default_factory=list)               # per emitted token (plain runs keep them)
     gap: list[float] = field(default_factory=list)
 

@@ -12,13 +12,14 @@ the bench's checks use too. Definitions: docs/metrics.md.
 
 `run_checks` compares the model with a measured run: the cost-model check (measured tau into the
 speedup formula vs the measured speedup) and the independence check (E[tau] from alpha vs the
-measured tau, beside the per-position acceptance a_i).
+measured tau, beside the per-position acceptance a_i). `cost_check` is the same check as the bench
+makes it over medians of timed repeats, end to end (`with_prefill`) and decode only.
 """
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 
 def interpolate_v(table: dict[int, float], k: float) -> float:
@@ -195,3 +196,61 @@ def run_checks(method: str, summary, steps, plain_summary=None, plain_steps=None
                      per_position=list(summary.per_position_acceptance), tau=summary.tokens_per_pass, k_bar=summary.mean_k,
                      k=k, c=c, t1=t1, v_k_bar=v_kb, measured_speedup=measured,
                      predicted_speedup=predicted, tau_independent=tau_ind)
+
+
+# -- the bench's cost-model check: one measured method on one workload ------------------------------
+@dataclass
+class CostCheck:
+    """docs/metrics.md's cost-model check, compared two ways that each put like beside like:
+    end to end (the prediction plus the measured prefill, against the measured speedup: the target)
+    and decode only (docs/metrics.md's formula as it stands, against the speedup with prefill left out)."""
+    workload: str
+    method: str
+    tau: float            # measured tokens per pass
+    k_bar: float          # mean drafted length per step
+    c: float              # draft time per token / t1
+    v: float              # v(k_bar), interpolated from the measured table
+    predicted: float      # tau / (v + k_bar c): the decode phase only
+    measured: float       # method tokens/s / plain tokens/s, end to end (medians of the timed repeats)
+    alpha: float | None   # accepted / tested (the papers' alpha; never alpha-hat)
+    tau_iid: float | None  # E[tau] from alpha under independence, at k-bar
+    predicted_with_prefill: float | None = None  # the same model with the measured prefill time added
+    measured_decode: float | None = None         # the measured speedup with both prefills left out
+    draft_acceptance_rate: float | None = None   # alpha-hat, shown beside alpha, never fed into E[tau]
+    per_position: list[float] | None = None      # a_1..a_m pooled over the repeats: flat = independent
+
+    @property
+    def error(self) -> float:
+        """End to end: predicted (with prefill) / measured - 1 (0.10 = the model promised 10% more)."""
+        pred = self.predicted if self.predicted_with_prefill is None else self.predicted_with_prefill
+        return pred / self.measured - 1.0 if self.measured else float("nan")
+
+    @property
+    def error_decode(self) -> float | None:
+        """Decode only: tau / (v + k_bar c) against the measured decode-phase speedup."""
+        return self.predicted / self.measured_decode - 1.0 if self.measured_decode else None
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["error"], d["error_decode"] = self.error, self.error_decode
+        return d
+
+
+def with_prefill(tau: float, k_bar: float, c: float, v: float, tokens: float, prefill_s: float,
+                 t1: float) -> float:
+    """End-to-end version of the cost model: (P + N t1) / (P + N/tau (v + k_bar c) t1), P the prefill time,
+    N the new tokens (the decode phase costs N/tau steps of step_cost plain steps each)."""
+    return (prefill_s + tokens * t1) / (prefill_s + tokens / tau * step_cost(k_bar, c, v) * t1)
+
+
+def cost_check(workload: str, method: str, tau: float, k_bar: float, c: float,
+               v_table: dict[int, float], measured: float, alpha: float | None,
+               tokens: float | None = None, prefill_s: float | None = None, t1: float | None = None,
+               measured_decode: float | None = None, draft_acceptance_rate: float | None = None,
+               per_position: list[float] | None = None) -> CostCheck:
+    v = v_at(v_table, k_bar)
+    pre = (with_prefill(tau, k_bar, c, v, tokens, prefill_s, t1)
+           if tokens and prefill_s is not None and t1 else None)
+    tau_iid = None if alpha is None else expected_tokens_per_pass(alpha, k_bar)
+    return CostCheck(workload, method, tau, k_bar, c, v, speedup_from_tau(tau, k_bar, c, v_table),
+                     measured, alpha, tau_iid, pre, measured_decode, draft_acceptance_rate, per_position)

@@ -1,1 +1,1 @@
-"""The decode loop, model loading, methods, artefacts and the one measuring path."""
+"""The decode loop, model loading, methods, artefacts, the one measuring path and the measured comparisons."""

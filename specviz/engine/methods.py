@@ -1,14 +1,15 @@
-"""Method names -> proposers, and prompt encoding: the one place the app, CLI and bench build a run.
+"""Method names -> proposers, and prompt encoding: the one place the app, CLI, lessons and bench build a run.
 
 The trained proposers (Medusa, EAGLE, the distilled drafter) load from models/ (artifacts.py);
-the app lists available_methods().
+make_proposer builds any method, and falls back to the shipped trained drafter for 'draft' when no
+drafter is given. The app lists available_methods(); try_methods says why the others do not build.
 """
 from __future__ import annotations
 
 import torch
 
 from specviz.core.errors import InputError
-from specviz.engine.models import DEFAULT_LABEL, LoadedModel, check_same_tokenizer, token_id_count
+from specviz.engine.models import LoadedModel, check_same_tokenizer, token_id_count
 from specviz.proposers.base import Plain, Proposer
 from specviz.proposers.draft_model import DraftModel
 from specviz.proposers.lookup import RULES as LOOKUP_RULES, PromptLookup
@@ -27,6 +28,25 @@ NEEDS_ARTIFACT = {"medusa", "eagle", "hybrid", "medusa-tree", "eagle-tree"}  # n
 ARTIFACT = {"hybrid": "eagle", "medusa-tree": "medusa", "eagle-tree": "eagle"}  # method -> artifact, where they differ
 
 
+def trained_available() -> dict:
+    """Which trained artefacts ship in models/ (artifacts.available, the one place that knows)."""
+    from specviz.engine import artifacts
+
+    return dict(artifacts.available())
+
+
+def trained_drafter(target: LoadedModel) -> LoadedModel | None:
+    """The shipped distilled drafter loaded for `target`; None when models/ has none.
+
+    The loader warns when the drafter was trained for another checkpoint and refuses another
+    hidden size (artifacts.load_drafter)."""
+    from specviz.engine import artifacts
+
+    if not artifacts.available().get("drafter"):
+        return None
+    return artifacts.load_drafter(target)
+
+
 def available_methods(drafter_available: bool = True) -> list[str]:
     from specviz.engine import artifacts
 
@@ -36,14 +56,12 @@ def available_methods(drafter_available: bool = True) -> list[str]:
             and (m not in NEEDS_ARTIFACT or shipped[m])]
 
 
-def uses_default_target(target: LoadedModel) -> bool:
-    return target.name == DEFAULT_LABEL
-
-
 def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | None = None,
                   n_max: int | None = None, drafter: LoadedModel | None = None,
                   lookup_rule: str = "recent") -> Proposer:
-    """lookup_rule (method lookup): 'recent' = specviz's most recent match, 'earliest' = vLLM's rule."""
+    """The proposer of `method` for `target`. 'draft' uses `drafter`, else the shipped trained drafter.
+
+    lookup_rule (method lookup): 'recent' = specviz's most recent match, 'earliest' = vLLM's rule."""
     if method == "plain":
         return Plain()
     if method == "lookup":
@@ -60,11 +78,10 @@ def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | Non
         return PromptLookup(n_min=lo, n_max=hi, rule=lookup_rule)
     if method == "draft":
         if drafter is None:
-            from specviz.engine import artifacts
-            if not (uses_default_target(target) and artifacts.available()["drafter"]):
-                raise InputError("method 'draft' needs a drafter model (the shipped trained drafter "
-                                 "serves only the default target)")
-            drafter = artifacts.load_drafter(target)
+            drafter = trained_drafter(target)
+        if drafter is None:
+            raise InputError("no draft model for this target: none was given and the trained drafter is not "
+                             "in models/ (python -m specviz train drafter)")
         check_same_tokenizer(target.tokenizer, drafter.tokenizer, target.vocab_size, drafter.vocab_size)
         if target.vocab_size == drafter.vocab_size:
             return DraftModel(drafter.model, name="draft")
@@ -81,6 +98,20 @@ def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | Non
         load = artifacts.load_medusa if name == "medusa" else artifacts.load_eagle
         return load(target, tree=method.endswith("-tree"))
     raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
+
+
+def try_methods(target: LoadedModel, drafter: LoadedModel | None, n: int = 3) -> tuple[list[str], dict]:
+    """(methods that build a proposer for this target, {method: why not} for the others)."""
+    ok, why = [], {}
+    for m in METHODS:
+        if m == "plain":
+            continue
+        try:
+            make_proposer(m, target, n=n, drafter=drafter)
+            ok.append(m)
+        except Exception as e:  # noqa: BLE001 - shown to the user as the reason
+            why[m] = str(e) or type(e).__name__
+    return ok, why
 
 
 def encode_prompt(tokenizer, text: str, chat: bool) -> list[int]:

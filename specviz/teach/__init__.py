@@ -1,1 +1,2 @@
-"""The logic behind each lesson page: comparisons, sweeps, labs, interview answers, serving export."""
+"""The logic behind each lesson page: labs, demos, interview answers, serving export (the comparisons and
+sweeps they run are specviz.engine.experiments)."""

@@ -10,12 +10,12 @@ import glob
 import os
 from dataclasses import dataclass, field
 
-from specviz.teach import experiments as E
+from specviz.engine import experiments as E
+from specviz.engine.methods import trained_available
 from specviz.teach import lab, mismatch, serving
 from specviz.teach.guess import Guess
-from specviz.core.costmodel import expected_tokens_per_pass
-from specviz.core.costmodel import draft_cost, plain_step_time
-from specviz.engine.costs import measure_v
+from specviz.core.costmodel import draft_cost, plain_step_time, speedup
+from specviz.engine.passcost import measure_v
 from specviz.proposers.draft_model import DraftModel
 from specviz.core.sampling import SamplingConfig
 from specviz.engine.workloads import COPY, NOVEL, get, of_kind
@@ -32,7 +32,7 @@ def _f(x, spec=".2f") -> str:
 def lookup_vs_draft(target, drafter, small: bool, progress=None) -> dict:
     """Lookup (and the draft model, when one exists) vs plain on a copy-heavy and a novel prompt."""
     ws = [of_kind(COPY)[0], of_kind(NOVEL)[0]]
-    methods = ["lookup"] + (["draft"] if drafter is not None or E.trained_available().get("drafter") else [])
+    methods = ["lookup"] + (["draft"] if drafter is not None or trained_available().get("drafter") else [])
     runs = E.compare(target, ws, methods, [4], 3, SAMPLED, 8 if small else 40, drafter=drafter, progress=progress)
     rows = {(r["kind"], r["method"]): r for r in E.table(runs)}
     out = {"run": f"{', '.join(methods)} vs plain, k=4, sampled T=0.8, on {ws[0].name} and {ws[1].name}"}
@@ -90,7 +90,7 @@ def serial_drafting(target, drafter, small: bool, progress=None) -> dict:
     return {"run": f"{who}, greedy, k = 1, 2, 4 on {w.name}; plain decoding for t1; v(5) measured",
             "t1_ms": _f(1000 * t1, ".1f"), "d1_ms": _f(1000 * per_k[1][0], ".1f"),
             "d2_ms": _f(1000 * per_k[2][0], ".1f"), "d4_ms": _f(1000 * per_k[4][0], ".1f"),
-            "c": _f(per_k[4][1]), "v5": _f(v5), "cap_tenth": _f(6 / (v5 + 5 * 0.1)),
+            "c": _f(per_k[4][1]), "v5": _f(v5), "cap_tenth": _f(speedup(1.0, 5, 0.1, v5)),
             "ratio_x": per_k[4][0] / per_k[1][0] if per_k[1][0] > 0 else 0.0}
 
 
@@ -129,7 +129,7 @@ def verify_cost(target, drafter, small: bool, progress=None) -> dict:
     return {"run": "timed decode-loop steps that verify k+1 new tokens against plain one-token steps "
                    "(medians of per-round ratios, spread = IQR or range over rounds)",
             "v1": v.quote(1), "v4": v.quote(4), "v8": v.quote(8), "cost4": cost4,
-            "gain4": _f(expected_tokens_per_pass(0.7, 4) / (1.0 if v.too_noisy(4) else v[4])), "v4_x": float(v[4])}
+            "gain4": _f(speedup(0.7, 4, 0.0, 1.0 if v.too_noisy(4) else v[4])), "v4_x": float(v[4])}
 
 
 def lossless_toy(target, drafter, small: bool, progress=None) -> dict:

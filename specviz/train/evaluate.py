@@ -110,7 +110,7 @@ def plan(part: str, target: LoadedModel):
     if part == "finetuned":
         target = artifacts.load_finetuned_target(target)
     heads = {"medusa": lambda: artifacts.load_medusa(target), "eagle": lambda: artifacts.load_eagle(target),
-             "draft": lambda: make_proposer("draft", target, drafter=artifacts.load_drafter(target))}
+             "draft": lambda: make_proposer("draft", target)}
     if part == "greedy":
         methods = {"plain": (None, 1), "lookup k=4": (lookup, 4)}
         for name, ks in (("medusa", (1, 2)), ("eagle", (1, 2)), ("draft", (1, 2))):

@@ -68,7 +68,3 @@ def sweep(now: float | None = None, idle_s: float = IDLE_EVICT_S) -> list[str]:
                 pass
     return [sid for sid, _ in idle]
 
-
-def sessions_tracked() -> int:
-    with _LOCK:
-        return len(_SESSIONS)

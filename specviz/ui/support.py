@@ -19,17 +19,13 @@ import streamlit as st
 
 from specviz import runtime
 from specviz.core.errors import InputError, ModelError
+from specviz.engine import methods as M
 from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_model, load_tokenizer, tiny_llama
 from specviz.ui import memory
 from specviz.ui.turns import TURNS
 
 TINY = os.environ.get("SPECVIZ_TINY", "") not in ("", "0")
 THREADS = runtime.use_threads()  # sessions take turns on the model (ui/turns.py), each turn uses them all
-
-
-@st.cache_resource(show_spinner="Loading the tokenizer…")
-def cached_tokenizer(name: str = DEFAULT):
-    return _tokenizer(name)
 
 
 @functools.lru_cache(maxsize=4)
@@ -180,8 +176,7 @@ def drafter_names() -> list[str]:
 
 @st.cache_resource(show_spinner="Loading the trained drafter…")
 def _trained_drafter(name: str, device: str, dtype: str) -> LoadedModel:
-    from specviz.engine import artifacts
-    return artifacts.load_drafter(cached_model(name, device, dtype))
+    return M.trained_drafter(cached_model(name, device, dtype))
 
 
 def drafter(name: str) -> LoadedModel | None:
@@ -200,14 +195,12 @@ def drafter(name: str) -> LoadedModel | None:
 
 def methods_offered() -> list[str]:
     """available_methods() of specviz.engine.methods, with 'draft' only when a drafter can be offered."""
-    from specviz.engine import methods as M
     return list(M.available_methods(drafter_available=bool(drafter_names())))
 
 
 def proposer_for(method: str, tgt: LoadedModel, n: int = 3, n_min: int | None = None,
                  n_max: int | None = None, drafter_model: LoadedModel | None = None, lookup_rule: str = "recent"):
     """methods.make_proposer for the app's pages."""
-    from specviz.engine import methods as M
     return M.make_proposer(method, tgt, n=n, n_min=n_min, n_max=n_max, drafter=drafter_model,
                            lookup_rule=lookup_rule)
 
@@ -234,9 +227,9 @@ def measured_runs() -> dict:
 # -- v(k), measured once per model / device / dtype (a few seconds) ------------------------------
 @st.cache_data(show_spinner=False, max_entries=8)
 def measured_v(name: str, device: str, dtype: str):
-    """costs.VTable {k: v(k)} (with its spread) for this target (shared by all sessions: it describes
+    """passcost.VTable {k: v(k)} (with its spread) for this target (shared by all sessions: it describes
     the machine, not a user)."""
-    from specviz.engine.costs import V_KS, measure_v
+    from specviz.engine.passcost import V_KS, measure_v
     with TURNS.measurement() as between:  # each repeat timed alone; other sessions step in between
         return measure_v(cached_model(name, device, dtype), ks=V_KS, context=256, repeats=5 if TINY else 7,
                          progress=lambda f: between())
@@ -261,13 +254,11 @@ def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | 
 
     Building a proposer may load weights, so the answer is kept once per session and target.
     """
-    from specviz.teach import experiments
-
     names = drafter_names()
     d = drafter(names[0]) if names else None
     key = ("cmp_methods_for", target.name, getattr(d, "name", None))
     if key not in st.session_state:
-        st.session_state[key] = experiments.try_methods(target, d)
+        st.session_state[key] = M.try_methods(target, d)
     methods, why_not = st.session_state[key]
     return methods, why_not, d
 

@@ -59,7 +59,7 @@ def v_figure(table: dict[int, float] | None, constant: float | None = None, k_ma
     fig = go.Figure()
     if table:
         ks = sorted(table)
-        spread = getattr(table, "spread", {})  # costs.VTable: IQR over the measuring rounds
+        spread = getattr(table, "spread", {})  # passcost.VTable: IQR over the measuring rounds
         err = dict(type="data", array=[(spread.get(k) or 0) / 2 for k in ks], visible=True) if spread else None
         fig.add_trace(go.Scatter(x=ks, y=[table[k] for k in ks], mode="lines+markers", name="measured v(k)",
                                  error_y=err))

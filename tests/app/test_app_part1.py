@@ -332,7 +332,7 @@ def test_calculator_measures_v_and_switches_to_the_table(warm):
     assert errors(at) == []
     assert at.radio(key="bk_vmode").value == "the measured table"
     table = at.session_state["v_tables"][("tiny:0", "auto", "float32")]
-    from specviz.engine.costs import V_KS
+    from specviz.engine.passcost import V_KS
     assert tuple(sorted(table)) == V_KS and all(v > 0 for v in table.values())
     assert set(table.spread) == set(V_KS)                           # the spread travels with the table
     vfig = next(f for f in figures(at) if title(f).startswith("Verification cost"))

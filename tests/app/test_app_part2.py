@@ -260,7 +260,7 @@ def test_serve_measures_both_lookup_rules_after_a_guess():
 
 
 def test_serve_prefills_from_the_measured_recommendation():
-    from specviz.teach import experiments as E
+    from specviz.engine import experiments as E
     from specviz.core.records import RunSummary
 
     def run(method, k, tpp, tps):
@@ -284,7 +284,7 @@ def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch):
     """The heads-vs-fine-tune section on the tiny target: the shipped heads fit the real target only, so
     the medusa bars come from a real Medusa proposer with freshly initialised heads on the tiny target."""
     from specviz.engine import artifacts
-    from specviz.teach import experiments as E
+    from specviz.engine import methods as M
     from specviz.engine.models import tiny_llama
     import torch
 
@@ -300,11 +300,11 @@ def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch):
         m.tokenizer = target.tokenizer
         return m
 
-    real = E.build_proposer
-    monkeypatch.setattr(E, "trained_available", lambda: {"medusa": True, "eagle": False, "lora": True})
+    real = M.make_proposer
+    monkeypatch.setattr(M, "trained_available", lambda: {"medusa": True, "eagle": False, "lora": True})
     monkeypatch.setattr(artifacts, "load_finetuned_target", tuned_of)
-    monkeypatch.setattr(E, "build_proposer", lambda m, t, n=3, d=None: tiny_medusa(t) if m == "medusa"
-                        else real(m, t, n, d))
+    monkeypatch.setattr(M, "make_proposer", lambda m, t, **kw: tiny_medusa(t) if m == "medusa"
+                        else real(m, t, **kw))
     at = page("pitfalls")
     at.number_input(key="pit_k").set_value(2)
     ok(at.button(key="pit_run").click().run())

@@ -1,7 +1,7 @@
 """The classroom load test (issue 13 §4): 4 browser sessions press Play on Step through together.
 
-Loopback only, the real default model, Debian's chromium via Playwright (specviz.ui.loadtest does the
-driving; `python -m specviz.ui.loadtest --sessions 20` runs it at classroom size). Neighbouring sessions
+Loopback only, the real default model, Debian's chromium via Playwright (specviz.bench.loadtest does the
+driving; `python -m specviz.bench.loadtest --sessions 20` runs it at classroom size). Neighbouring sessions
 use another preset and method, and each setting runs twice (equal work); every session must finish with
 the text its settings give when played alone, with no exception box, page error or console error.
 Targets (ratios within one run): total tokens/s together >= 80% of one session alone, and among equal
@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from specviz.ui import loadtest
+from specviz.bench import loadtest
 
 SESSIONS = int(os.environ.get("SPECVIZ_LOAD_SESSIONS", "4"))
 

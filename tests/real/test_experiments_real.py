@@ -3,7 +3,7 @@ import pytest
 
 from specviz.core.sampling import SamplingConfig
 from specviz.engine.workloads import get
-from specviz.teach import experiments as E
+from specviz.engine import experiments as E
 
 
 @pytest.mark.slow

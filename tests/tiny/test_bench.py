@@ -8,7 +8,8 @@ import json
 import pytest
 
 from specviz.bench import report as bench_report
-from specviz.bench.checks import compare_ids, cost_check
+from specviz.bench.checks import compare_ids
+from specviz.core.costmodel import cost_check
 from specviz.cli import main
 from bench_outputs import check_outputs
 
@@ -72,7 +73,7 @@ def test_cost_check_puts_like_beside_like():
 def test_v_is_measured_through_the_decode_loop_on_a_tiny_model():
     import torch
 
-    from specviz.engine.costs import RandomDraft, measure_v
+    from specviz.engine.passcost import RandomDraft, measure_v
     from specviz.engine.models import tiny_llama
     target = tiny_llama(vocab_size=50, layers=1, seed=0)
     v = measure_v(target, ks=(1, 3), context=20, repeats=2)
@@ -158,7 +159,7 @@ def test_estimate_reproduces_the_previous_runs_timed_phases(capsys):
     """The estimator sums measured run times per planned run: on the previous run's own plan it must
     give back that run's measured greedy and sampled phase times (within 5%)."""
     from specviz.bench.estimate import reference, timed
-    from specviz.bench.main import Plan
+    from specviz.bench.plan import Plan
     from specviz.engine import workloads as W
 
     ref = reference()

@@ -5,7 +5,10 @@ import statistics
 import pytest
 import torch
 
-from specviz.teach import experiments as E
+from specviz.bench import results as BR
+from specviz.core.repetition import repetition
+from specviz.engine import experiments as E
+from specviz.teach import checkpoints as CK
 from specviz.engine.models import load_tokenizer, tiny_llama
 from specviz.core.records import RunSummary
 from specviz.core.sampling import SamplingConfig
@@ -23,9 +26,9 @@ def run(workload, kind, method, k, tpp, tps, plain_tps=10.0):
 
 
 def test_repetition_counts_repeated_ngrams():
-    assert E.repetition([1, 2, 3, 4, 5, 6]) == 0.0
-    assert E.repetition([1, 2, 3, 4] * 3) == pytest.approx(5 / 9)
-    assert E.repetition([1, 2]) == 0.0
+    assert repetition([1, 2, 3, 4, 5, 6]) == 0.0
+    assert repetition([1, 2, 3, 4] * 3) == pytest.approx(5 / 9)
+    assert repetition([1, 2]) == 0.0
 
 
 def test_recommend_picks_the_fastest_per_kind():
@@ -130,14 +133,14 @@ def test_bench_rows_flatten_a_results_file(tmp_path):
             "per_run": {"greedy": {"lookup": {"csv-to-json": {"tokens_per_pass": 3.1, "draft_acceptance_rate": 0.8,
                                                               "tokens_per_s": 50.0}}}},
             "speedup": {"greedy": {"per_workload": {"lookup": {"csv-to-json": 2.5}}}}}
-    assert E.bench_rows(data) == [{"mode": "greedy", "method": "lookup", "workload": "csv-to-json", "kind": COPY,
+    assert BR.bench_rows(data) == [{"mode": "greedy", "method": "lookup", "workload": "csv-to-json", "kind": COPY,
                                    "tokens_per_pass": 3.1, "draft_acceptance_rate": 0.8, "tokens_per_s": 50.0,
                                    "speedup": 2.5}]
-    assert E.bench_rows([1, 2]) == [] and E.bench_rows({"format": 1}) == []
+    assert BR.bench_rows([1, 2]) == [] and BR.bench_rows({"format": 1}) == []
     (tmp_path / "bench").mkdir()
-    assert E.latest_bench(str(tmp_path)) is None
+    assert BR.latest_bench(str(tmp_path)) is None
     (tmp_path / "bench" / "results.json").write_text(json.dumps(data))
-    path, got = E.latest_bench(str(tmp_path))
+    path, got = BR.latest_bench(str(tmp_path))
     assert os.path.basename(path) == "results.json" and got == data
 
 
@@ -146,11 +149,11 @@ def test_swap_verdict_states_the_measured_direction():
             for t, m, tpp, a in [("base", "plain", 1.0, None), ("base", "medusa", 1.8, 0.4), ("base", "lookup", 2.0, 0.7),
                                  ("fine-tuned", "plain", 1.0, None), ("fine-tuned", "medusa", 1.2, 0.1),
                                  ("fine-tuned", "lookup", 2.02, 0.7)]]
-    medusa, lookup = E.swap_verdict(rows)
+    medusa, lookup = CK.swap_verdict(rows)
     assert medusa.startswith("medusa: τ 1.80 on the base → 1.20") and "dropped" in medusa and "40% → 10%" in medusa
     assert lookup.startswith("lookup:") and "held" in lookup
     assert "75% of its gain over plain lost" in medusa          # 1 - (1.2 - 1) / (1.8 - 1)
-    assert E.gain_lost(2.0, 2.02) == pytest.approx(-0.02) and E.gain_lost(1.0, 1.5) != E.gain_lost(1.0, 1.5)  # nan
+    assert CK.gain_lost(2.0, 2.02) == pytest.approx(-0.02) and CK.gain_lost(1.0, 1.5) != CK.gain_lost(1.0, 1.5)  # nan
 
 
 def test_bench_rows_read_the_committed_results_file():
@@ -160,5 +163,5 @@ def test_bench_rows_read_the_committed_results_file():
 
     path = Path(__file__).resolve().parents[2] / "bench" / "results.json"
     assert path.exists(), "bench/results.json ships with the repository"
-    rows = E.bench_rows(json.loads(path.read_text()))
+    rows = BR.bench_rows(json.loads(path.read_text()))
     assert rows and all(r["kind"] in (COPY, NOVEL) for r in rows)

@@ -1,5 +1,5 @@
 """The walkthrough quotes a measured v(k) only when its spread is smaller than the effect it shows."""
-from specviz.engine.costs import VTable
+from specviz.engine.passcost import VTable
 from specviz.teach import interview as I
 
 

@@ -59,7 +59,7 @@ def test_sampled_runs_are_not_compared_token_by_token(target):
 
 
 def test_v_table_carries_its_spread_and_refuses_noisy_quotes(target):
-    from specviz.engine.costs import VTable, measure_v
+    from specviz.engine.passcost import VTable, measure_v
     v = measure_v(target, ks=(1, 4), context=20, repeats=4)
     assert set(v) == {1, 4} and set(v.spread) == {1, 4} and v.rounds == 4
     assert all(s is not None and s >= 0 for s in v.spread.values())

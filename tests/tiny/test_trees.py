@@ -110,7 +110,7 @@ def test_tree_sampling_is_lossless_over_two_tokens(monkeypatch):
 
 
 def test_measure_v_feeds_trees_through_the_decode_loop(target):
-    from specviz.engine.costs import RandomDraft, measure_v
+    from specviz.engine.passcost import RandomDraft, measure_v
 
     d = RandomDraft(V, tree=True).propose(None, 6)
     assert d.parents == [-1, 0, 0, 1, 1, 2]

@@ -11,13 +11,14 @@ import statistics
 import warnings
 from dataclasses import dataclass, field
 
-from specviz.engine import artifacts, measure
-from specviz.engine import methods as M
 from specviz.core.errors import InputError
+from specviz.core.records import RunSummary, StepRecord
+from specviz.core.repetition import repetition
+from specviz.core.sampling import SamplingConfig
+from specviz.engine import measure
+from specviz.engine import methods as M
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.models import LoadedModel
-from specviz.core.records import RunSummary, StepRecord
-from specviz.core.sampling import SamplingConfig
 from specviz.engine.workloads import Workload
 
 SPEEDUP_MARGIN = 1.05  # a method must beat plain by 5% to be recommended (these CPUs are noisy)
@@ -41,47 +42,12 @@ class Run:
         return self.summary.tokens_per_s / self.plain_tokens_per_s if self.plain_tokens_per_s else 0.0
 
 
-def trained_available() -> dict:
-    """Which trained artefacts ship in models/ (artifacts.available, the one place that knows)."""
-    return dict(artifacts.available())
-
-
-def try_methods(target: LoadedModel, drafter: LoadedModel | None, n: int = 3) -> tuple[list[str], dict]:
-    """(methods that build a proposer for this target, {method: why not} for the others)."""
-    ok, why = [], {}
-    for m in M.METHODS:
-        if m == "plain":
-            continue
-        if m == "draft" and drafter is None and not trained_available().get("drafter"):
-            why[m] = "no draft model for this target yet (the trained drafter is not in models/)"
-            continue
-        try:
-            build_proposer(m, target, n, drafter)
-            ok.append(m)
-        except Exception as e:  # noqa: BLE001 - shown to the user as the reason
-            why[m] = str(e) or type(e).__name__
-    return ok, why
-
-
-def build_proposer(method: str, target: LoadedModel, n: int = 3, drafter: LoadedModel | None = None):
-    """methods.make_proposer, with the shipped trained drafter when method is 'draft' and none is given."""
-    if method == "draft" and drafter is None:
-        drafter = _trained_drafter(target)
-    return M.make_proposer(method, target, n=n, drafter=drafter)
-
-
-def _trained_drafter(target: LoadedModel) -> LoadedModel | None:
-    if not artifacts.available().get("drafter"):
-        return None
-    return artifacts.load_drafter(target)
-
-
 def run_one(target: LoadedModel, workload: Workload, method: str, k: int, n: int | None,
             sampling: SamplingConfig, max_new_tokens: int, seed: int = 0,
             drafter: LoadedModel | None = None, proposer=None) -> tuple[RunSummary, list[StepRecord]]:
     """One measured run of `method` on `workload` (proposer may be given ready-made)."""
     ids = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)
-    prop = proposer if proposer is not None else build_proposer(method, target, n or 3, drafter)
+    prop = proposer if proposer is not None else M.make_proposer(method, target, n=n or 3, drafter=drafter)
     return measure.run(target, prop, ids, _cfg(k, sampling, max_new_tokens, seed), target.tokenizer.eos_token_id)
 
 
@@ -110,7 +76,7 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
         def make():
             if m not in built:
                 built[m] = proposers[m]() if proposers and m in proposers else \
-                    build_proposer(m, target, n, drafter)
+                    M.make_proposer(m, target, n=n, drafter=drafter)
             return built[m]
         return make
 
@@ -225,16 +191,6 @@ def recommend(runs: list[Run]) -> dict[str, Recommendation]:
     return out
 
 
-def repetition(ids: list[int], n: int = 4) -> float:
-    """Share of the output's n-grams that already occurred earlier in it: how much the text loops."""
-    grams = [tuple(ids[i:i + n]) for i in range(len(ids) - n + 1)]
-    seen, repeats = set(), 0
-    for g in grams:
-        repeats += g in seen
-        seen.add(g)
-    return repeats / len(grams) if grams else 0.0
-
-
 @dataclass
 class SweepPoint:
     k: int
@@ -265,7 +221,7 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
             if proposer_factory:
                 return proposer_factory()
             if n not in shared:
-                shared[n] = build_proposer(method, target, n or 3, drafter)
+                shared[n] = M.make_proposer(method, target, n=n or 3, drafter=drafter)
             return shared[n]
         return make
 
@@ -293,24 +249,6 @@ def greedy_vs_sampled(target: LoadedModel, workloads: list[Workload], k: int = 5
     return rows
 
 
-def latest_bench(root: str = ".") -> tuple[str, object] | None:
-    """The newest bench results file (JSON) under the usual folders, parsed; None when there is none."""
-    import glob
-    import json
-    import os
-
-    pats = ["results/bench*.json", "results/**/bench*.json", "bench*/*.json", "runs/bench*.json",
-            "bench_results*.json"]
-    files = {f for p in pats for f in glob.glob(os.path.join(root, p), recursive=True)}
-    for f in sorted(files, key=os.path.getmtime, reverse=True):
-        try:
-            with open(f) as fh:
-                return f, json.load(fh)
-        except (OSError, ValueError):
-            continue
-    return None
-
-
 def checkpoint_swap(base: LoadedModel, tuned: LoadedModel, workload: Workload, methods: list[str],
                     k: int = 4, sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 48,
                     seed: int = 0, progress=None) -> tuple[list[dict], dict[str, str]]:
@@ -326,10 +264,10 @@ def checkpoint_swap(base: LoadedModel, tuned: LoadedModel, workload: Workload, m
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                prop = build_proposer(m, tgt)
+                prop = M.make_proposer(m, tgt)
             except Exception as e:  # noqa: BLE001 - the loader's own refusal is part of the lesson
                 notes[f"{m} on the {lab} target"] = f"refused: {e}"
-                prop = build_proposer(m, base)
+                prop = M.make_proposer(m, base)
         if caught:
             notes.setdefault(f"{m} on the {lab} target", "warned: " + str(caught[0].message))
         s, _ = run_one(tgt, workload, m, k, 3 if m == "lookup" else None, sampling, max_new_tokens, seed,
@@ -338,44 +276,3 @@ def checkpoint_swap(base: LoadedModel, tuned: LoadedModel, workload: Workload, m
                      "draft_acceptance_rate": s.draft_acceptance_rate, "tokens_per_s": s.tokens_per_s})
         _tick(progress, i + 1, len(plan), f"{m} on the {lab} target")
     return rows, notes
-
-
-def bench_rows(data) -> list[dict]:
-    """Flatten a bench results.json (per_run[mode][label][workload]) into table rows; [] if unknown."""
-    if not isinstance(data, dict) or not isinstance(data.get("per_run"), dict):
-        return []
-    sp = data.get("speedup", {})
-    kinds = dict(data.get("meta", {}).get("workloads") or {})  # [[name, kind], ...] or {name: kind}
-    rows = []
-    for mode, labels in data["per_run"].items():
-        for label, per_w in labels.items():
-            for w, r in per_w.items():
-                rows.append({"mode": mode, "method": label, "workload": w,
-                             "kind": kinds.get(w),
-                             "tokens_per_pass": r.get("tokens_per_pass"), "draft_acceptance_rate": r.get("draft_acceptance_rate"),
-                             "tokens_per_s": r.get("tokens_per_s"),
-                             "speedup": sp.get(mode, {}).get("per_workload", {}).get(label, {}).get(w)})
-    return rows
-
-
-def gain_lost(tau_base: float, tau_tuned: float) -> float:
-    """Share of a proposer's gain in τ over plain decoding (τ − 1) lost on the fine-tune; nan without a gain."""
-    return float("nan") if tau_base <= 1.0 else 1.0 - (tau_tuned - 1.0) / (tau_base - 1.0)
-
-
-def swap_verdict(rows: list[dict]) -> list[str]:
-    """One measured sentence per proposer of checkpoint_swap(): tokens per pass, base -> fine-tuned."""
-    out = []
-    for m in dict.fromkeys(r["method"] for r in rows if r["method"] != "plain"):
-        a, b = (next(r for r in rows if r["method"] == m and r["target"] == t) for t in ("base", "fine-tuned"))
-        d = b["tokens_per_pass"] - a["tokens_per_pass"]
-        trend = "dropped" if d < -0.05 else "rose" if d > 0.05 else "held"
-        lost = gain_lost(a["tokens_per_pass"], b["tokens_per_pass"])
-        share = "" if lost != lost else f", {lost:.0%} of its gain over plain lost"
-        out.append(f"{m}: τ {a['tokens_per_pass']:.2f} on the base → {b['tokens_per_pass']:.2f} on the fine-tune "
-                   f"({trend}{share}; acceptance {_pct(a['draft_acceptance_rate'])} → {_pct(b['draft_acceptance_rate'])})")
-    return out
-
-
-def _pct(x) -> str:
-    return "n/a" if x is None else f"{x:.0%}"

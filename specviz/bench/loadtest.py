@@ -1,6 +1,6 @@
 """A classroom in a box: N browser sessions press Play on Step through together, against one server.
 
-    python -m specviz.ui.loadtest --sessions 20        # classroom size; prints the figures
+    python -m specviz.bench.loadtest --sessions 20        # classroom size; prints the figures
     (tests/browser/test_load.py runs it with 4 sessions under `make test`)
 
 Starts the app as `make app` does (specviz.ui.launch, loopback only, the real default model),
@@ -297,7 +297,7 @@ def report(r: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m specviz.ui.loadtest", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m specviz.bench.loadtest", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sessions", type=int, default=20, help="browser sessions pressing Play together (default 20)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds to wait for a phase (default 900)")
