@@ -58,13 +58,16 @@ def trainable_state(module: torch.nn.Module) -> dict:
 def load_ckpt(folder: Path, module: torch.nn.Module, opt: torch.optim.Optimizer) -> dict | None:
     if not (folder / "ckpt.json").exists():
         return None
-    t = load_file(str(folder / "ckpt.safetensors"))
+    t = load_file(str(folder / "ckpt.safetensors"))                               # on the CPU
     module.load_state_dict({k[2:]: v for k, v in t.items() if k.startswith("w.")}, strict=False)
     params = [p for g in opt.param_groups for p in g["params"]]
-    for i, p in enumerate(params):
+    state = {}
+    for i in range(len(params)):
         st = {k.split(".", 2)[2]: v for k, v in t.items() if k.startswith(f"opt.{i}.")}
         if st:
-            opt.state[p] = st
+            state[i] = st
+    # the optimiser's own loading moves each moment to its parameter's device (assigning opt.state did not)
+    opt.load_state_dict({"state": state, "param_groups": opt.state_dict()["param_groups"]})
     return json.loads((folder / "ckpt.json").read_text())
 
 
