@@ -114,6 +114,7 @@ GAP_REASONS = [
 def layer_agreement(model, ids: torch.Tensor, ns=(2, 4, 8, 16, 24, 28)) -> dict[int, float]:
     """Top-1 agreement with the full model when only the first N layers run (final norm and output layer kept),
     over every position of `ids` (1, T). No training: what self-speculation by layer skipping starts from."""
+    ids = ids.to(next(model.parameters()).device)                                 # built on the CPU by the page
     with torch.inference_mode():
         out = model(input_ids=ids, output_hidden_states=True)
         full = out.logits[0].argmax(-1)                                           # (T,)
