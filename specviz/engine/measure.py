@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-import torch
 
 from specviz.core.neartie import Divergence, first_divergence
 from specviz.core.records import RunSummary, StepRecord
 from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Proposer
 
@@ -35,13 +35,12 @@ TOO_NOISY = "too noisy to quote, re-measure"
 def run(target: LoadedModel, proposer: Proposer | None, prompt_ids, cfg: DecodeConfig,
         eos_token_id=None) -> tuple[RunSummary, list[StepRecord]]:
     """One run to the end through the decode loop, timed end to end from the outside."""
-    sync = torch.cuda.synchronize if target.device.type == "cuda" else (lambda: None)
-    sync()
+    sync(target.device)
     t0 = time.perf_counter()
     d = Decoder(target, proposer, prompt_ids, cfg, eos_token_id)
     for _ in d.run():
         pass
-    sync()
+    sync(target.device)
     wall = time.perf_counter() - t0
     s = d.summary()
     return replace(s, wall_s=wall, tokens_per_s=len(s.token_ids) / wall if wall > 0 else 0.0), d.steps
