@@ -150,6 +150,7 @@ def interleaved(target: LoadedModel, prompt_ids, contenders: dict[str, Contender
     runs: dict[str, list] = {x: [] for x in labels}
     plains: list = []
     total, done = repeats * len(order), 0
+    warm_up(target, prompt_ids, contenders, plain_cfg, eos_token_id)
     for r in range(repeats):
         rot = order[r % len(order):] + order[: r % len(order)]
         got = {}
@@ -172,6 +173,20 @@ def interleaved(target: LoadedModel, prompt_ids, contenders: dict[str, Contender
         div = first_divergence(first.plain.token_ids, first.plain_steps, first.summary.token_ids) if greedy else None
         out[x] = Measured(x, runs[x], div, compared=greedy)
     return out, plains
+
+
+WARM_UP_TOKENS = 4
+
+
+def warm_up(target: LoadedModel, prompt_ids, contenders: dict[str, Contender], plain_cfg: DecodeConfig,
+            eos_token_id=None) -> None:
+    """Short untimed runs of plain and of every contender before the first timed repeat: the first passes
+    after a load (on a GPU: CUDA's one-time start-up, kernel selection) are slower than the rest, and would
+    otherwise fall on whichever run comes first."""
+    short = lambda cfg: replace(cfg, max_new_tokens=min(WARM_UP_TOKENS, cfg.max_new_tokens))  # noqa: E731
+    run(target, None, prompt_ids, short(plain_cfg), eos_token_id)
+    for make, cfg in contenders.values():
+        run(target, make(), prompt_ids, short(cfg), eos_token_id)
 
 
 def plain_config(cfg: DecodeConfig) -> DecodeConfig:
