@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import torch
 from transformers import DynamicCache
 
+from specviz.engine.device import sync
+
 KIB, GB = 1024, 1e9
 
 
@@ -75,8 +77,10 @@ def v_by_batch(model, vocab: int, batches=(1, 4, 16), ks=(1, 4, 8), context: int
             for _ in range(repeats + 1):                                         # the first round warms up
                 for k in times:
                     x = torch.randint(0, vocab, (b, k + 1), generator=g).to(dev)  # (B, k+1)
-                    t0 = time.perf_counter()
+                    sync(dev)                                                   # a GPU runs asynchronously:
+                    t0 = time.perf_counter()                                    # time the work, not the launch
                     model(input_ids=x, cache=cache, use_cache=True)
+                    sync(dev)
                     times[k].append(time.perf_counter() - t0)
                     cache.crop(-(k + 1))
         t1 = statistics.median(times[0][1:])
