@@ -1,4 +1,4 @@
-"""The training loop shared by every job: AdamW, warm-up + cosine, bf16 autocast, resumable.
+"""The training loop shared by every job: AdamW, warm-up + cosine, autocast, resumable.
 
 A checkpoint is two files in the run folder: ckpt.safetensors (trainable weights and the AdamW
 moments) and ckpt.json (step, wall time, losses so far). A job started again with the same run
@@ -17,6 +17,8 @@ from typing import Callable
 
 import torch
 from safetensors.torch import load_file, save_file
+
+from specviz.engine.device import autocast
 
 
 def cli_command() -> str | None:
@@ -84,7 +86,7 @@ def train(module: torch.nn.Module, loss_fn: Callable[[int, random.Random], torch
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, betas=(0.9, 0.95))
     info = load_ckpt(folder, module, opt) or {"step": 0, "wall_s": 0.0, "losses": []}
     dev = torch.device(device)
-    amp = torch.autocast(dev.type, dtype=torch.bfloat16)
+    amp = autocast(dev)                      # bfloat16, or float16 on a GPU without native bfloat16
     t0, wall0 = time.perf_counter(), info["wall_s"]
     bar = tqdm(total=steps, initial=info["step"], desc=desc, disable=not progress)
     module.train()
