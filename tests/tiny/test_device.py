@@ -258,3 +258,91 @@ def test_decoding_on_the_meta_target_mixes_no_devices(target, shipped, method):
     assert len(d.new_tokens) == 8
     assert p.devices <= {torch.device("cpu")}
     assert all(misplaced(m, META) == [] for m in _modules(p.inner))
+
+
+# -- timing and defaults on a GPU (findings 6-9), checked without one --------------------------------------------------
+@pytest.fixture()
+def synced(monkeypatch):
+    """torch.cuda.synchronize replaced by a recorder of the device it was asked to wait on."""
+    calls = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append(device))
+    return calls
+
+
+def test_every_sync_waits_on_the_targets_device(synced):
+    from types import SimpleNamespace
+
+    from specviz.bench import runs
+
+    gpu1 = torch.device("cuda:1")
+    Decoder._sync(SimpleNamespace(target=SimpleNamespace(device=gpu1)))
+    runs._sync(SimpleNamespace(target=SimpleNamespace(device=gpu1)))
+    assert synced == [gpu1, gpu1]                 # not synchronize(): that waits on cuda:0 and starts a context there
+    Decoder._sync(SimpleNamespace(target=SimpleNamespace(device=torch.device("cpu"))))
+    assert synced == [gpu1, gpu1]                 # the CPU has nothing to wait for
+
+
+def test_v_by_batch_waits_for_the_device_around_every_timed_pass(cpu_target, monkeypatch):
+    seen = []
+    monkeypatch.setattr(R, "sync", lambda d: seen.append(torch.device(d)))
+    R.v_by_batch(cpu_target.model, V, batches=(1, 2), ks=(1,), context=8, repeats=2)
+    timed = 2 * (2 + 1) * 2                       # batches x (repeats + warm-up round) x (k = 0 and k = 1)
+    assert seen == [cpu_target.device] * (2 * timed)   # before and after each timed forward
+
+
+def test_a_measured_speedup_is_preceded_by_an_untimed_warm_up(cpu_target, monkeypatch):
+    from specviz.engine import measure
+
+    calls, real = [], measure.run
+    monkeypatch.setattr(measure, "run", lambda t, p, ids, cfg, eos=None: calls.append(
+        ("plain" if p is None else p.name, cfg.max_new_tokens)) or real(t, p, ids, cfg, eos))
+    cfg = DecodeConfig(k=2, max_new_tokens=12, stop_at_eos=False)
+    m = measure.against_plain(cpu_target, lambda: PromptLookup(n_min=1, n_max=3), [5, 6, 7, 5, 6], cfg, repeats=2)
+    timed = [c for c in calls if c[1] == 12]
+    assert len(timed) == 4 and len(m.repeats) == 2
+    first = calls.index(timed[0])
+    assert {c[0] for c in calls[:first]} == {"plain", "lookup"}            # both ran before the first timed run
+    assert all(n < 12 for _, n in calls[:first])                           # short: the warm-up is untimed and cheap
+
+
+@pytest.mark.parametrize("native,expected", [(True, torch.bfloat16), (False, torch.float16)])
+def test_auto_dtype_is_float16_on_a_gpu_without_native_bfloat16(monkeypatch, native, expected):
+    from specviz.engine.models import resolve_dtype
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: native or including_emulation)
+    assert resolve_dtype("auto", torch.device("cuda")) == expected
+    assert resolve_dtype("auto", torch.device("cpu")) == torch.bfloat16
+    assert resolve_dtype("float32", torch.device("cuda")) == torch.float32     # asked for by name: kept
+
+
+@pytest.mark.parametrize("native,expected", [(True, torch.bfloat16), (False, torch.float16)])
+def test_training_autocasts_to_the_gpus_native_half_type(cpu_target, tmp_path, monkeypatch, native, expected):
+    """The loop asked to autocast for a CUDA device (recorded, not entered: the model stays on the CPU)."""
+    import contextlib
+
+    seen = []
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: native or including_emulation)
+    monkeypatch.setattr(torch, "autocast", lambda device_type, dtype=None, **kw: seen.append((device_type, dtype))
+                        or contextlib.nullcontext())
+    model = copy.deepcopy(cpu_target.model)
+    tl.attach(model, 4, 8.0)
+    common.train(model, tl.make_loss(model, _lora_chunks(), 2), tmp_path, 1, device="cuda", progress=False)
+    assert seen == [("cuda", expected)]
+
+
+def test_the_help_says_what_auto_picks(monkeypatch):
+    import argparse
+
+    from specviz.cli import add_model_args
+    from specviz.engine.device import default_device
+
+    p = argparse.ArgumentParser()
+    add_model_args(p)
+    helps = {a.dest: " ".join(a.help.split()) for a in p._actions}
+    assert "else the CPU" in helps["device"] and "mps only when named" in helps["device"]
+    assert "float16 on a CUDA GPU without native bfloat16" in helps["dtype"]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    assert default_device() == torch.device("cpu")           # as the help says: Apple's GPU only when named
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert default_device() == torch.device("cuda")
