@@ -346,3 +346,12 @@ def test_the_help_says_what_auto_picks(monkeypatch):
     assert default_device() == torch.device("cpu")           # as the help says: Apple's GPU only when named
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert default_device() == torch.device("cuda")
+
+
+def test_the_apps_default_dtype_follows_the_gpu(monkeypatch):
+    from specviz.ui.support import default_dtype_name
+
+    assert default_dtype_name() == "bfloat16"                         # this CPU
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: including_emulation)
+    assert default_dtype_name() == "float16"                          # a T4 or V100
