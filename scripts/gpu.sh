@@ -12,7 +12,8 @@
 #   bash scripts/gpu.sh 3 4          only the steps named (a rerun resumes: the corpus and training pick up
 #                                    from their checkpoints in $OUT, the other steps start again)
 #   DRY=1 bash scripts/gpu.sh        print the plan and the commands, run nothing (works without a GPU)
-#   DEVICE=cuda:1 OUT=runs/gpu2 ...  another device or output folder
+#   DEVICE=cuda:1 OUT=runs/gpu2 ...  another device or output folder (DEVICE=cpu runs the same steps on the CPU,
+#                                    slowly: a check of the script itself, not of the GPU)
 #
 # Nothing here writes over models/ or bench/: artefacts go to $OUT/models, and the corpus card written in step 4
 # names those, not the shipped ones. Compare $OUT/models/*.json with models/*.json before copying anything over.
@@ -78,7 +79,7 @@ step5() {
 
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(1 2 3 4 5)
-if [ -z "$DRY" ]; then
+if [ -z "$DRY" ] && [[ "$DEVICE" == cuda* ]]; then
   "$PY" -c "import sys, torch; torch.cuda.is_available() or sys.exit('no CUDA device visible to torch ' + \
 torch.__version__ + ': install a CUDA build (see the first lines of scripts/gpu.sh)'); print(torch.cuda.get_device_name())" \
     || exit 2

@@ -26,6 +26,9 @@ from specviz.proposers.vocab import SubsetHead
 from specviz.teach import reality as R
 from specviz.train import common, jobs, lora as tl
 
+# loading CPU weights into meta parameters is a no-op, and torch says so for every tensor
+pytestmark = pytest.mark.filterwarnings("ignore:.*copying from a non-meta parameter:UserWarning")
+
 V = 96
 IDS = torch.arange(2, 80)
 
