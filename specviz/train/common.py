@@ -18,7 +18,7 @@ from typing import Callable
 import torch
 from safetensors.torch import load_file, save_file
 
-from specviz.engine.device import autocast
+from specviz.engine.device import autocast, half_dtype
 
 
 def cli_command() -> str | None:
@@ -87,6 +87,8 @@ def train(module: torch.nn.Module, loss_fn: Callable[[int, random.Random], torch
     info = load_ckpt(folder, module, opt) or {"step": 0, "wall_s": 0.0, "losses": []}
     dev = torch.device(device)
     amp = autocast(dev)                      # bfloat16, or float16 on a GPU without native bfloat16
+    # float16's small range loses small gradients: scale the loss up (and skip steps that overflow) there
+    scaler = torch.amp.GradScaler("cuda", enabled=dev.type == "cuda" and half_dtype(dev) == torch.float16)
     t0, wall0 = time.perf_counter(), info["wall_s"]
     bar = tqdm(total=steps, initial=info["step"], desc=desc, disable=not progress)
     module.train()
@@ -97,9 +99,11 @@ def train(module: torch.nn.Module, loss_fn: Callable[[int, random.Random], torch
         with amp:
             loss = loss_fn(step, random.Random(step * 7919 + 1))
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)                 # clip the true gradients
         torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
+        scaler.step(opt)
+        scaler.update()
         info["step"] = step + 1
         info["losses"].append(round(float(loss.detach()), 4))
         info["wall_s"] = wall0 + time.perf_counter() - t0

@@ -323,14 +323,16 @@ def test_training_autocasts_to_the_gpus_native_half_type(cpu_target, tmp_path, m
     """The loop asked to autocast for a CUDA device (recorded, not entered: the model stays on the CPU)."""
     import contextlib
 
-    seen = []
+    seen, scaled, Scaler = [], [], torch.amp.GradScaler
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: native or including_emulation)
     monkeypatch.setattr(torch, "autocast", lambda device_type, dtype=None, **kw: seen.append((device_type, dtype))
                         or contextlib.nullcontext())
+    monkeypatch.setattr(torch.amp, "GradScaler", lambda dev, enabled=True: scaled.append(enabled) or Scaler(dev, enabled=False))
     model = copy.deepcopy(cpu_target.model)
     tl.attach(model, 4, 8.0)
     common.train(model, tl.make_loss(model, _lora_chunks(), 2), tmp_path, 1, device="cuda", progress=False)
     assert seen == [("cuda", expected)]
+    assert scaled == [expected == torch.float16]         # float16 gradients need loss scaling; bfloat16's do not
 
 
 def test_the_help_says_what_auto_picks(monkeypatch):
