@@ -25,10 +25,11 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    help="draft model for --method draft: a Hugging Face id or local folder with the target's "
                         "tokenizer (default: the trained drafter in models/, trained for the default target)")
     p.add_argument("--device", default="auto",
-                   help="where to run the models: auto, cpu, cuda, cuda:N or mps; auto picks a GPU when there "
-                        "is one (default: %(default)s)")
+                   help="where to run the models: auto, cpu, cuda, cuda:N or mps; auto = a CUDA GPU when there "
+                        "is one, else the CPU (Apple's mps only when named) (default: %(default)s)")
     p.add_argument("--dtype", default="auto",
-                   help="weight and activation type: auto, bfloat16, float32 or float16; auto = bfloat16 on CPU. float32 makes greedy near-tie "
+                   help="weight and activation type: auto, bfloat16, float32 or float16; auto = bfloat16, or float16 on "
+                        "a CUDA GPU without native bfloat16 (before A100: T4, V100). float32 makes greedy near-tie "
                         "flips rare, not impossible (default: %(default)s)")
     add_threads_arg(p)
 

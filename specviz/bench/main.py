@@ -394,7 +394,8 @@ def add_parser(sub) -> None:
                    "the run times measured by a previous full run (bench/results.json), and exit")
     p.add_argument("--target", default=DEFAULT, help="'default', a HF id/folder, or 'tiny' (random test model)")
     p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto", help="bfloat16 (auto), float32, float16")
+    p.add_argument("--dtype", default="auto", help="auto (bfloat16; float16 on a CUDA GPU without native "
+                   "bfloat16), float32, float16")
     p.add_argument("--workloads", default=None, help="comma-separated workload names (default: all)")
     p.add_argument("--repeats", type=int, default=None, help="timed greedy repeats (default 3)")
     p.add_argument("--seeds", type=int, default=None, help="sampled seeds (default 3)")

@@ -17,6 +17,7 @@ import torch
 
 from specviz.engine import measure
 from specviz.engine.decode import DecodeConfig
+from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
 from specviz.core.neartie import emitted_logit_stats
 from specviz.core.sampling import SamplingConfig
@@ -124,8 +125,7 @@ def run(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: Samplin
 
 
 def _sync(env: Env) -> None:
-    if env.target.device.type == "cuda":
-        torch.cuda.synchronize()
+    sync(env.target.device)
 
 
 def run_specviz(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: SamplingConfig,

@@ -126,7 +126,8 @@ def merge_lora(model: torch.nn.Module, t: dict, scale: float) -> None:
         if name not in mods:
             raise ModelError(f"the LoRA delta adapts '{name}', which this target does not have")
         w = mods[name].weight
-        delta = (t[name + ".lora_B"].float() @ t[key].float()) * scale                  # (out, in)
+        B, A = (t[k].to(w.device, torch.float32) for k in (name + ".lora_B", key))    # read on the CPU
+        delta = (B @ A) * scale                                                          # (out, in)
         if delta.shape != w.shape:
             raise ModelError(f"LoRA delta for '{name}' has shape {tuple(delta.shape)}, the weight {tuple(w.shape)}")
         with torch.no_grad():

@@ -18,6 +18,7 @@ from specviz.core.records import TOP_N, RunSummary, StepRecord, TopTokens, summa
 from specviz.core.sampling import SamplingConfig, logits_to_probs
 from specviz.core.tree import Tree, position_offsets, tree_mask, verify_tree
 from specviz.core.verify import one_hot_q
+from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context, Draft, Plain, Proposer, empty_draft
 
@@ -110,8 +111,7 @@ class Decoder:
         return self.ids[len(self.prompt):].tolist()
 
     def _sync(self) -> None:
-        if self.target.device.type == "cuda":
-            torch.cuda.synchronize()
+        sync(self.target.device)
 
     @torch.inference_mode()
     def _forward(self, ids: torch.Tensor, parents: list[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-import torch
 
 from specviz.core.neartie import Divergence, first_divergence
 from specviz.core.records import RunSummary, StepRecord
 from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Proposer
 
@@ -35,13 +35,12 @@ TOO_NOISY = "too noisy to quote, re-measure"
 def run(target: LoadedModel, proposer: Proposer | None, prompt_ids, cfg: DecodeConfig,
         eos_token_id=None) -> tuple[RunSummary, list[StepRecord]]:
     """One run to the end through the decode loop, timed end to end from the outside."""
-    sync = torch.cuda.synchronize if target.device.type == "cuda" else (lambda: None)
-    sync()
+    sync(target.device)
     t0 = time.perf_counter()
     d = Decoder(target, proposer, prompt_ids, cfg, eos_token_id)
     for _ in d.run():
         pass
-    sync()
+    sync(target.device)
     wall = time.perf_counter() - t0
     s = d.summary()
     return replace(s, wall_s=wall, tokens_per_s=len(s.token_ids) / wall if wall > 0 else 0.0), d.steps
@@ -151,6 +150,7 @@ def interleaved(target: LoadedModel, prompt_ids, contenders: dict[str, Contender
     runs: dict[str, list] = {x: [] for x in labels}
     plains: list = []
     total, done = repeats * len(order), 0
+    warm_up(target, prompt_ids, contenders, plain_cfg, eos_token_id)
     for r in range(repeats):
         rot = order[r % len(order):] + order[: r % len(order)]
         got = {}
@@ -173,6 +173,20 @@ def interleaved(target: LoadedModel, prompt_ids, contenders: dict[str, Contender
         div = first_divergence(first.plain.token_ids, first.plain_steps, first.summary.token_ids) if greedy else None
         out[x] = Measured(x, runs[x], div, compared=greedy)
     return out, plains
+
+
+WARM_UP_TOKENS = 4
+
+
+def warm_up(target: LoadedModel, prompt_ids, contenders: dict[str, Contender], plain_cfg: DecodeConfig,
+            eos_token_id=None) -> None:
+    """Short untimed runs of plain and of every contender before the first timed repeat: the first passes
+    after a load (on a GPU: CUDA's one-time start-up, kernel selection) are slower than the rest, and would
+    otherwise fall on whichever run comes first."""
+    short = lambda cfg: replace(cfg, max_new_tokens=min(WARM_UP_TOKENS, cfg.max_new_tokens))  # noqa: E731
+    run(target, None, prompt_ids, short(plain_cfg), eos_token_id)
+    for make, cfg in contenders.values():
+        run(target, make(), prompt_ids, short(cfg), eos_token_id)
 
 
 def plain_config(cfg: DecodeConfig) -> DecodeConfig:

@@ -15,6 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 from specviz.core.errors import ModelError  # noqa: E402
+from specviz.engine.device import default_device, half_dtype  # noqa: E402,F401 (default_device: re-exported)
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM  # noqa: E402
 
 DEFAULT = "default"  # the name users type for the embedded SmolLM2-135M-Instruct
@@ -72,16 +73,13 @@ def fingerprint(model: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
-def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
 def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    """'auto' -> bfloat16 (on this CPU a (k+1)-token verify costs about one plain step in bf16)."""
+    """'auto' -> bfloat16 (on this CPU a (k+1)-token verify costs about one plain step in bf16), float16 on a
+    CUDA GPU without native bfloat16 (engine/device.py)."""
     if isinstance(dtype, torch.dtype):
         return dtype
     if dtype in (None, "auto"):
-        return torch.bfloat16
+        return half_dtype(device)
     try:
         out = getattr(torch, dtype)
     except AttributeError:

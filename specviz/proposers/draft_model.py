@@ -73,7 +73,8 @@ def build_drafter(target_model: torch.nn.Module, n_layers: int, ids: torch.Tenso
         m = LlamaForCausalLM(cfg)
     m.lm_head = torch.nn.Identity()                       # replaced below; avoids a random 49K x H matrix
     m.model.embed_tokens = target_model.get_input_embeddings()  # shared, frozen
-    m.model.layers = torch.nn.ModuleList([_fresh_layer(cfg, i) for i in range(n_layers)])
+    dev = m.model.embed_tokens.weight.device                 # the target's: the new layers go there too
+    m.model.layers = torch.nn.ModuleList([_fresh_layer(cfg, i) for i in range(n_layers)]).to(dev)
     m.model.norm = copy.deepcopy(target_model.model.norm)
     m.model.rotary_emb = copy.deepcopy(target_model.model.rotary_emb)
     if init_layers:

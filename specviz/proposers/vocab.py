@@ -19,7 +19,8 @@ class SubsetHead(torch.nn.Module):
         self.set_ids(ids)
 
     def set_ids(self, ids: torch.Tensor) -> None:
-        ids = torch.unique(ids.long().flatten().clamp(0, self.vocab_size - 1))       # (N,) sorted
+        # on the CPU: to_sub is a CPU table (it maps CPU labels), and a CPU tensor cannot be indexed by CUDA ids
+        ids = torch.unique(ids.long().flatten().cpu().clamp(0, self.vocab_size - 1))  # (N,) sorted
         self.ids = ids.to(self.weight.device)
         self.rows = self.weight.detach().index_select(0, self.ids).contiguous()      # (N, H)
         to_sub = torch.full((self.vocab_size,), -1, dtype=torch.long)

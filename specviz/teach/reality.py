@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import torch
 from transformers import DynamicCache
 
+from specviz.engine.device import sync
+
 KIB, GB = 1024, 1e9
 
 
@@ -75,8 +77,10 @@ def v_by_batch(model, vocab: int, batches=(1, 4, 16), ks=(1, 4, 8), context: int
             for _ in range(repeats + 1):                                         # the first round warms up
                 for k in times:
                     x = torch.randint(0, vocab, (b, k + 1), generator=g).to(dev)  # (B, k+1)
-                    t0 = time.perf_counter()
+                    sync(dev)                                                   # a GPU runs asynchronously:
+                    t0 = time.perf_counter()                                    # time the work, not the launch
                     model(input_ids=x, cache=cache, use_cache=True)
+                    sync(dev)
                     times[k].append(time.perf_counter() - t0)
                     cache.crop(-(k + 1))
         t1 = statistics.median(times[0][1:])
@@ -114,6 +118,7 @@ GAP_REASONS = [
 def layer_agreement(model, ids: torch.Tensor, ns=(2, 4, 8, 16, 24, 28)) -> dict[int, float]:
     """Top-1 agreement with the full model when only the first N layers run (final norm and output layer kept),
     over every position of `ids` (1, T). No training: what self-speculation by layer skipping starts from."""
+    ids = ids.to(next(model.parameters()).device)                                 # built on the CPU by the page
     with torch.inference_mode():
         out = model(input_ids=ids, output_hidden_states=True)
         full = out.logits[0].argmax(-1)                                           # (T,)

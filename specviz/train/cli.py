@@ -12,8 +12,9 @@ def add_parser(subparsers) -> None:
 
     def common(j: argparse.ArgumentParser, run: str) -> None:
         j.add_argument("--target", default="default", help="'default' (embedded SmolLM2-135M) or a HF id/folder")
-        j.add_argument("--device", default="auto", help="cpu, cuda or auto")
-        j.add_argument("--dtype", default="bfloat16", help="the frozen target's dtype")
+        j.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (a CUDA GPU if any, else the CPU)")
+        j.add_argument("--dtype", default="auto", help="the frozen target's dtype (auto: bfloat16, or float16 on a "
+                       "CUDA GPU without native bfloat16); training autocasts to the same type")
         j.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: $SPECVIZ_THREADS, else one per core up to 8)")
         j.add_argument("--run", default=run, help="run folder (checkpoints; rerun to resume)")
         j.add_argument("--max-minutes", type=float, default=None, help="stop (and ship) after this much training")
@@ -30,6 +31,8 @@ def add_parser(subparsers) -> None:
     dc = jobs.add_parser("card", help="write models/corpus.md, the data card of the corpus the proposers train on")
     dc.add_argument("--corpus", default="runs/corpus", help="corpus folder, or several comma-separated")
     dc.add_argument("--out", default="models/corpus.md")
+    dc.add_argument("--models", default=None, help="folder of the artefact cards to name (default: models/; "
+                    "a run that wrote its artefacts elsewhere, e.g. scripts/gpu.sh, names its own)")
     dc.set_defaults(func=cmd_card)
 
     for name, steps, tokens in (("drafter", 300, 1024), ("medusa", 300, 512), ("eagle", 300, 768)):
@@ -74,8 +77,8 @@ def add_parser(subparsers) -> None:
 def _add_evaluate(jobs) -> None:
     e = jobs.add_parser("evaluate", help="measure the shipped proposers on the workloads (real decode loop)")
     e.add_argument("--target", default="default")
-    e.add_argument("--device", default="auto")
-    e.add_argument("--dtype", default="bfloat16")
+    e.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (a CUDA GPU if any, else the CPU)")
+    e.add_argument("--dtype", default="auto", help="auto: bfloat16, or float16 on a CUDA GPU without native bfloat16")
     e.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: $SPECVIZ_THREADS, else one per core up to 8)")
     e.add_argument("--part", choices=["greedy", "sampled", "finetuned"], default="greedy")
     e.add_argument("--max-new-tokens", type=int, default=64)
@@ -123,7 +126,7 @@ def cmd_card(a) -> int:
     if not corpus.shards(a.corpus):
         print(f"specviz: error: no corpus shards in {a.corpus}", file=sys.stderr)
         return 2
-    cards = {n: artifacts.card(n) for n, ok in artifacts.available().items() if ok}
+    cards = {n: artifacts.card(n, a.models) for n, ok in artifacts.available(a.models).items() if ok}
     Path(a.out).write_text(corpus.data_card(a.corpus, cards))
     print(f"wrote {a.out}")
     return 0

@@ -1,4 +1,4 @@
-"""The training loop shared by every job: AdamW, warm-up + cosine, bf16 autocast, resumable.
+"""The training loop shared by every job: AdamW, warm-up + cosine, autocast, resumable.
 
 A checkpoint is two files in the run folder: ckpt.safetensors (trainable weights and the AdamW
 moments) and ckpt.json (step, wall time, losses so far). A job started again with the same run
@@ -17,6 +17,8 @@ from typing import Callable
 
 import torch
 from safetensors.torch import load_file, save_file
+
+from specviz.engine.device import autocast, half_dtype
 
 
 def cli_command() -> str | None:
@@ -58,13 +60,16 @@ def trainable_state(module: torch.nn.Module) -> dict:
 def load_ckpt(folder: Path, module: torch.nn.Module, opt: torch.optim.Optimizer) -> dict | None:
     if not (folder / "ckpt.json").exists():
         return None
-    t = load_file(str(folder / "ckpt.safetensors"))
+    t = load_file(str(folder / "ckpt.safetensors"))                               # on the CPU
     module.load_state_dict({k[2:]: v for k, v in t.items() if k.startswith("w.")}, strict=False)
     params = [p for g in opt.param_groups for p in g["params"]]
-    for i, p in enumerate(params):
+    state = {}
+    for i in range(len(params)):
         st = {k.split(".", 2)[2]: v for k, v in t.items() if k.startswith(f"opt.{i}.")}
         if st:
-            opt.state[p] = st
+            state[i] = st
+    # the optimiser's own loading moves each moment to its parameter's device (assigning opt.state did not)
+    opt.load_state_dict({"state": state, "param_groups": opt.state_dict()["param_groups"]})
     return json.loads((folder / "ckpt.json").read_text())
 
 
@@ -81,7 +86,9 @@ def train(module: torch.nn.Module, loss_fn: Callable[[int, random.Random], torch
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, betas=(0.9, 0.95))
     info = load_ckpt(folder, module, opt) or {"step": 0, "wall_s": 0.0, "losses": []}
     dev = torch.device(device)
-    amp = torch.autocast(dev.type, dtype=torch.bfloat16)
+    amp = autocast(dev)                      # bfloat16, or float16 on a GPU without native bfloat16
+    # float16's small range loses small gradients: scale the loss up (and skip steps that overflow) there
+    scaler = torch.amp.GradScaler("cuda", enabled=dev.type == "cuda" and half_dtype(dev) == torch.float16)
     t0, wall0 = time.perf_counter(), info["wall_s"]
     bar = tqdm(total=steps, initial=info["step"], desc=desc, disable=not progress)
     module.train()
@@ -92,9 +99,11 @@ def train(module: torch.nn.Module, loss_fn: Callable[[int, random.Random], torch
         with amp:
             loss = loss_fn(step, random.Random(step * 7919 + 1))
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)                 # clip the true gradients
         torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
+        scaler.step(opt)
+        scaler.update()
         info["step"] = step + 1
         info["losses"].append(round(float(loss.detach()), 4))
         info["wall_s"] = wall0 + time.perf_counter() - t0

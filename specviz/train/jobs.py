@@ -56,14 +56,13 @@ def _vocab(target, train, size):
 
 def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 512,
            lr: float = 1e-3, vocab: int = 8192, n_heads: int = 4, max_minutes=None, progress=True) -> dict:
-    from specviz.proposers.medusa import MedusaHeads
     from specviz.proposers.vocab import SubsetHead
     from specviz.train import medusa as tm
 
     train, held = load_split(corpus_dir)
     ids = _vocab(target, train, vocab)
     out = SubsetHead(target.model.get_output_embeddings().weight, ids)
-    heads = MedusaHeads(target.model.config.hidden_size, n_heads).to(target.device)
+    heads = medusa_heads(target, n_heads)
     H, Y, _ = tm.flatten(train, n_heads, out)
     before = tm.evaluate(heads, out, held, train)
     log = common.train(heads, tm.make_loss(heads, out, H, Y, tokens), run_dir, steps, lr=lr,
@@ -79,19 +78,13 @@ def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
 def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
           lr: float = 1e-3, vocab: int = 8192, n_passes: int = 3, max_minutes=None, progress=True,
           init: str = "identity", mode: str = "ce") -> dict:
-    from specviz.proposers.eagle import EagleHead
     from specviz.proposers.vocab import SubsetHead
     from specviz.train import eagle as te
 
     train, held = load_split(corpus_dir)
     ids = _vocab(target, train, vocab)
     out = SubsetHead(target.model.get_output_embeddings().weight, ids)
-    head = EagleHead.for_target(target.model.config)
-    if init == "last-layer":
-        _init_from(head.layer, target.model.model.layers[-1])
-    elif init == "identity":
-        head.identity_init()
-    head.to(target.device)
+    head = eagle_head(target, init)
     embed = target.model.get_input_embeddings()
     before = te.evaluate(head, embed, out, held, train, n_passes)
     log = common.train(head, te.make_loss(head, embed, out, train, tokens, n_passes, mode=mode), run_dir, steps, lr=lr,
@@ -103,6 +96,33 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
     tensors = {f"head.{k}": v for k, v in head.state_dict().items()}
     tensors["vocab_ids"] = ids.int()
     return artifacts.save("eagle", tensors, c, out_dir)
+
+
+def medusa_heads(target: LoadedModel, n_heads: int):
+    """Fresh Medusa heads for training, on the target's device (float32)."""
+    from specviz.proposers.medusa import MedusaHeads
+    return MedusaHeads(target.model.config.hidden_size, n_heads).to(target.device)
+
+
+def eagle_head(target: LoadedModel, init: str = "identity"):
+    """A fresh EAGLE head for training, on the target's device (float32); init: identity, last-layer or random."""
+    from specviz.proposers.eagle import EagleHead
+    head = EagleHead.for_target(target.model.config)
+    if init == "last-layer":
+        _init_from(head.layer, target.model.model.layers[-1])
+    elif init == "identity":
+        head.identity_init()
+    return head.to(target.device)
+
+
+def drafter_for_training(target: LoadedModel, ids, n_layers: int = 2):
+    """The drafter to train: layers copied from the target's first and last (or first n), in float32."""
+    L = target.model.config.num_hidden_layers
+    init = (0, L - 1) if n_layers == 2 else tuple(range(n_layers))
+    m = build_drafter(target.model, n_layers, ids, init_layers=init)
+    m.model.layers.float()
+    m.model.norm.float()
+    return m
 
 
 def _init_from(layer, llama_layer) -> None:
@@ -127,9 +147,7 @@ def drafter(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int =
     ids = _vocab(target, train, vocab)
     L = target.model.config.num_hidden_layers
     init = (0, L - 1) if n_layers == 2 else tuple(range(n_layers))
-    m = build_drafter(target.model, n_layers, ids, init_layers=init)
-    m.model.layers.float()
-    m.model.norm.float()
+    m = drafter_for_training(target, ids, n_layers)
     out = m.lm_head
     before = td.evaluate(m, out, held, train)
     log = common.train(m, td.make_loss(m, out, train, tokens, mode), run_dir, steps, lr=lr,

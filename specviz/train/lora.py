@@ -20,8 +20,9 @@ class LoraLinear(torch.nn.Module):
     def __init__(self, base: torch.nn.Linear, rank: int, alpha: float):
         super().__init__()
         self.base, self.scale = base, alpha / rank
-        self.lora_A = torch.nn.Parameter(torch.randn(rank, base.in_features) / base.in_features ** 0.5)
-        self.lora_B = torch.nn.Parameter(torch.zeros(base.out_features, rank))
+        dev = base.weight.device                                   # beside the frozen weight (the target's device)
+        self.lora_A = torch.nn.Parameter(torch.randn(rank, base.in_features, device=dev) / base.in_features ** 0.5)
+        self.lora_B = torch.nn.Parameter(torch.zeros(base.out_features, rank, device=dev))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.base(x) + (x.to(self.lora_A.dtype) @ self.lora_A.T @ self.lora_B.T).to(x.dtype) * self.scale

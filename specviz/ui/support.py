@@ -20,6 +20,7 @@ import streamlit as st
 from specviz import runtime
 from specviz.core.errors import InputError, ModelError
 from specviz.engine import methods as M
+from specviz.engine.device import default_device, half_dtype
 from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_model, load_tokenizer, tiny_llama
 from specviz.ui import memory
 from specviz.ui.turns import TURNS
@@ -110,8 +111,13 @@ def settings() -> dict:
     ss = st.session_state
     ss.setdefault("target_name", "tiny:0" if TINY else DEFAULT)
     ss.setdefault("device", "auto")
-    ss.setdefault("dtype", "float32" if TINY else "bfloat16")
+    ss.setdefault("dtype", "float32" if TINY else default_dtype_name())
     return {"target": ss["target_name"], "device": ss["device"], "dtype": ss["dtype"]}
+
+
+def default_dtype_name() -> str:
+    """bfloat16, or float16 on a CUDA GPU without native bfloat16 (what --dtype auto picks, engine/device.py)."""
+    return str(half_dtype(default_device())).removeprefix("torch.")
 
 
 def target_label(name: str | None = None) -> str:
