@@ -82,7 +82,6 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
 
     out = []
     for wi, w in enumerate(workloads):
-        warm_up(target, w, sampling, seed)
         ids = M.encode_prompt(target.tokenizer, w.prompt, w.chat)
         contenders = {(m, k): (factory(m), _cfg(k, sampling, max_new_tokens, seed)) for m in spec for k in ks}
         sub = (lambda f, t, wi=wi, w=w: progress((wi + f) / len(workloads), f"{w.name}: {t}")) if progress else None
@@ -212,8 +211,7 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
     grid_n = (ns or [3]) if method == "lookup" else [None]
     if method == "lookup" and min(grid_n) < 1:
         raise InputError("n values must be >= 1")
-    warm_up(target, workload, sampling, seed)
-    ids = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)
+    ids = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)   # interleaved warms up first
     shared = {}
 
     def factory(n):
