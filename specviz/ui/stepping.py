@@ -17,7 +17,7 @@ from specviz.core.neartie import bf16_ulp
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig, Decoder
-from specviz.engine.measure import Measured, against_plain
+from specviz.engine import measure
 from specviz.engine.methods import encode_prompt
 from specviz.ui import memory
 from specviz.ui import support as app
@@ -219,13 +219,13 @@ def remember(run: dict) -> None:
 
 
 # -- the check against plain decoding ------------------------------------------------------------
-def check_against_plain(run: dict, bar) -> Measured:
+def check_against_plain(run: dict, bar) -> measure.Measured:
     """Plain decoding and this method to the end, interleaved CHECK_REPEATS times (engine/measure), each run
     in its own turn; kept in `run` and remembered for the calculator."""
     r = run["recipe"]
     with app.measuring(bar) as between:  # each run timed alone; other sessions step in between runs
-        chk = against_plain(r["target"], r["make"], r["ids"], r["cfg"], r["target"].tokenizer.eos_token_id,
-                            repeats=CHECK_REPEATS, progress=lambda f, t: (bar.progress(f, t), between()))
+        chk = measure.against_plain(r["target"], r["make"], r["ids"], r["cfg"], r["target"].tokenizer.eos_token_id,
+                                    repeats=CHECK_REPEATS, progress=lambda f, t: (bar.progress(f, t), between()))
     bar.empty()
     for rep in chk.repeats:  # bounded memory: top tokens only, no full-vocabulary p/q vectors
         rep.steps, rep.plain_steps = memory.lean(rep.steps), memory.lean(rep.plain_steps)
@@ -259,7 +259,7 @@ def check_panel(run: dict, label) -> None:
                      icon=":material/calculate:")
 
 
-def verdict(chk: Measured, method: str, label) -> tuple[str, str]:
+def verdict(chk: measure.Measured, method: str, label) -> tuple[str, str]:
     """(level, text) for the tokens' check: level is 'caption', 'success', 'info', 'warning' or 'error'
     (the Streamlit element the page draws it with); label(token id) -> its text."""
     if not chk.compared:
