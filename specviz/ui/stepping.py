@@ -261,7 +261,7 @@ def check_panel(run: dict, label) -> None:
 
 def verdict(chk: measure.Measured, method: str, label) -> tuple[str, str]:
     """(level, text) for the tokens' check: level is 'caption', 'success', 'info', 'warning' or 'error'
-    (the Streamlit element the page draws it with); label(token id) -> its text."""
+    (the Streamlit element check_panel draws it with); label(token id) -> its text."""
     if not chk.compared:
         return "caption", ("Sampling (temperature > 0): the two runs draw different random numbers, so their tokens "
                            "are not expected to match — only their distribution is. The 'Is it lossless?' page tests "
