@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from specviz.ui import support as app
+from specviz.ui import state
 from specviz.engine import experiments as E
 from specviz.bench.results import bench_rows, latest_bench
 from specviz.engine.measure import too_noisy
@@ -45,8 +46,8 @@ temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="cmp_temp", disa
 max_new = c3.number_input("max new tokens", 4, 256, 8 if app.TINY else 32, key="cmp_max_new")
 repeats = c4.number_input("repeats (medians)", 1, 5, 1, key="cmp_repeats")
 
-n_runs = len(CHOICES[which]) * int(repeats) * (1 + len([m for m in chosen if m != "plain"]) * (1 + len(ks)))
-st.caption(app.estimate(n_runs, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a run.")
+runs_made = E.compare_runs(len(CHOICES[which]), chosen, ks, int(repeats))  # the runs E.compare makes
+st.caption(app.estimate(runs_made, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a run.")
 go = st.button("Run the comparison", type="primary", key="cmp_run")
 if st.session_state.pop("cmp_cancelled", False):
     st.info("Comparison cancelled.")
@@ -57,20 +58,19 @@ if go:
                                                          progress=progress))
     if done:
         runs, shared = done
-        st.session_state["cmp_result"] = {"runs": runs, "mode": mode if mode == "greedy" else f"sampled T={temp:g}",
-                                          "shared": shared}
+        state.keep_comparison(state.Comparison(runs, mode if mode == "greedy" else f"sampled T={temp:g}", shared))
         for r in runs:  # the calculator and other pages read the last run per method
             if r.method != "plain":
                 app.remember_run(r.method, r.summary, r.steps, r.plain, k=r.k, n=r.n)
 
-res = st.session_state.get("cmp_result")
+res = state.comparison()
 if not res:
     st.info("Choose a workload and press **Run the comparison**.")
 else:
-    runs = res["runs"]
+    runs = res.runs
     rows = E.table(runs)
-    st.subheader(f"Measured ({res['mode']})")
-    if res.get("shared"):
+    st.subheader(f"Measured ({res.mode})")
+    if res.shared:
         st.warning(app.SHARED_NOTE)
     st.plotly_chart(V.summary_bars(rows), key="cmp_bars")
     df = pd.DataFrame(rows)[["workload", "kind", "method", "k", "alpha", "draft_acceptance_rate", "tokens_per_pass",
@@ -89,14 +89,13 @@ else:
                "speedups. repetition = share of the output's 4-grams that already appeared earlier in it "
                "(how much the text loops).")
 
-    novel_plain = [r for r in rows if r["method"] == "plain" and r["kind"] == NOVEL]
-    loops = [r for r in novel_plain if r["repetition"] >= 0.2]
-    if res["mode"] == "greedy" and loops:
+    novel_plain, loops = E.novel_loops(rows)
+    if res.mode == "greedy" and loops:
         st.warning("Greedy decoding of this 135M model loops on novel prompts too: "
                    + ", ".join(f"{r['workload']} repeats {r['repetition']:.0%} of its 4-grams" for r in loops)
                    + ". Lookup copies the loop, so its numbers on these prompts flatter it. Switch to "
                      "**sampled** to see lookup on genuinely new text.")
-    elif res["mode"] == "greedy" and novel_plain:
+    elif res.mode == "greedy" and novel_plain:
         st.caption("Greedy mode: a small model's greedy output tends to loop, which lookup can copy; "
                    "compare with sampled decoding before concluding anything about novel text.")
 
@@ -106,9 +105,7 @@ else:
 
     st.subheader("Where the time goes, step by step")
     wl = st.selectbox("Workload to show", list(dict.fromkeys(r.workload for r in runs)), key="cmp_tl_w")
-    first_plain = next(r for r in runs if r.workload == wl and r.method == "plain")
-    shown = [r for r in runs if r.workload == wl and r.repeat == 0 and (r.method != "plain" or r is first_plain)]
-    st.plotly_chart(V.timeline(shown), key="cmp_timeline")
+    st.plotly_chart(V.timeline(E.one_repeat(runs, wl)), key="cmp_timeline")
     st.caption("Orange = drafting, blue = the target's verification pass. A draft model's k small passes "
                "run one after another before verification can start; lookup's search does not register.")
     st.plotly_chart(V.time_split([r for r in rows if r["workload"] == wl]), key="cmp_split")
@@ -140,9 +137,7 @@ if c3.button("Run greedy vs sampled", key="cmp_gvs_run"):
 gvs = st.session_state.get("cmp_gvs")
 if gvs:
     st.plotly_chart(V.greedy_vs_sampled(gvs), key="cmp_gvs_fig")
-    for r in [r for r in gvs if r["method"] == "lookup"]:
-        plain = next(p for p in gvs if p["method"] == "plain" and p["workload"] == r["workload"]
-                     and p["mode"] == r["mode"])
+    for r, plain in E.lookup_vs_plain(gvs):
         st.markdown(f"- **{r['workload']}, {r['mode']}**: plain output repeats {plain['repetition']:.0%} of "
                     f"its 4-grams; lookup τ = {r['tokens_per_pass']:.2f}, speedup {r['speedup']:.2f}×")
 

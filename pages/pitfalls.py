@@ -5,7 +5,6 @@ import torch
 
 from specviz.ui import support as app
 from specviz.engine import experiments as E
-from specviz.engine import methods as M
 from specviz.teach.checkpoints import swap_verdict
 from specviz.teach import mismatch
 from specviz.core.errors import InputError, ModelError
@@ -72,12 +71,10 @@ st.header("b · Trained heads belong to one checkpoint")
 st.write("Medusa and EAGLE heads are fitted to one model's hidden states. Fine-tune the model and the "
          "heads keep guessing for the old one until they are retrained. Lookup has no weights, so a "
          "model swap leaves it untouched.")
-avail = M.trained_available()
-heads = [m for m in ("medusa", "eagle") if avail.get(m)]
-if not heads or not avail.get("lora"):
-    missing = [x for x in ("medusa or eagle heads", "the fine-tuned target") if
-               (x.startswith("medusa") and not heads) or (x.startswith("the") and not avail.get("lora"))]
-    st.info("This comparison needs trained artifacts that are not in models/ yet: " + ", ".join(missing)
+swap = E.checkpoint_swap_inputs()
+heads = swap.heads
+if swap.missing:
+    st.info("This comparison needs trained artifacts that are not in models/ yet: " + ", ".join(swap.missing)
             + ". Once they ship, this section measures the heads on both checkpoints here.")
 else:
     c1, c2, c3 = st.columns(3)

@@ -4,11 +4,11 @@ import json
 import streamlit as st
 
 from specviz.ui import support as app
-from specviz.engine import experiments as E
 from specviz.teach import serving as S
 from specviz.teach.guess import Guess
 from specviz.engine import workloads
 from specviz.ui import guess as G
+from specviz.ui import state
 
 st.title("Take it to a server")
 st.write(f"The same choice — which proposer, which k, which n — written as the `--speculative-config` of "
@@ -21,13 +21,10 @@ LABELS = {"ngram": "n-gram prompt lookup (specviz: lookup)", "ngram_gpu": "n-gra
 TO_VLLM = S.FROM_SPECVIZ
 
 # Start from this session's measured recommendation when there is one.
-res = st.session_state.get("cmp_result")
-recs = E.recommend(res["runs"]) if res else {}
-picked = next((r for r in recs.values() if r.method in TO_VLLM), None)
+picked, n_run = state.recommended(TO_VLLM) or (None, None)
 if picked and "srv_method" not in st.session_state:
     st.session_state["srv_method"] = TO_VLLM[picked.method]
     st.session_state["srv_k"] = int(picked.k)
-    n_run = next((r.n for r in res["runs"] if r.method == "lookup" and r.n), None)
     if picked.method == "lookup" and n_run:  # specviz ran one n: min = max = n
         st.session_state["srv_nmin"] = st.session_state["srv_nmax"] = int(n_run)
 if picked:

@@ -19,9 +19,11 @@ from specviz.engine import measure
 from specviz.engine import methods as M
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.models import LoadedModel
-from specviz.engine.workloads import Workload
+from specviz.engine.workloads import NOVEL, Workload
 
 SPEEDUP_MARGIN = 1.05  # a method must beat plain by 5% to be recommended (these CPUs are noisy)
+WARM_UP_TOKENS = measure.WARM_UP_TOKENS   # measure.interleaved's untimed runs before the timed ones
+LOOPS_AT = 0.2         # plain output repeating this share of its 4-grams loops: lookup copies the loop
 
 
 @dataclass
@@ -55,6 +57,30 @@ def _cfg(k: int, sampling: SamplingConfig, max_new_tokens: int, seed: int) -> De
     return DecodeConfig(k=k, max_new_tokens=max_new_tokens, sampling=sampling, seed=seed, record=False)
 
 
+@dataclass(frozen=True)
+class RunCount:
+    """The decoding runs a comparison or a sweep makes: `timed` runs of its max new tokens, and before each
+    workload's, untimed warm-up runs of WARM_UP_TOKENS (measure.warm_up: plain and every contender once)."""
+    timed: int
+    warm_ups: int
+
+    @property
+    def total(self) -> int:
+        return self.timed + self.warm_ups
+
+
+def compare_settings(methods: list[str], ks: list[int]) -> list[tuple[str, int]]:
+    """The (method, k) contenders of compare(): every speculative method at every k (plain runs anyway)."""
+    return [(m, k) for m in dict.fromkeys(methods) if m != "plain" for k in dict.fromkeys(ks)]
+
+
+def compare_runs(n_workloads: int, methods: list[str], ks: list[int], repeats: int = 1) -> RunCount:
+    """The runs compare() makes: per workload, warm-ups of plain and every contender, then per repeat plain
+    once and every contender once."""
+    per_round = 1 + len(compare_settings(methods, ks))
+    return RunCount(n_workloads * repeats * per_round, n_workloads * per_round)
+
+
 def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], ks: list[int],
             n: int = 3, sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 48,
             seed: int = 0, repeats: int = 1, drafter: LoadedModel | None = None,
@@ -69,7 +95,6 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
         raise InputError("choose at least one workload")
     if not ks or min(ks) < 1:
         raise InputError("choose at least one k >= 1")
-    spec = [m for m in methods if m != "plain"]
     built: dict = {}
 
     def factory(m):  # one proposer per method, reused across runs (the decoder resets it)
@@ -83,7 +108,8 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
     out = []
     for wi, w in enumerate(workloads):
         ids = M.encode_prompt(target.tokenizer, w.prompt, w.chat)
-        contenders = {(m, k): (factory(m), _cfg(k, sampling, max_new_tokens, seed)) for m in spec for k in ks}
+        contenders = {(m, k): (factory(m), _cfg(k, sampling, max_new_tokens, seed))
+                      for m, k in compare_settings(methods, ks)}
         sub = (lambda f, t, wi=wi, w=w: progress((wi + f) / len(workloads), f"{w.name}: {t}")) if progress else None
         got, plains = measure.interleaved(target, ids, contenders, _cfg(1, sampling, max_new_tokens, seed),
                                           repeats, target.tokenizer.eos_token_id, sub)
@@ -98,7 +124,7 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
 
 def warm_up(target: LoadedModel, workload: Workload, sampling: SamplingConfig, seed: int = 0) -> None:
     """A short untimed run: the first passes after a load or a pause are slower than the rest."""
-    run_one(target, workload, "plain", 1, None, sampling, 4, seed)
+    run_one(target, workload, "plain", 1, None, sampling, WARM_UP_TOKENS, seed)
 
 
 def _tick(progress, done: int, total: int, text: str) -> None:
@@ -133,6 +159,24 @@ def table(runs: list[Run]) -> list[dict]:
             "repetition": statistics.median(repetition(x.token_ids) for x in s),
         })
     return rows
+
+
+def novel_loops(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """table() rows of plain decoding on novel workloads, and those of them whose output loops (repeats at
+    least LOOPS_AT of its 4-grams): there lookup copies the loop, and its numbers flatter it."""
+    novel = [r for r in rows if r["method"] == "plain" and r["kind"] == NOVEL]
+    return novel, [r for r in novel if r["repetition"] >= LOOPS_AT]
+
+
+def one_repeat(runs: list[Run], workload: str) -> list[Run]:
+    """The runs of one workload's first repeat: its plain run and every (method, k) once (the timeline)."""
+    return [r for r in runs if r.workload == workload and r.repeat == 0]
+
+
+def lookup_vs_plain(rows: list[dict]) -> list[tuple[dict, dict]]:
+    """greedy_vs_sampled() rows paired: (lookup's row, the plain row of the same workload and mode)."""
+    plain = {(r["workload"], r["mode"]): r for r in rows if r["method"] == "plain"}
+    return [(r, plain[r["workload"], r["mode"]]) for r in rows if r["method"] == "lookup"]
 
 
 @dataclass
@@ -190,6 +234,17 @@ def recommend(runs: list[Run]) -> dict[str, Recommendation]:
     return out
 
 
+def sweep_grid(method: str, ks: list[int], ns: list[int] | None) -> list[tuple[int, int | None]]:
+    """The (k, n) settings sweep() measures: every k, and for lookup every n (3 when none is given)."""
+    return list(dict.fromkeys((k, n) for k in ks for n in ((ns or [3]) if method == "lookup" else [None])))
+
+
+def sweep_runs(method: str, ks: list[int], ns: list[int] | None, repeats: int = 1) -> RunCount:
+    """The runs sweep() makes: warm-ups of plain and every setting, then per repeat plain once and every setting once."""
+    per_round = 1 + len(sweep_grid(method, ks, ns))
+    return RunCount(repeats * per_round, per_round)
+
+
 @dataclass
 class SweepPoint:
     k: int
@@ -208,8 +263,8 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
         raise InputError("choose a speculative method to sweep")
     if not ks or min(ks) < 1:
         raise InputError("k values must be >= 1")
-    grid_n = (ns or [3]) if method == "lookup" else [None]
-    if method == "lookup" and min(grid_n) < 1:
+    grid = sweep_grid(method, ks, ns)
+    if method == "lookup" and min(n for _, n in grid) < 1:
         raise InputError("n values must be >= 1")
     ids = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)   # interleaved warms up first
     shared = {}
@@ -223,7 +278,7 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
             return shared[n]
         return make
 
-    contenders = {(k, n): (factory(n), _cfg(k, sampling, max_new_tokens, seed)) for k in ks for n in grid_n}
+    contenders = {(k, n): (factory(n), _cfg(k, sampling, max_new_tokens, seed)) for k, n in grid}
     got, plains = measure.interleaved(target, ids, contenders, _cfg(1, sampling, max_new_tokens, seed),
                                       repeats, target.tokenizer.eos_token_id, progress)
     points = [SweepPoint(k, n, m.summary, m.speedup) for (k, n), m in got.items()]
@@ -245,6 +300,23 @@ def greedy_vs_sampled(target: LoadedModel, workloads: list[Workload], k: int = 5
             row["mode"] = mode
             rows.append(row)
     return rows
+
+
+@dataclass(frozen=True)
+class SwapInputs:
+    """What checkpoint_swap() can measure with the artefacts in models/ (methods.trained_available)."""
+    heads: list[str]   # the trained heads shipped: each is measured on both checkpoints
+    finetune: bool     # the LoRA fine-tune of the target shipped (the second checkpoint)
+
+    @property
+    def missing(self) -> list[str]:
+        """What is not there yet, in words; empty when the swap can run."""
+        return ([] if self.heads else ["medusa or eagle heads"]) + ([] if self.finetune else ["the fine-tuned target"])
+
+
+def checkpoint_swap_inputs() -> SwapInputs:
+    avail = M.trained_available()
+    return SwapInputs([m for m in ("medusa", "eagle") if avail.get(m)], bool(avail.get("lora")))
 
 
 def checkpoint_swap(base: LoadedModel, tuned: LoadedModel, workload: Workload, methods: list[str],

@@ -21,6 +21,7 @@ from specviz import runtime
 from specviz.core.errors import InputError, ModelError
 from specviz.engine import methods as M
 from specviz.engine.device import default_device, half_dtype
+from specviz.engine.experiments import WARM_UP_TOKENS, RunCount
 from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_model, load_tokenizer, tiny_llama
 from specviz.ui import memory
 from specviz.ui.turns import TURNS
@@ -325,15 +326,18 @@ def step_seconds(name: str, device: str, dtype: str) -> tuple[float, float]:
     return statistics.median(r.verify_s for r in dec.steps[1:]), dec.prefill_s
 
 
-def estimate(runs: int, max_new: int) -> tuple[float, str]:
-    """(seconds, a sentence) for `runs` decoding runs of up to max_new tokens, from a measured plain step."""
+def estimate(runs: RunCount, max_new: int) -> tuple[float, str]:
+    """(seconds, a sentence) for the runs a comparison or a sweep makes (engine/experiments: compare_runs,
+    sweep_runs), from a plain step measured on this machine now: each run is its prefill plus one step per
+    new token."""
     s = settings()
     t1, prefill = step_seconds(s["target"], s["device"], s["dtype"])
-    secs = runs * (prefill + max_new * t1)
+    secs = runs.timed * (prefill + max_new * t1) + runs.warm_ups * (prefill + WARM_UP_TOKENS * t1)
     busy = TURNS.waiting()
     who = f" {busy} other session{'s' if busy != 1 else ''} queued for the model now, so expect longer." if busy else ""
-    return secs, (f"{runs} runs of up to {max_new} new tokens: about {_duration(secs)} here "
-                  f"(a plain step measured {t1 * 1e3:.0f} ms just now; speculative runs take fewer, "
+    warm = f"{runs.warm_ups} warm-up run{'s' if runs.warm_ups != 1 else ''} of {WARM_UP_TOKENS} tokens"
+    return secs, (f"{runs.timed} runs of up to {max_new} new tokens: about {_duration(secs)} here, with the "
+                  f"{warm} (a plain step measured {t1 * 1e3:.0f} ms just now; speculative runs take fewer, "
                   f"dearer passes).{who}")
 
 

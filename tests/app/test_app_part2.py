@@ -314,3 +314,16 @@ def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch):
     assert all(tr["x"] == ["medusa", "lookup"] for tr in fig["data"])
     assert any(m.value.startswith("Measured: medusa: τ") for m in at.markdown)
     assert len(at.dataframe[-1].value) == 6
+
+
+@pytest.mark.parametrize("shipped,missing,present", [
+    ({"medusa": False, "eagle": False, "lora": True}, "medusa or eagle heads", "the fine-tuned target"),
+    ({"medusa": True, "eagle": False, "lora": False}, "the fine-tuned target", "medusa or eagle heads")])
+def test_pitfalls_names_the_missing_artefacts(monkeypatch, shipped, missing, present):
+    from specviz.engine import methods as M
+
+    monkeypatch.setattr(M, "trained_available", lambda: shipped)
+    at = page("pitfalls")
+    said = " ".join(i.value for i in at.info if "not in models/ yet" in i.value)
+    assert missing in said and present not in said, said
+    assert not [b for b in at.button if b.key == "pit_run"]  # nothing to measure with

@@ -1,0 +1,44 @@
+"""One step of Step through in words, read from its StepRecord: why nothing was drafted, what the tests of
+a chain's drafts mean, where the step's last token came from. `label(token id)` gives a token's text."""
+from __future__ import annotations
+
+from specviz.core.records import StepRecord
+
+GREEDY_RULE = ("Temperature 0: the rule in force is **same argmax** — a drafted token is kept when it is the "
+               "token the target itself would pick. No random draw is made. The bars below show the target's "
+               "softmax at temperature 1, the distribution each argmax is taken from.")
+
+
+def no_draft(rec: StepRecord, method: str, label) -> str:
+    """A step that drafted nothing: an ordinary decoding step."""
+    why = ("lookup found no earlier occurrence of the last n tokens" if method == "lookup"
+           else "this method does not draft" if method == "plain" else "no draft this step")
+    return (f"No draft ({why}): this target pass is an ordinary decoding step and commits one token, "
+            f"“{label(rec.next_token)}”.")
+
+
+def chain_notes(rec: StepRecord) -> list[str]:
+    """The notes under a chain's p/q charts: the untested tail, and what q is for this proposer."""
+    tested, notes = len(rec.decisions), []
+    if tested < rec.n_drafted:
+        notes.append(f"Positions {tested + 1}–{rec.n_drafted} were not tested: once a position is rejected, "
+                     "everything drafted after it is discarded.")
+    if rec.greedy and not rec.q_deterministic:
+        notes.append("At temperature 0 the draft model proposes its own argmax, so its q is drawn one-hot too.")
+    if rec.q_deterministic:
+        notes.append("Prompt lookup has no distribution of its own: q puts all its mass on the copied token, so "
+                     "p(x)/q(x) = p(x) and the draft is kept with probability p(x).")
+    return notes
+
+
+def outcome(rec: StepRecord, label) -> str:
+    """Where a chain step's last token came from: a correction (greedy: the argmax; sampled: the residual)
+    or the bonus."""
+    if rec.next_origin != "correction":
+        return (f"Every draft was accepted, so the same target pass also gives a **bonus** token: "
+                f"“{label(rec.next_token)}”.")
+    if rec.greedy:
+        return (f"Rejected at position {rec.n_accepted + 1}: the target's argmax there is "
+                f"“{label(rec.next_token)}”, which becomes the **correction** token.")
+    return (f"The **correction** “{label(rec.next_token)}” is sampled from the residual: the "
+            "mass p has where q had too little. That is what makes the output follow p exactly.")
