@@ -53,6 +53,9 @@ class DraftModel(Proposer):
                 logits = self._forward([x])
         return Draft(tokens=torch.tensor(tokens, dtype=torch.long), q=torch.stack(qs))  # q: (k, V)
 
+    def cache_length(self) -> int | None:
+        return self.cache.get_seq_length() if self.cache is not None else None
+
     def update(self, ctx: Context, n_accepted: int) -> None:
         # Keep the cache only for tokens that are now committed; drafted-and-rejected ones go.
         extra = self.cache.get_seq_length() - (len(ctx.ids) - 1)

@@ -163,14 +163,16 @@ def test_self_draft_greedy_accepts_everything(warm):
     assert m["Acceptance rate α̂"] == "100%"
     assert m["Tokens per pass τ"] == "4.00"                  # 3 accepted + 1 bonus per pass
     assert "bonus" in text(at)
-    # the anatomy of the shown pass, from its record: 4 inputs, a 4 x 5 mask, caches measured
+    # the anatomy of the shown pass, from its record: 4 inputs (root + 3 drafts), a 4 x 4 causal mask, caches measured
     rec = decoder(at).steps[at.slider(key="stp_show").value - 1]
-    mask = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if "Causal mask" in el.proto.spec)
-    assert len(mask["data"][0]["z"]) == 4 and len(mask["data"][0]["z"][0]) == 5
+    mask = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if "query (fed position)" in el.proto.spec)
+    assert len(mask["data"][0]["z"]) == 4 and len(mask["data"][0]["z"][0]) == 4
+    assert "fed 4 tokens in one pass: the root and the 3 drafts" in text(at)
     rows = at.dataframe[-1].value
     assert list(rows["this step"])[-1] == "the bonus token is drawn from this row"
     t0, t1, t2 = rec.target_cache
-    assert f"**{t0}** entries before the pass → **{t1}** after it (+4" in text(at) and "nothing dropped" in text(at)
+    assert f"**{t0}** entries before the pass → **{t1}** after it (+4" in text(at) and "drops nothing" in text(at)
+    assert "Drafter: **" in text(at)                         # the draft model's own cache, measured
 
 
 def test_step_through_opens_on_lookup_with_a_copy_heavy_preset_and_labels_plain_tokens(warm):
