@@ -20,7 +20,7 @@ probability α^i, and emits one more token of the target's own whatever happens.
 
 $$E[\tau] = \sum_{i=0}^{k} P(\text{first } i \text{ drafts kept}) = 1 + \alpha + \alpha^2 + \dots + \alpha^k = \frac{1 - \alpha^{k+1}}{1 - \alpha}.$$
 
-Each term is a probability at most 1, so E[τ] < k + 1, and as k grows E[τ] approaches 1 ÷ (1 − α): at α = 0.8 no k
+Each term is a probability at most 1, so E[τ] ≤ k + 1, with equality only at α = 1, and as k grows E[τ] approaches 1 ÷ (1 − α): at α = 0.8 no k
 gets past 5 tokens per pass.""")
     c1, c2 = st.columns(2)
     alpha = c1.slider("α", 0.0, 0.99, 0.7, 0.01, key="der_alpha")

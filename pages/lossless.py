@@ -79,7 +79,8 @@ if "lab_sim" in st.session_state:
     st.plotly_chart(V.convergence(sim), key="lab_conv")
     st.markdown(f"Rule: **{srule}**. After **{sim.trials}** trials the output is **{sim.tv_to_p[-1]:.3f}** from p "
                 f"and **{sim.tv_to_q[-1]:.3f}** from q (total variation). Drafts kept: "
-                f"**{sim.accepted / sim.trials:.3f}** measured vs Σ min(p, q) = **{ss_.acceptance:.3f}**.")
+                f"**{sim.accepted / sim.trials:.3f}** counted in the trials vs Σ min(p, q) = **{ss_.acceptance:.3f}** "
+                "computed from p and q.")
     if srule == "exact":
         st.markdown("The distance to p shrinks like 1/√trials; the distance to q does not.")
     else:
@@ -145,9 +146,12 @@ if "lab_real" in st.session_state:
                 f"drafts kept in the trials: **{sim.accepted / sim.trials:.3f}**. After {sim.trials} trials "
                 f"the output is **{sim.tv_to_p[-1]:.3f}** from p and **{sim.tv_to_q[-1]:.3f}** from q "
                 "(total variation over the bars shown).")
-    st.caption(f"The last bar holds every id not drawn as a bar of its own. For speed the draws use the "
-               f"{len(red.ids)} ids that hold 99.9% of p's and of q's mass, plus one stand-in for all ids beyond "
-               f"those ({red.tail_p:.2%} of p, {red.tail_q:.2%} of q); the last bar includes that stand-in.")
+    capped = max(red.tail_p, red.tail_q) > 1 - L.COVERAGE + 1e-9
+    st.caption(f"The last bar holds every id not drawn as a bar of its own. For speed the draws use "
+               f"{len(red.ids)} ids: for each of p and q its top ids until they hold {L.COVERAGE:.1%} of its mass, "
+               f"or its top {L.MAX_IDS}, whichever is fewer; one stand-in takes the rest ({red.tail_p:.2%} of p, "
+               f"{red.tail_q:.2%} of q)" + (f": here the {L.MAX_IDS}-id cap was reached first" if capped else "")
+               + ". The last bar includes that stand-in.")
     st.markdown(f"P(reject) = 1 − Σ min(p, q) = **{1 - acc:.3f}**, and the total variation distance between p and q "
                 f"at this position is **{0.5 * float((case.p - case.q).abs().sum()):.3f}**: the same number.")
     if case.one_hot:

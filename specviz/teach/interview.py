@@ -206,10 +206,13 @@ QUESTIONS = [
         "senior": "The acceptance test compares p(x) and q(x) for one token id. The same sentence is "
                   "{target_ids} for the target and {drafter_ids} for the drafter, so the ids name different "
                   "text. specviz's refusal: “{refusal}”",
-        "principal": "Shared vocabulary is necessary, not sufficient: the drafter must also be trained on the "
-                     "target's distribution, or it proposes plausible but rejected tokens. Cross-tokenizer "
-                     "drafting needs a re-tokenising bridge that costs latency and acceptance at token "
-                     "boundaries ({target_vocab} vs {drafter_vocab} ids here)."},
+        "principal": "A shared vocabulary is necessary for the plain rule, and not sufficient: the drafter must "
+                     "also be trained on the target's distribution, or it proposes plausible but rejected tokens. "
+                     "Cross-vocabulary drafting changes the rule's inputs: vLLM's use_heterogeneous_vocab "
+                     "intersects the two vocabularies once at start-up and drafts greedily from the shared "
+                     "tokens (draft_model only); transformers' universal assisted generation re-tokenises the "
+                     "text every step, paying latency and acceptance at token boundaries ({target_vocab} vs "
+                     "{drafter_vocab} ids here)."},
         [("Any smaller model of the same family works.", "Families change tokenizers between releases; check the "
           "vocabulary, as specviz does.")],
         guess=GUESS_PAIRED),

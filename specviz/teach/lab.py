@@ -239,7 +239,10 @@ class Reduced:
         return float(acceptance_probability(self.p, self.q))
 
 
-def reduce(case: RealCase, coverage: float = 0.999, max_ids: int = 2048) -> Reduced:
+COVERAGE, MAX_IDS = 0.999, 2048  # reduce(): each distribution's top ids up to this mass, at most this many
+
+
+def reduce(case: RealCase, coverage: float = COVERAGE, max_ids: int = MAX_IDS) -> Reduced:
     keep: set[int] = set()
     for d in (case.p, case.q):
         v, i = torch.sort(d, descending=True)                      # (V,)

@@ -111,6 +111,14 @@ GAP_REASONS = [
 ]
 
 
+def truncation_breakeven(n_layers: int, ns, k: int = 4) -> dict[int, float | None]:
+    """Break-even α for drafting with the first N of n_layers layers, from the calculator's cost model
+    (costmodel.breakeven_alpha) at draft length k, with c ≈ N / n_layers (the drafter runs that share of the
+    model) and v = 1 (verifying k + 1 tokens costs one pass): {N: α*}."""
+    from specviz.core.costmodel import breakeven_alpha
+    return {n: breakeven_alpha(k, n / n_layers, 1.0) for n in ns}
+
+
 def layer_agreement(model, ids: torch.Tensor, ns=(2, 4, 8, 16, 24, 28)) -> dict[int, float]:
     """Top-1 agreement with the full model when only the first N layers run (final norm and output layer kept),
     over every position of `ids` (1, T). No training: what self-speculation by layer skipping starts from."""
