@@ -49,8 +49,20 @@ CAVEATS = {
 }
 SAMPLING_NOTE = ("vLLM's default draft_sample_method is greedy: the drafter proposes its argmax and q is treated "
                  "as one-hot, so at temperature > 0 a draft is kept with probability p(x) instead of "
-                 "min(1, p(x)/q(x)). Still lossless, but it keeps fewer drafts than the rule specviz runs. "
-                 "\"probabilistic\" samples the draft from q and uses the full ratio, as specviz does.")
+                 "min(1, p(x)/q(x)). Still lossless. It keeps a draft with probability p(argmax q), where "
+                 "\"probabilistic\" (the draft sampled from q, the full ratio, as specviz does) keeps one with "
+                 "Σ min(p, q), and either can be larger: p = (0.90, 0.05, 0.05), q = (0.4, 0.3, 0.3) gives 0.90 "
+                 "greedy vs 0.50 probabilistic; p = (0.3, 0.7), q = (0.6, 0.4) gives 0.30 vs 0.70.")
+
+
+def kept_greedy_vs_probabilistic(p, q) -> tuple[float, float]:
+    """P(draft kept) at one position when the drafter proposes its argmax and q is treated as one-hot
+    (vLLM's greedy draft_sample_method: p(argmax q)), and when it samples x ~ q and the full ratio is used
+    (probabilistic: Σ min(p, q)). p, q: (V,) probability vectors."""
+    import torch
+
+    p, q = torch.as_tensor(p, dtype=torch.float64), torch.as_tensor(q, dtype=torch.float64)
+    return float(p[int(q.argmax())]), float(torch.minimum(p, q).sum())
 
 
 class ConfigError(ValueError):

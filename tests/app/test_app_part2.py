@@ -167,7 +167,8 @@ def test_pitfalls_shows_the_refusal_and_the_ids():
     ok(at.text_input(key="pit_text").input("Alice Martin lives in Lyon.").run())
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["target's token ids"] == "49,152" and metrics["this drafter's token ids"] == "600"
-    assert any("49152" in e.value and "600" in e.value for e in at.error)  # the refusal, shown as an error
+    # the refusal, shown as the intended outcome (an info box), not as an app failure (no red error box)
+    assert not at.error and any("49152" in i.value and "600" in i.value and "as intended" in i.value for i in at.info)
     df = at.dataframe[0].value
     assert list(df["target id"]) != list(df["drafter id"])
     at.text_input(key="pit_text").input("   ").run()

@@ -38,9 +38,15 @@ def test_serving_reality_memory_batch_and_papers():
     assert set(vb) == {1, 4, 16}
     scored = [x.value for x in at.success] + [x.value for x in at.info]
     assert any(v.startswith(("✓ Your guess 1", "✗ Your guess 1")) for v in scored)
-    assert "Medusa" in at.dataframe[1].value.to_string()
+    papers = at.dataframe[1].value
+    assert "Medusa" in papers.to_string() and "source" in papers.columns
+    assert {"Prompt lookup decoding (Saxena, 2023)", "Medusa-2 (Cai et al., 2024)", "EAGLE-2 (Li et al., 2024)",
+            "EAGLE-3 (Li et al., 2025)"} <= set(papers["method"]) and all(papers["source"].str.len() > 0)
     ok(at.button(key="sr_mine_run").click().run())
-    assert "this app" in at.dataframe[-1].value.to_string()
+    mine = at.dataframe[-1].value
+    assert "this app" in mine.to_string()
+    # every measured row names its experiment: mode, k, n, tokens and repeats
+    assert all(("greedy, k = 4, n = 3, 8 new tokens" in x and "of 3 repeats" in x) for x in mine["setting"])
 
 
 def test_pitfalls_layer_skipping_is_measured_after_a_guess():
@@ -53,3 +59,10 @@ def test_pitfalls_layer_skipping_is_measured_after_a_guess():
     assert agree and all(0.0 <= a <= 1.0 for a in agree.values()) and max(agree) < n_layers and n_pos > 100
     scored = [x.value for x in at.success] + [x.value for x in at.info]
     assert any("Your guess 50" in v for v in scored)
+    # break-even from the calculator beside the agreement: c ≈ N/L at k = 4, v = 1
+    from specviz.core.costmodel import breakeven_alpha
+    table = at.dataframe[-1].value
+    col = "break-even α (k = 4, c ≈ N/L, v = 1)"
+    assert list(table[col]) == [f"{breakeven_alpha(4, n / n_layers, 1.0):.2f}" for n in agree]
+    md = " ".join(m.value for m in at.markdown)
+    assert "well over half" not in md and "Draft & Verify" in md and "SWIFT" in md
