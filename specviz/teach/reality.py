@@ -128,8 +128,9 @@ GAP_REASONS = [
     "k tokens costs about one pass and the drafter is a tiny fraction.",
     "Drafter cost c: here a 2-layer drafter costs about a tenth of a target step or more (the output layer over "
     "49,152 tokens dominates). c follows the drafter's depth and its fixed cost per call, not its parameter count, "
-    "so a 1B drafter for a 70B target is not ~1.5% of a step: small drafters on GPUs typically cost c ≈ 0.05–0.15 "
-    "(measure it: the break-even calculator fills c from a run).",
+    "so a 1B drafter for a 70B target is not ~1.5% of a step: a rule of thumb for small drafters on GPUs is "
+    "c ≈ 0.05–0.15 (a rule of thumb, not one paper's figure: measure yours; the break-even calculator fills c "
+    "from a run).",
     "Training: this app's heads and drafter were trained for under an hour each on a CPU, on about 0.4M tokens of "
     "the target's own replies (models/README.md); the papers' for hours or days on GPUs and large chat corpora, so "
     "their acceptance is far higher.",
