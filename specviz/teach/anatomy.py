@@ -94,7 +94,10 @@ def of(rec: StepRecord) -> Anatomy:
         else:
             tried = [x for x in ch if x in verdict_of]
             said = ", ".join(f"{name(x)} {'accepted' if verdict_of[x] else 'rejected'}" for x in tried)
-            if u == end:
+            if u == end and n == 0:
+                what = "the next token is drawn from this row (nothing drafted: an ordinary decoding step)"
+                verdict = what
+            elif u == end:
                 what = ("the bonus token is drawn from this row" if rec.next_origin == "bonus"
                         else "the correction is drawn from this row" + (" (the residual)" if not rec.greedy
                                                                         and tried else ""))
@@ -123,6 +126,10 @@ def _ancestors(parents: list[int], i: int) -> list[int]:
 # -- the texts the page shows (layout stays in the page) -------------------------------------------
 def inputs_text(a: Anatomy, label) -> str:
     n = len(a.fed) - 1
+    if n == 0:
+        pos, t, _ = a.fed[0]
+        return (f"**1 · The inputs.** Nothing was drafted, so the target is fed 1 token, the last committed one, "
+                f"`{label(t)}` (position {pos}): an ordinary decoding step.")
     head = (f"**1 · The inputs.** The target is fed {len(a.fed)} tokens in one pass: the root and the "
             f"{plural(n, 'drafted node') if a.is_tree else plural(n, 'draft')}. ")
     if a.is_tree:

@@ -114,3 +114,14 @@ def test_tree_tally_is_kept_over_tested_and_kept_per_pass():
     (l1, v1, _), (l2, v2, _) = anatomy.tree_tally(s)
     assert v1 == f"{s.accepted / s.tested:.0%} ({s.accepted} / {s.tested})" and s.tested < s.drafted
     assert v2 == f"{s.accepted / len(steps):.2f}"
+
+
+def test_a_step_with_no_draft_is_an_ordinary_decoding_step():
+    from specviz.proposers.lookup import PromptLookup
+
+    t = tiny_llama()
+    dec = Decoder(t, PromptLookup(3, 3), [2, 3, 4, 5, 6, 7], DecodeConfig(k=3, max_new_tokens=4))
+    r = next(r for r in dec.run() if not r.drafted)       # no earlier occurrence of the last 3 tokens
+    a = anatomy.of(r)
+    assert len(a.fed) == 1 and len(a.rows) == 1 and "bonus" not in a.rows[0].verdict
+    assert "ordinary decoding step" in anatomy.inputs_text(a, str) and "lookup searches" in anatomy.drafter_text(a, "lookup")
