@@ -69,14 +69,21 @@ def _job(key: tuple) -> dict:
                 try:
                     job["result"] = _load(*key)
                 except Exception as e:  # noqa: BLE001 - handed to the waiting page
-                    job["error"] = e
-                    with _JOBS_LOCK:
-                        _JOBS.pop(key, None)  # a later attempt retries
+                    job["error"] = e  # kept: pages show the failure instead of restarting the load on every
+                                      # rerun; retry_failed() (the sidebar's Apply) starts it again
                 finally:
                     job["done"].set()
 
             threading.Thread(target=work, name=f"specviz-load-{key[0]}", daemon=True).start()
         return job
+
+
+def retry_failed(key: tuple) -> None:
+    """Forget a failed load of `key`, so that the next request starts it again."""
+    with _JOBS_LOCK:
+        job = _JOBS.get(key)
+        if job is not None and job["done"].is_set() and job["error"] is not None:
+            _JOBS.pop(key, None)
 
 
 def preload(name: str | None = None) -> tuple[str, float]:
@@ -134,9 +141,11 @@ def sidebar() -> None:
         st.markdown("**Model**")
         label = target_label(s["target"])
         state, waited = preload()
-        note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far)"}.get(
-            state, " — failed to load (see the page)")
+        note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far)"}.get(state, "")
         st.caption(f"Target: {label}, {s['dtype']} on {s['device']}{note}")
+        if state.startswith("failed"):
+            st.error(f"The target could not be loaded: {state.removeprefix('failed: ')} Change it below and press "
+                     "Apply.")
         with st.expander("Change model / device"):
             name = st.text_input("Target (default, a local folder or a cached Hugging Face id)",
                                  value=s["target"], key="target_input")
@@ -147,6 +156,7 @@ def sidebar() -> None:
                               help="bfloat16 is the fast choice on CPU; float32 makes greedy speculation's "
                                    "near-tie flips against plain greedy decoding rare, though not impossible.")
             if st.button("Apply", key="apply_model"):
+                retry_failed((name.strip() or DEFAULT, dev, dt))  # Apply again = try again
                 st.session_state["target_name"] = name.strip() or DEFAULT
                 st.session_state["device"] = dev
                 st.session_state["dtype"] = dt

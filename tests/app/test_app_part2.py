@@ -185,8 +185,10 @@ def test_walkthrough_steps_and_measures():
     ok(at.button(key="wt_prev").click().run())
     ok(at.button(key="wt_run").click().run())                      # no guess: nothing is measured
     assert not at.success and any("guess first" in w.value for w in at.warning)
+    assert not any("Commit to a guess" in i.value for i in at.info)  # one box says what to do, not two
     at.number_input(key="stop:lossless_toy_guess").set_value(0.9)
     ok(at.button(key="wt_run").click().run())
+    assert "Stop 1 of 10 · 1 measured" in at.get("progress")[0].proto.text  # counted on the run that measured
     measured = at.session_state["wt_measured"]["stop:lossless_toy"]
     assert measured["kept"] in at.success[-1].value and "from p" in at.success[-1].value
     assert any(i.value.startswith("✗ Your guess 0.9 is high: measured 0.4") for i in at.info)  # scored
