@@ -67,8 +67,8 @@ with right:
     k = c1.number_input("Draft length k", step=1, key="stp_k", persist_state="session", help=f"1 to {K_MAX}")
     new = c2.number_input("Max new tokens", step=8, key="stp_new", persist_state="session",
                           help=f"1 to {NEW_MAX}")
-    adaptive = st.checkbox("Adaptive k (shrink after a rejection, grow after full acceptance)", key="stp_adaptive",
-                           persist_state="session")
+    adaptive = st.checkbox("Adaptive k", key="stp_adaptive", persist_state="session",
+                           help="k shrinks by one after a rejection and grows by one after a fully accepted draft")
     n = n_min = n_max = None
     rule = "recent"
     if method == "lookup":

@@ -305,7 +305,9 @@ def run_job(key: str, work):
     the script run; the page shows the `<key>_cancelled` flag on its next run), a progress bar, each
     run timed in its own turn. `work(progress)` does the job. Returns (result, shared) where shared
     says other sessions stepped in between runs, or None after a user-facing error (shown)."""
-    st.button("Cancel", key=f"{key}_cancel", on_click=lambda: st.session_state.update({f"{key}_cancelled": True}))
+    cancel = st.empty()  # gone with the bar when the job ends: a Cancel button after the run would cancel nothing
+    cancel.button("Cancel", key=f"{key}_cancel",
+                  on_click=lambda: st.session_state.update({f"{key}_cancelled": True}))
     bar = st.progress(0.0, "starting…")
     try:
         with measuring(bar) as between:  # each run timed alone; other sessions step in between runs
@@ -316,6 +318,7 @@ def run_job(key: str, work):
         return None
     finally:
         bar.empty()
+        cancel.empty()
 
 
 # -- how long a job will take, from a measured step (Compare, the sweep) ------------------------
