@@ -64,7 +64,7 @@ if vb:
 
 # -- 3. papers beside this app ---------------------------------------------------------------------
 st.header("3 · What the papers report, and what this app measures")
-st.dataframe(pd.DataFrame(R.PAPERS), hide_index=True, width="stretch")
+st.table(pd.DataFrame(R.PAPERS).set_index("method"))  # a table wraps its long cells: nothing is cut off
 st.caption("The button measures lookup only (greedy, k = 4, n = 3, 48 new tokens, 3 interleaved repeats against "
            "plain decoding), on one copy-heavy and one novel prompt; the papers' drafters and heads are not run here.")
 if st.button("Measure this app's lookup speedups now", key="sr_mine_run") and tgt is not None:
