@@ -67,19 +67,23 @@ if method not in S.REMOVED:
     except S.ConfigError as e:
         (st.warning if method in S.NEEDS_MODEL and not (model or "").strip() else st.error)(str(e))
 
-shown = cfg or st.session_state.get("srv_last")
+last = st.session_state.get("srv_last")
+# the last valid config only while it is for the chosen method: never another method's under this one's name
+shown = cfg or (last if last and method not in S.REMOVED and last["method"] == method else None)
 if shown:
     if cfg is None:
-        st.caption("Showing the last valid config.")
+        st.caption("Showing the last valid config for this method.")
     st.subheader("--speculative-config")
     st.code(json.dumps(shown, indent=2), language="json")
     st.subheader("Command line")
     st.code(S.command(target.strip() or "YOUR_MODEL", shown), language="bash", wrap_lines=True)
-    st.success(f"Checked against vLLM {S.VLLM_VERSION}: " + ", ".join(
+    blocker = S.target_blocker(shown["method"], target.strip())
+    (st.warning if blocker else st.success)(f"Checked against vLLM {S.VLLM_VERSION}'s config rules: " + ", ".join(
         ["method is one of " + "/".join(S.VLLM_METHODS), "num_speculative_tokens ≥ 1"]
         + (["1 ≤ prompt_lookup_min ≤ prompt_lookup_max"] if shown["method"] in S.NGRAM else [])
         + (["a model is given"] if shown["method"] in S.NEEDS_MODEL else [])
-        + (["draft_sample_method is greedy or probabilistic"] if "draft_sample_method" in shown else [])))
+        + (["draft_sample_method is greedy or probabilistic"] if "draft_sample_method" in shown else []))
+        + (". " + blocker if blocker else ""))
     if shown["method"] in S.HAS_Q:
         st.info(S.SAMPLING_NOTE + (" Your temperature is above 0, so the config asks for \"probabilistic\"."
                                    if shown.get("draft_sample_method") == "probabilistic" else

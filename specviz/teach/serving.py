@@ -65,6 +65,16 @@ def kept_greedy_vs_probabilistic(p, q) -> tuple[float, float]:
     return float(p[int(q.argmax())]), float(torch.minimum(p, q).sum())
 
 
+def target_blocker(method: str, target: str) -> str | None:
+    """Why a config that passes vLLM's config rules still cannot run for this target, when specviz knows it
+    (vLLM only finds out when it loads the model): MTP needs multi-token-prediction layers in the target's
+    checkpoint, which SmolLM2 does not have. None when nothing is known against it."""
+    if method == "mtp" and "smollm" in target.lower():
+        return (f"{target} has no multi-token-prediction layers, so vLLM cannot load this config for it: the "
+                "config is well-formed, but serve MTP only with a model that ships MTP layers.")
+    return None
+
+
 class ConfigError(ValueError):
     """The chosen settings cannot make a valid config; the message is shown as is."""
 

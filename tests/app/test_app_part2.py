@@ -244,8 +244,12 @@ def test_serve_builds_valid_configs_and_flags_bad_ones():
     assert any("probabilistic" in i.value and "greedy" in i.value for i in at.info)
     at.selectbox(key="srv_method").set_value("medusa").run()
     assert any("no longer serves" in e.value and "0.33.0" in e.value for e in at.error)
+    assert not at.code and not at.success           # no other method's config, no green check under Medusa
     ok(at.button(key="srv_use_nearest").click().run())
     assert at.selectbox(key="srv_method").value == "eagle3"
+    at.selectbox(key="srv_method").set_value("mtp").run()   # SmolLM2 has no MTP layers: no green check
+    assert json.loads(at.code[0].value)["method"] == "mtp"
+    assert not at.success and any("no multi-token-prediction layers" in w.value for w in at.warning)
 
 
 def test_serve_measures_both_lookup_rules_after_a_guess():
