@@ -52,6 +52,15 @@ guess = G.ask("lab_kept", GUESS)
 rule = st.radio("Acceptance rule", list(L.RULES), horizontal=True, key="lab_rule",
                 help="Break the rule on purpose and watch the output drift away from p.")
 st.caption(L.RULES[rule])
+if rule != "exact":  # say the drift before any draw, so a small one on a mild preset is not missed
+    d, far = L.drift(p, q, rule), L.drift(*L.pair(*L.PRESETS[L.CLEAR_PRESET]), rule)
+    small = d < 0.2 and far > d and st.session_state["lab_preset"] != L.CLEAR_PRESET
+    st.warning(f"With this rule the output will sit **{d:.2f}** from p in total variation, however many draws "
+               "you make" + (f": small on this p and q. On “{L.CLEAR_PRESET}” the same rule drifts **{far:.2f}**."
+                             if small else "."), icon=":material/warning:")
+    if small:
+        st.button(f"Use “{L.CLEAR_PRESET}”", key="lab_use_far",
+                  on_click=lambda: (st.session_state.update(lab_preset=L.CLEAR_PRESET), _load_preset()))
 if st.button("Draw speculative samples", type="primary", key="lab_run") and G.lock("lab_kept", guess):
     bar = st.progress(0.0, "drawing…")
     sim = L.simulate(p, q, int(trials), seed=0, progress=lambda f, t: bar.progress(f, t), rule=rule)

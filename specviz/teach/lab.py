@@ -70,6 +70,14 @@ RULES = {  # what happens to a drafted x ~ q: the exact rule, and two ways to br
 }
 
 
+def drift(p: torch.Tensor, q: torch.Tensor, rule: str) -> float:
+    """Total variation between what a rule's output follows and p (0 for the exact rule)."""
+    return 0.5 * float((output_distribution(p, q, rule) - p).abs().sum())
+
+
+CLEAR_PRESET = "q far from p"  # the preset on which a broken rule's drift is plain to see
+
+
 def output_distribution(p: torch.Tensor, q: torch.Tensor, rule: str = "exact") -> torch.Tensor:
     """What the emitted token follows under each rule, in closed form. (V,) -> (V,)
 

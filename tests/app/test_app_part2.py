@@ -150,6 +150,16 @@ def test_lossless_break_the_rule_drifts_away_from_p():
     assert any("instead of p" in w.value for w in at.warning)
 
 
+def test_lossless_a_broken_rule_shows_its_drift_before_any_draw():
+    at = page("lossless")                                  # the default preset: q close to p
+    at.radio(key="lab_rule").set_value("accept every draft").run()
+    drift = [w.value for w in at.warning if "from p in total variation" in w.value]
+    assert drift and "0.60" not in drift[0].split("On")[0] and "0.60" in drift[0]   # small here, 0.60 on far
+    ok(at.button(key="lab_use_far").click().run())
+    assert at.selectbox(key="lab_preset").value == "q far from p" and at.text_input(key="lab_q").value.startswith("0.50")
+    assert any("**0.60** from p" in w.value for w in at.warning)
+
+
 def test_lossless_real_model_with_a_drafter():
     at = page("lossless")
     at.selectbox(key="lab_real_method").set_value("draft")
