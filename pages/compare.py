@@ -70,12 +70,8 @@ else:
     if res.get("shared"):
         st.warning(app.SHARED_NOTE)
     st.plotly_chart(V.summary_bars(rows), key="cmp_bars")
-    df = pd.DataFrame(rows)[["workload", "kind", "method", "k", "alpha", "draft_acceptance_rate", "tokens_per_pass",
-                            "tokens_per_s", "speedup", "spread", "target_passes", "repetition"]]
-    st.dataframe(df, hide_index=True, column_config={
-        c: st.column_config.NumberColumn(format="%.2f")
-        for c in ["alpha", "draft_acceptance_rate", "tokens_per_pass", "tokens_per_s", "speedup", "spread",
-                  "repetition"]})
+    st.dataframe(pd.DataFrame(V.table_rows(rows)), hide_index=True, width="stretch")
+    st.caption(V.DASH_WHY)
     noisy = [r for r in rows if r["method"] != "plain" and E.measure.too_noisy(r["speedup"], r["spread"])]
     if noisy:
         st.warning("Too noisy to quote, re-measure: " + ", ".join(

@@ -50,6 +50,9 @@ def test_compare_measures_every_method_and_recommends_per_kind():
     assert per_run["draft k=2"] > 5 * per_run["lookup k=2"] and per_run["plain"] < per_run["draft k=1"]
     df = at.dataframe[0].value
     assert set(df["method"]) == {"plain", "lookup", "draft"} and len(df) == 2 * 5  # plain rows: medians
+    plain = df[df["method"] == "plain"]
+    assert set(plain["k"]) == {"–"} and set(plain["alpha"]) == {"–"}   # no raw None: a dash, and the caption says why
+    assert "None" not in df.to_string() and any("–: k for plain" in c.value for c in at.caption)
     rec = [m.value for m in at.markdown if m.value.startswith("- **copy-heavy**") or m.value.startswith("- **novel**")]
     assert len(rec) == 2
     # measured runs reach the calculator's store
