@@ -25,6 +25,27 @@ def test_derivations_series_proof_and_distance():
     assert any("Your guess 2" in v and f"{m['tau']:.3g}" in v for v in scored)
 
 
+def test_acceptance_as_servers_report_it_after_a_guess():
+    import json
+
+    at = page("derivations")
+    at.selectbox(key="sv_method").set_value("draft")         # the tiny drafter: it always drafts
+    ok(at.button(key="sv_run").click().run())                  # no guess: nothing runs
+    assert "sv_view" not in at.session_state
+    at.number_input(key="sv_zero_guess").set_value(0.5)
+    ok(at.button(key="sv_run").click().run())
+    _, _, v = at.session_state["sv_view"]
+    assert v.num_drafts > 0
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Mean acceptance length"] == f"{v.mean_acceptance_length:.2f}"
+    fig = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if "accepted length" in el.proto.spec)
+    assert sum(fig["data"][0]["y"]) == v.num_drafts              # one bar count per drafting pass
+    assert any("Mean acceptance length" in c.value for c in at.code)
+    scored = [x.value for x in at.success] + [x.value for x in at.info]
+    assert any("Your guess 0.5" in x for x in scored)
+    assert "greedy, k = 4" in texts(at)                        # the run names its settings
+
+
 def test_serving_reality_memory_batch_and_papers():
     at = page("serving_reality")
     metrics = {m.label: m.value for m in at.metric}
