@@ -163,6 +163,24 @@ def test_lossless_a_broken_rule_shows_its_drift_before_any_draw():
     assert any("**0.60** from p" in w.value for w in at.warning)
 
 
+def test_lossless_tree_sampling_by_hand():
+    at = page("lossless")
+    ok(at.button(key="tsb_run").click().run())                # no guess: nothing drawn
+    assert "tsb_sim" not in at.session_state
+    at.number_input(key="tsb_some_guess").set_value(0.7)
+    ok(at.button(key="tsb_run").click().run())
+    assert any(s.value.startswith("✓ Your guess 0.7 is close") for s in at.success)   # p(E) + p(D) = 0.70
+    table = at.dataframe[-1].value
+    assert list(table["candidate"]) == ["E", "D", "(none kept)"]
+    assert list(table["tested against"])[1].split(", ")[4] == "0.00"                # E removed after its rejection
+    assert any("p mass the candidates cover (0.700)" in m.value for m in at.markdown)
+    at.radio(key="tsb_rule").set_value("against p")
+    ok(at.button(key="tsb_run").click().run())
+    assert any("however many draws" in w.value for w in at.warning)                 # the broken rule drifts
+    ok(at.text_input(key="tsb_cands").input("Z").run())
+    assert any("not a token of the toy vocabulary" in e.value for e in at.error)
+
+
 def test_lossless_real_model_with_a_drafter():
     at = page("lossless")
     at.selectbox(key="lab_real_method").set_value("draft")
