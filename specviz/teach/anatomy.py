@@ -185,7 +185,7 @@ def drafter_text(a: Anatomy, method: str) -> str:
                 "target's last hidden state, so each step costs one call of the heads, not a pass over context.")
     d0, d1, d2 = a.drafter_cache
     dropped = span(a.drafter_dropped, "slot") if a.drafter_dropped else "nothing"
-    if "eagle" in method:
+    if "eagle" in method or method == "hybrid":          # hybrid = lookup + the EAGLE head
         return (f"The EAGLE head keeps its own KV cache (one decoder layer over (feature, token) pairs): "
                 f"**{d0}** → **{d1}** after drafting → **{d2}** after the rollback ({dropped} dropped). "
                 "Every drafted entry goes, even a kept draft's: those were computed from the head's own guessed "
