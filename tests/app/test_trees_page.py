@@ -91,6 +91,7 @@ def test_step_through_lays_a_tree_step_out_as_a_tree(monkeypatch):
     rows = at.dataframe[-1].value
     assert len(rows) == rec.n_drafted + 1 and list(rows["fed"])[:2] == ["root", "d1"]
     labels = {m.label: m.value for m in at.metric}
-    assert labels["Kept ÷ tested α"].endswith(f"({rec.n_accepted} / {len(rec.decisions)})")
-    assert labels["Kept per pass"] == f"{rec.n_accepted:.2f}"
+    s = at.session_state["stp"]["dec"].summary()
+    assert labels["Kept ÷ tested α"].endswith(f"({s.accepted} / {s.tested})") and s.tested < s.drafted
+    assert labels["Kept per pass"] == f"{s.accepted / s.target_passes:.2f}"
     assert "keeps its own KV cache" in md
