@@ -175,3 +175,45 @@ def lookup_rules(target, workload, k: int = 4, n_min: int = 1, n_max: int = 4, m
                      "draft_acceptance": (s.accepted / s.drafted) if s.drafted else None,
                      "tokens_per_pass": s.tokens_per_pass, "tokens": len(s.token_ids)}
     return out
+
+
+DRAFT_SAMPLE_CHOICES = ("greedy keeps more", "probabilistic keeps more", "about the same (within 0.02)")
+
+
+def draft_sampling(target, drafter, workload, temperature: float = 0.8, k: int = 4, max_new: int = 48,
+                   positions: int = 12, seed: int = 0, progress=None) -> dict:
+    """vLLM's draft_sample_method, measured both ways with the draft model at `temperature`:
+    per position of one sampled reply, the chance a draft is kept — p(argmax q) when drafting greedily, Σ min(p, q)
+    when sampling from q — and the tokens per pass τ of a full run each way (same prompt, seed and settings)."""
+    from specviz.core.sampling import SamplingConfig
+    from specviz.engine import methods as M
+    from specviz.teach import experiments as E
+    from specviz.teach import lab
+
+    samp = SamplingConfig(temperature=temperature)
+    reply, _ = E.run_one(target, workload, "plain", 1, None, samp, positions, seed)
+    prompt = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)
+    rows = []
+    for j in range(min(positions, len(reply.token_ids))):
+        case = lab.real_case(target, M.make_proposer("draft", target, drafter=drafter),
+                             list(prompt) + reply.token_ids[:j], samp, seed)
+        g, p = kept_greedy_vs_probabilistic(case.p, case.q)
+        rows.append({"position": j + 1, "greedy: p(argmax q)": g, "probabilistic: Σ min(p, q)": p})
+        if progress:
+            progress(0.6 * (j + 1) / positions, f"position {j + 1}")
+    tau = {}
+    for i, (name, greedy) in enumerate((("greedy", True), ("probabilistic", False))):
+        prop = M.make_proposer("draft", target, drafter=drafter)
+        prop.greedy_draft = greedy
+        s, _ = E.run_one(target, workload, "draft", k, None, samp, max_new, seed, proposer=prop)
+        tau[name] = s.tokens_per_pass
+        if progress:
+            progress(0.6 + 0.2 * (i + 1), f"{name} drafting")
+    mg = sum(r["greedy: p(argmax q)"] for r in rows) / len(rows) if rows else 0.0
+    mp = sum(r["probabilistic: Σ min(p, q)"] for r in rows) / len(rows) if rows else 0.0
+    winner = (DRAFT_SAMPLE_CHOICES[2] if abs(mg - mp) <= 0.02 else
+              DRAFT_SAMPLE_CHOICES[0] if mg > mp else DRAFT_SAMPLE_CHOICES[1])
+    return {"rows": rows, "mean_greedy": mg, "mean_probabilistic": mp, "winner": winner, "tau": tau,
+            "settings": f"draft model at T = {temperature:g}, k = {k}, {max_new} new tokens, one run per method "
+                        f"(seed {seed}); keep-chances at the first {len(rows)} positions of one sampled reply, "
+                        f"on {workload.name}"}

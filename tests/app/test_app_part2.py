@@ -283,6 +283,22 @@ def test_serve_builds_valid_configs_and_flags_bad_ones():
     assert not at.success and any("no multi-token-prediction layers" in w.value for w in at.warning)
 
 
+def test_serve_measures_greedy_and_probabilistic_drafting_after_a_guess():
+    at = page("serve")
+    ok(at.button(key="srv_ds_run").click().run())
+    assert "srv_ds" not in at.session_state                  # no guess: nothing measured
+    at.radio(key="srv_ds_guess").set_value("greedy keeps more")
+    ok(at.button(key="srv_ds_run").click().run())
+    ds = at.session_state["srv_ds"]
+    assert ds["rows"] and set(ds["tau"]) == {"greedy", "probabilistic"} and all(t >= 1.0 for t in ds["tau"].values())
+    assert all(0.0 <= r["greedy: p(argmax q)"] <= 1.0 and 0.0 <= r["probabilistic: Σ min(p, q)"] <= 1.0
+               for r in ds["rows"])
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["kept, greedy drafting"] == f"{ds['mean_greedy']:.2f}"
+    scored = [x.value for x in at.success] + [x.value for x in at.info]
+    assert any("greedy keeps more" in v for v in scored) and any("T = 0.8, k = 4" in c.value for c in at.caption)
+
+
 def test_serve_measures_both_lookup_rules_after_a_guess():
     at = page("serve")
     ok(at.button(key="srv_rules_run").click().run())
