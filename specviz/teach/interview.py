@@ -374,7 +374,8 @@ STOPS = [
                rel=0.2)),
     Stop("Tokenizers", "pages/pitfalls.py", "Can a drafter with its own tokenizer be used?", tokenizer_check,
          "Refused: {target_vocab} vs {drafter_vocab} token ids; the same text is {target_ids} vs {drafter_ids}. "
-         "(Cross-vocabulary methods exist, and pay for translating between the two.)",
+         "(Cross-vocabulary methods change the rule's inputs: vLLM restricts the drafter to the tokens both "
+         "vocabularies share, transformers re-tokenises the text every step.)",
          GUESS_PAIRED),
     Stop("Heads and memory", "pages/pitfalls.py", "What does a proposer cost in memory?", heads_cost,
          "Target {target_mb} MB, {kv_kb} KB of KV cache per token; heads: {heads_mb}; drafter: {drafter_mb} MB "
