@@ -156,9 +156,16 @@ def show(k: int) -> None:
                     f"c = {ch.c:.3f}, v(k̄) = {ch.v_k_bar:.3f}, t₁ = {ch.t1 * 1e3:.1f} ms\n\n"
                     f"predicted **{ch.predicted_speedup:.2f}×** vs measured **{ch.measured_speedup:.2f}×** "
                     f"({ch.cost_model_gap:+.0%})")
-                if abs(ch.cost_model_gap) > 0.15:
-                    st.caption("A miss above 15% means time goes somewhere the model does not see: prefill, "
-                               "Python overhead per step, recording, a noisy machine.")
+                g = be.gap_terms(ch, e["summary"], e["steps"])
+                if abs(ch.cost_model_gap) > 0.15 and g and g["predicted_with_v_run"] is not None:
+                    st.caption(
+                        ("Most of the miss is the term v(k̄)" if abs(g["gap_with_v_run"]) < abs(ch.cost_model_gap) / 2
+                         else "The term v(k̄) explains little of the miss")
+                        + f": the calculator's v gives {g['v_used']:.2f}, while this run's "
+                        f"own passes cost **{g['v_run']:.2f}** plain steps each (mean verify time ÷ t₁); with that v "
+                        f"the prediction is {g['predicted_with_v_run']:.2f}× ({g['gap_with_v_run']:+.0%}). The "
+                        f"rest is time outside drafting and verifying: {g['outside_share']:.0%} of the run's wall "
+                        f"time (prefill {g['prefill_share']:.0%}, Python between passes, recording).")
         with right, st.container(border=True):
             st.markdown("**Independence check** — per-position acceptance a_i, and E[τ] from α vs the measured τ")
             if ch.tau_independent is None:

@@ -33,10 +33,11 @@ elif not trained.get("medusa") and not trained.get("eagle"):
 CHOICES = {f"every {COPY} workload": of_kind(COPY), f"every {NOVEL} workload": of_kind(NOVEL),
            "one of each kind": [of_kind(COPY)[0], of_kind(NOVEL)[0]], "all eight workloads": WORKLOADS}
 CHOICES.update({f"{w.name} ({w.kind})": [w] for w in ALL})  # incl. the translation-like one
-c1, c2, c3 = st.columns([2, 2, 1])
+c1, c3 = st.columns([4, 1])
 which = c1.selectbox("Workload", list(CHOICES), index=2, key="cmp_workloads")
-chosen = c2.multiselect("Methods (plain always runs)", methods, default=methods, key="cmp_methods")
 n = c3.number_input("lookup n", 1, 6, 3, key="cmp_n")
+# the methods on a row of their own: at a third of the page width the fifth chip was cut off
+chosen = st.multiselect("Methods (plain always runs)", methods, default=methods, key="cmp_methods")
 c1, c2, c3, c4 = st.columns(4)
 ks = c1.multiselect("k values", list(range(1, 11)), default=[2] if app.TINY else [4], key="cmp_ks")
 mode = c2.radio("Decoding", ["sampled", "greedy"], horizontal=True, key="cmp_mode",
@@ -73,12 +74,8 @@ else:
     if res.shared:
         st.warning(app.SHARED_NOTE)
     st.plotly_chart(V.summary_bars(rows), key="cmp_bars")
-    df = pd.DataFrame(rows)[["workload", "kind", "method", "k", "alpha", "draft_acceptance_rate", "tokens_per_pass",
-                            "tokens_per_s", "speedup", "spread", "target_passes", "repetition"]]
-    st.dataframe(df, hide_index=True, column_config={
-        c: st.column_config.NumberColumn(format="%.2f")
-        for c in ["alpha", "draft_acceptance_rate", "tokens_per_pass", "tokens_per_s", "speedup", "spread",
-                  "repetition"]})
+    st.dataframe(pd.DataFrame(V.table_rows(rows)), hide_index=True, width="stretch")
+    st.caption(V.DASH_WHY)
     noisy = [r for r in rows if r["method"] != "plain" and too_noisy(r["speedup"], r["spread"])]
     if noisy:
         st.warning("Too noisy to quote, re-measure: " + ", ".join(

@@ -4,15 +4,21 @@ import streamlit as st
 
 from specviz.core.costmodel import expected_tokens_per_pass
 from specviz.core.errors import InputError, ModelError
+from specviz.teach import acceptance as A
 from specviz.teach import derivations as D
+from specviz.engine import experiments as E
 from specviz.teach import lab as L
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G
 from specviz.ui import support as app
+from specviz.viz import servers as VS
+from specviz.core.sampling import SamplingConfig
+from specviz.engine.workloads import WORKLOADS
 
 st.title("Derivations")
 st.caption("Three results the rest of the app leans on, each derived on one screen and checked against numbers.")
-one, two, three = st.tabs(["E[τ] is a geometric series", "The rule is lossless", "P(reject) = distance(p, q)"])
+one, two, three, four = st.tabs(["E[τ] is a geometric series", "The rule is lossless", "P(reject) = distance(p, q)",
+                                 "Acceptance as servers report it"])
 
 with one:
     st.markdown(r"""
@@ -21,7 +27,7 @@ probability α^i, and emits one more token of the target's own whatever happens.
 
 $$E[\tau] = \sum_{i=0}^{k} P(\text{first } i \text{ drafts kept}) = 1 + \alpha + \alpha^2 + \dots + \alpha^k = \frac{1 - \alpha^{k+1}}{1 - \alpha}.$$
 
-Each term is a probability at most 1, so E[τ] < k + 1, and as k grows E[τ] approaches 1 ÷ (1 − α): at α = 0.8 no k
+Each term is a probability at most 1, so E[τ] ≤ k + 1, with equality only at α = 1, and as k grows E[τ] approaches 1 ÷ (1 − α): at α = 0.8 no k
 gets past 5 tokens per pass.""")
     c1, c2 = st.columns(2)
     alpha = c1.slider("α", 0.0, 0.99, 0.7, 0.01, key="der_alpha")
@@ -94,3 +100,50 @@ The rejection rate *is* the total variation distance: a proposer is exactly as g
                     f"1 − Σ min(p, q) = **{pr:.4f}**, ½ Σ |p − q| = **{0.5 * float((case.p - case.q).abs().sum()):.4f}**.")
     else:
         st.caption("Run part 2 of *Is it lossless?* to see the same equality on the real model's next token.")
+
+with four:
+    st.markdown("A server does not show step records; vLLM logs totals over the passes that drafted "
+                "(vllm/v1/spec_decode/metrics.py): **Avg Draft acceptance rate** = accepted ÷ drafted tokens (α̂), "
+                "**Mean acceptance length** = 1 + accepted ÷ drafts (τ over drafting passes), and **Per-position "
+                "acceptance rate** = drafts kept at position i ÷ all drafts. Here one run is turned into those "
+                "numbers, with the histogram of accepted lengths and the geometric law of its α drawn over it.")
+    c1, c2 = st.columns(2)
+    offered = [m for m in app.methods_offered() if m not in ("plain",) and not m.endswith("-tree")]
+    sv_method = c1.selectbox("Method", offered, key="sv_method")
+    sv_work = c2.selectbox("Workload", [w.name for w in WORKLOADS], key="sv_work")
+    sv_new = 12 if app.TINY else 64
+    st.caption(f"The run: {sv_method}, greedy, k = 4" + (", n = 3" if sv_method == "lookup" else "")
+               + f", {sv_new} new tokens, one run, on {sv_work}.")
+    ZERO = Guess("the share of drafting passes that keep nothing (0 to 1)", "zero_share", lo=0.0, hi=1.0, step=0.05,
+                 rel=0.0, abs_tol=0.1)
+    zguess = G.ask("sv_zero", ZERO)
+    if st.button("Lock in my guess and run", type="primary", key="sv_run") and G.lock("sv_zero", zguess):
+        target = app.target()
+        if target is not None:
+            try:
+                with st.spinner(f"Decoding with {sv_method}…"):
+                    w = next(x for x in WORKLOADS if x.name == sv_work)
+                    dm = (app.drafter(app.drafter_names()[0]) if sv_method == "draft" and app.drafter_names()
+                          else None)
+                    _, steps = E.run_one(target, w, sv_method, 4, 3, SamplingConfig(), sv_new, drafter=dm)
+                st.session_state["sv_view"] = (sv_method, sv_work, A.server_view(steps))
+            except (InputError, ModelError) as e:
+                st.error(str(e))
+    got = st.session_state.get("sv_view")
+    if got:
+        meth, wname, v = got
+        G.show("sv_zero", ZERO, {"zero_share": v.zero_share})
+        if not v.num_drafts:
+            st.info("Nothing was drafted in this run, so a server would report no acceptance at all.")
+        else:
+            m = st.columns(4)
+            m[0].metric("Mean acceptance length", f"{v.mean_acceptance_length:.2f}")
+            m[1].metric("Avg draft acceptance rate", f"{v.draft_acceptance_rate:.1%}")
+            m[2].metric("Passes that keep nothing", f"{v.zero_share:.0%}")
+            m[3].metric("α = accepted ÷ tested", "–" if v.alpha is None else f"{v.alpha:.2f}")
+            st.plotly_chart(VS.acceptance_figure(v), key="sv_fig")
+            st.code(A.log_line(v), language=None, wrap_lines=True)
+            st.caption(f"{meth} on {wname}, greedy, k = 4, one run, {v.num_drafts} drafting passes. vLLM's "
+                       "per-position rate is unconditional: rate_i = a_1·…·a_i, where a_i (Break-even calculator) is "
+                       "conditional on reaching position i. Bars taller than the law at 0 and at k mean acceptance "
+                       "comes in runs (whole drafts right or wrong), not one independent coin per position.")

@@ -90,14 +90,14 @@ st.markdown("""
 | **Cost per guess** | a search in an integer array: ≈ 0 | k small forward passes, **one after another** | one or a few tiny passes |
 | **Memory** | none | its weights plus its own KV cache for every sequence | head weights: a few MB for this 135M target, but about 0.24B parameters for an EAGLE head on a 7B target; EAGLE's head also keeps its own KV cache |
 | **Works well on** | text that repeats the prompt: summaries that keep names, code edits, quoting, reformatting | genuinely new text the draft model predicts well | new text, once trained for this exact checkpoint |
-| **Fails on** | open-ended writing (nothing to copy) — a small cost each step, not a disaster | a drafter with another tokenizer: the plain rule needs one token → id map (cross-vocabulary methods exist — transformers' universal assisted generation, vLLM's `use_heterogeneous_vocab` — and pay for translating; this app refuses such a pair) | a new or fine-tuned checkpoint: retrain and re-validate |
+| **Fails on** | open-ended writing (nothing to copy) — a small cost each step, not a disaster | a drafter with another tokenizer: the plain rule needs one shared token → id map. vLLM's `use_heterogeneous_vocab` intersects the two vocabularies once at start-up (greedy drafting, `draft_model` only); transformers' universal assisted generation re-tokenises text every step. This app refuses such a pair | a new or fine-tuned checkpoint: retrain and re-validate |
 """)
 st.markdown("""
 - **Lookup is free and shaped by the workload.** Play a copy-heavy preset and then a novel one on
   Step through, and watch the acceptance rate move; the comparison page measures it per workload.
 - **A draft model's steps are serial**, so its cost c multiplies with k. The
   calculator shows how quickly a modest c eats the gain.
-- **The tokenizer must match**: p and q must be over the same token ids, or p(x)/q(x) compares unrelated tokens.
+- **The tokenizer must match for the plain rule**: p and q must be over the same token ids, or p(x)/q(x) compares unrelated tokens (the cross-vocabulary methods above change the rule's inputs to get around it).
 - **Heads are tied to one checkpoint**: they read one model's hidden states and must be retrained when it changes.
 - **Read headline numbers with their rule**: Medusa's reported speedups *with sampling* used
   "typical acceptance", a relaxed rule that keeps plausible tokens and is **not** lossless; the rule on this

@@ -51,6 +51,15 @@ guess = G.ask("lab_kept", GUESS)
 rule = st.radio("Acceptance rule", list(L.RULES), horizontal=True, key="lab_rule",
                 help="Break the rule on purpose and watch the output drift away from p.")
 st.caption(L.RULES[rule])
+if rule != "exact":  # say the drift before any draw, so a small one on a mild preset is not missed
+    d, far = L.drift(p, q, rule), L.drift(*L.pair(*L.PRESETS[L.CLEAR_PRESET]), rule)
+    small = d < 0.2 and far > d and st.session_state["lab_preset"] != L.CLEAR_PRESET
+    st.warning(f"With this rule the output will sit **{d:.2f}** from p in total variation, however many draws "
+               "you make" + (f": small on this p and q. On “{L.CLEAR_PRESET}” the same rule drifts **{far:.2f}**."
+                             if small else "."), icon=":material/warning:")
+    if small:
+        st.button(f"Use “{L.CLEAR_PRESET}”", key="lab_use_far",
+                  on_click=lambda: (st.session_state.update(lab_preset=L.CLEAR_PRESET), _load_preset()))
 if st.button("Draw speculative samples", type="primary", key="lab_run") and G.lock("lab_kept", guess):
     bar = st.progress(0.0, "drawing…")
     sim = L.simulate(p, q, int(trials), seed=0, progress=lambda f, t: bar.progress(f, t), rule=rule)
@@ -78,7 +87,8 @@ if "lab_sim" in st.session_state:
     st.plotly_chart(V.convergence(sim), key="lab_conv")
     st.markdown(f"Rule: **{srule}**. After **{sim.trials}** trials the output is **{sim.tv_to_p[-1]:.3f}** from p "
                 f"and **{sim.tv_to_q[-1]:.3f}** from q (total variation). Drafts kept: "
-                f"**{sim.accepted / sim.trials:.3f}** measured vs Σ min(p, q) = **{ss_.acceptance:.3f}**.")
+                f"**{sim.accepted / sim.trials:.3f}** counted in the trials vs Σ min(p, q) = **{ss_.acceptance:.3f}** "
+                "computed from p and q.")
     if srule == "exact":
         st.markdown("The distance to p shrinks like 1/√trials; the distance to q does not.")
     else:
@@ -89,6 +99,58 @@ if "lab_sim" in st.session_state:
                    "mass the test took away.")
 else:
     st.info("Commit to a guess, then press **Draw speculative samples** to run the verifier many times.")
+
+# -- tree sampling, by hand -----------------------------------------------------------------------
+st.header("Tree sampling, by hand")
+st.write("A tree drafts several candidates for one position (siblings). They are chosen, not sampled, so each "
+         "one's q is one-hot. The target tests them in turn: the first against p, each later one against the "
+         "residual the rejected ones left, norm(max(0, r − onehot(c))) — p with the rejected candidates removed. "
+         "If none is kept, the correction comes from the last residual.")
+t1, t2, t3 = st.columns([2, 1, 1])
+st.session_state.setdefault("tsb_p", L.PRESETS[L.CLEAR_PRESET][0])
+st.session_state.setdefault("tsb_cands", "E, D")
+t1.text_input("p over A…E (numbers, normalised for you)", key="tsb_p")
+t2.text_input("sibling candidates, in the order tried", key="tsb_cands", help="one to three of A…E, e.g. 'E, D'")
+tsb_rule = t3.radio("Rule", list(L.SIBLING_RULES), key="tsb_rule", help="\n\n".join(L.SIBLING_RULES.values()))
+try:
+    tp = L.parse_dist(st.session_state["tsb_p"], "p")
+    tc = L.parse_candidates(st.session_state["tsb_cands"], len(tp))
+    ts = L.siblings(tp, tc, tsb_rule)
+except InputError as e:
+    st.error(str(e))
+    ts = None
+if ts is not None:
+    t_labels = [chr(ord("A") + i) for i in range(len(tp))]
+    SOME = Guess("P(some candidate is kept) (0 to 1)", "some_kept", lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05)
+    tguess = G.ask("tsb_some", SOME)
+    if st.button("Lock in my guess and draw", type="primary", key="tsb_run") and G.lock("tsb_some", tguess):
+        counts, kept = L.simulate_siblings(tp, tc, 300 if app.TINY else 6000, tsb_rule)
+        st.session_state["tsb_sim"] = (st.session_state["tsb_p"], tc, tsb_rule, counts, kept)
+    sim_t = st.session_state.get("tsb_sim")
+    if sim_t and sim_t[0] == st.session_state["tsb_p"] and sim_t[1] == tc and sim_t[2] == tsb_rule:
+        _, _, _, counts, kept = sim_t
+        exact = L.siblings(tp, tc, "exact")
+        G.show("tsb_some", SOME, {"some_kept": exact.some_kept if tsb_rule == "exact" else ts.some_kept})
+        st.dataframe([{"candidate": t_labels[c], "tested against": ", ".join(f"{x:.2f}" for x in ts.residuals[j]),
+                       "P(kept | reached)": f"{ts.keep[j]:.3f}"} for j, c in enumerate(tc)]
+                     + [{"candidate": "(none kept)", "tested against": ", ".join(f"{x:.2f}" for x in ts.residuals[-1]),
+                         "P(kept | reached)": "the correction is drawn from this"}], hide_index=True)
+        n_tr = int(counts.sum())
+        freq = counts / n_tr
+        cover = float(tp[tc].sum())
+        st.plotly_chart(V.sibling_histogram(freq, tp, ts.output, t_labels, n_tr, tc), key="tsb_hist")
+        tv = 0.5 * float((freq - tp).abs().sum())
+        st.markdown(f"Kept in the draws: **{kept / n_tr:.3f}**; computed P(some candidate kept) = "
+                    f"**{ts.some_kept:.3f}**" + (f", which is the p mass the candidates cover ({cover:.3f})."
+                                                 if tsb_rule == "exact" else f" (the exact rule: {cover:.3f}).")
+                    + f" The output is **{tv:.3f}** from p in total variation after {n_tr} draws.")
+        if tsb_rule != "exact":
+            st.warning(f"Testing every sibling against p keeps the later ones too rarely and the rest too often: the "
+                       f"output follows {', '.join(f'{x:.3f}' for x in ts.output.tolist())}, "
+                       f"{0.5 * float((ts.output - tp).abs().sum()):.3f} from p however many draws you make.")
+        else:
+            st.caption("The exact rule's draws go through specviz's own tree verifier (core/tree.py), a root with "
+                       "the candidates as its children.")
 
 # -- part 2: the real model ---------------------------------------------------------------------
 st.header("2 · The real model's next token")
@@ -144,9 +206,12 @@ if "lab_real" in st.session_state:
                 f"drafts kept in the trials: **{sim.accepted / sim.trials:.3f}**. After {sim.trials} trials "
                 f"the output is **{sim.tv_to_p[-1]:.3f}** from p and **{sim.tv_to_q[-1]:.3f}** from q "
                 "(total variation over the bars shown).")
-    st.caption(f"The last bar holds every id not drawn as a bar of its own. For speed the draws use the "
-               f"{len(red.ids)} ids that hold 99.9% of p's and of q's mass, plus one stand-in for all ids beyond "
-               f"those ({red.tail_p:.2%} of p, {red.tail_q:.2%} of q); the last bar includes that stand-in.")
+    capped = max(red.tail_p, red.tail_q) > 1 - L.COVERAGE + 1e-9
+    st.caption(f"The last bar holds every id not drawn as a bar of its own. For speed the draws use "
+               f"{len(red.ids)} ids: for each of p and q its top ids until they hold {L.COVERAGE:.1%} of its mass, "
+               f"or its top {L.MAX_IDS}, whichever is fewer; one stand-in takes the rest ({red.tail_p:.2%} of p, "
+               f"{red.tail_q:.2%} of q)" + (f": here the {L.MAX_IDS}-id cap was reached first" if capped else "")
+               + ". The last bar includes that stand-in.")
     st.markdown(f"P(reject) = 1 − Σ min(p, q) = **{1 - acc:.3f}**, and the total variation distance between p and q "
                 f"at this position is **{0.5 * float((case.p - case.q).abs().sum()):.3f}**: the same number.")
     if case.one_hot:

@@ -7,6 +7,7 @@ from specviz.ui import support as app
 from specviz.engine import experiments as E
 from specviz.teach.checkpoints import swap_verdict
 from specviz.teach import mismatch
+from specviz.core.costmodel import breakeven_alpha
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
@@ -61,10 +62,14 @@ if d:
                     "vocabulary and you get:")
         st.code(target.tokenizer.decode(d.drafter_ids)[:200], language=None, wrap_lines=True)
     if d.refusal:
-        st.error(f"Pairing refused: {d.refusal}")
-    st.caption("Engines that do pair different tokenizers add a translation layer (re-tokenise the "
-               "drafter's text for the target) that costs time on every step and loses acceptance at "
-               "token boundaries.")
+        st.info(f"**The check works: this pairing is refused, as intended.** specviz's plain acceptance rule "
+                f"needs one shared token → id map, and this pair has none: {d.refusal}", icon=":material/block:")
+    st.caption("Engines that pair different tokenizers do it one of two ways. vLLM's `use_heterogeneous_vocab` "
+               "(the `draft_model` method only, greedy drafting; vllm/v1/spec_decode/vocab_mapping.py) intersects "
+               "the two vocabularies once at start-up: the drafter may propose only tokens both vocabularies "
+               "spell the same, mapped id to id. transformers' universal assisted generation "
+               "(generation/candidate_generator.py, greedy) decodes the ids to text and re-encodes them with the "
+               "other tokenizer on every step, which costs time and loses acceptance at token boundaries.")
 
 # -- (b) heads are trained per checkpoint -------------------------------------------------------
 st.header("b · Trained heads belong to one checkpoint")
@@ -129,10 +134,19 @@ if st.button("Lock in my guess and measure", key="pit_ls_run") and G.lock("pit_l
 if "pit_ls" in st.session_state:
     n_layers, agree, n_pos = st.session_state["pit_ls"]
     G.show("pit_ls", LS, {"agree16": 100 * agree.get(16, agree[max(agree)])})
-    st.dataframe(pd.DataFrame({"first N layers": list(agree), "top-1 agreement": [f"{a:.0%}" for a in agree.values()]}),
+    need = R.truncation_breakeven(n_layers, list(agree), k=4)
+    st.dataframe(pd.DataFrame({"first N layers": list(agree), "top-1 agreement": [f"{a:.0%}" for a in agree.values()],
+                               "break-even α (k = 4, c ≈ N/L, v = 1)": ["–" if need[n] is None else f"{need[n]:.2f}"
+                                                                      for n in agree]}),
                  hide_index=True)
-    st.markdown(f"Over {n_pos} positions of a {n_layers}-layer target. A drafter must agree well over half the time "
-                "to pay for itself; the early layers' hidden states are not yet in the form the output layer reads, "
-                "so an untrained shortcut agrees rarely until most of the model has run — by which point it costs "
-                "most of a full pass. That is why heads (Medusa, EAGLE) and layer-skipping drafters are *trained* to "
-                "map an early or final hidden state to later tokens.")
+    cheap, half = breakeven_alpha(4, 0.05, 1.0), breakeven_alpha(4, 16 / 30, 1.0)  # the calculator's formula
+    st.markdown(f"Over {n_pos} positions of a {n_layers}-layer target. How much agreement pays depends on the "
+                f"drafter's cost c (the break-even calculator, k = 4, v = 1): a drafter at c = 0.05 breaks even "
+                f"near α ≈ {cheap:.2f}, while the first N layers cost c ≈ N/{n_layers} and need the α in the last "
+                f"column — {half:.2f} for the first 16 of SmolLM2's 30. Agreement is not quite α (α is per "
+                "drafted position along a chain), but it is the same order. The early layers' hidden states are not yet in the form "
+                "the output layer reads, so this shortcut agrees rarely until most of the model has run. This is the "
+                "worst case of self-speculation: training-free methods skip *chosen intermediate* layers instead of "
+                "cutting the model short (Draft & Verify, Zhang et al., ACL 2024; SWIFT, Xia et al., 2024, "
+                "arXiv 2410.06916), and trained ones (LayerSkip; Medusa and EAGLE heads) fit weights to map an "
+                "early or final hidden state to later tokens.")

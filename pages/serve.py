@@ -64,19 +64,23 @@ if method not in S.REMOVED:
     except S.ConfigError as e:
         (st.warning if method in S.NEEDS_MODEL and not (model or "").strip() else st.error)(str(e))
 
-shown = cfg or st.session_state.get("srv_last")
+last = st.session_state.get("srv_last")
+# the last valid config only while it is for the chosen method: never another method's under this one's name
+shown = cfg or (last if last and method not in S.REMOVED and last["method"] == method else None)
 if shown:
     if cfg is None:
-        st.caption("Showing the last valid config.")
+        st.caption("Showing the last valid config for this method.")
     st.subheader("--speculative-config")
     st.code(json.dumps(shown, indent=2), language="json")
     st.subheader("Command line")
     st.code(S.command(target.strip() or "YOUR_MODEL", shown), language="bash", wrap_lines=True)
-    st.success(f"Checked against vLLM {S.VLLM_VERSION}: " + ", ".join(
+    blocker = S.target_blocker(shown["method"], target.strip())
+    (st.warning if blocker else st.success)(f"Checked against vLLM {S.VLLM_VERSION}'s config rules: " + ", ".join(
         ["method is one of " + "/".join(S.VLLM_METHODS), "num_speculative_tokens ≥ 1"]
         + (["1 ≤ prompt_lookup_min ≤ prompt_lookup_max"] if shown["method"] in S.NGRAM else [])
         + (["a model is given"] if shown["method"] in S.NEEDS_MODEL else [])
-        + (["draft_sample_method is greedy or probabilistic"] if "draft_sample_method" in shown else [])))
+        + (["draft_sample_method is greedy or probabilistic"] if "draft_sample_method" in shown else []))
+        + (". " + blocker if blocker else ""))
     if shown["method"] in S.HAS_Q:
         st.info(S.SAMPLING_NOTE + (" Your temperature is above 0, so the config asks for \"probabilistic\"."
                                    if shown.get("draft_sample_method") == "probabilistic" else
@@ -111,6 +115,38 @@ if "srv_rules" in st.session_state:
                  hide_index=True)
     st.caption(f"Measured now on {wn}: greedy, k = 4, n from 1 to 4. In a loop or a repeated phrase the most recent "
                "occurrence is usually the one being continued; the earliest can be a stale context.")
+st.subheader("Greedy or probabilistic drafting?")
+st.write("vLLM's `draft_sample_method` decides how a drafter with a distribution q drafts at temperature > 0: "
+         "**greedy** proposes q's argmax and the draft is kept with probability p(argmax q); **probabilistic** "
+         "samples x ~ q and keeps it with probability min(1, p(x)/q(x)), Σ min(p, q) on average. Both are lossless; "
+         "which keeps more depends on p and q. Guess, then measure both on this target's real next tokens.")
+if not app.drafter_names():
+    st.info("This needs a draft model, and none is available for this target.")
+else:
+    DS_GUESS = Guess("which keeps more drafts on average here?", "winner", choices=S.DRAFT_SAMPLE_CHOICES)
+    wds = st.selectbox("Workload", [w.name for w in workloads.WORKLOADS], key="srv_ds_workload")
+    dguess = G.ask("srv_ds", DS_GUESS)
+    if st.button("Measure both ways", key="srv_ds_run") and G.lock("srv_ds", dguess):
+        tgt = app.target()
+        dm = app.drafter(app.drafter_names()[0]) if tgt is not None else None
+        if dm is not None:
+            bar = st.progress(0.0, "measuring…")
+            st.session_state["srv_ds"] = S.draft_sampling(
+                tgt, dm, workloads.get(wds), 0.8, 4, 12 if app.TINY else 48, 6 if app.TINY else 12,
+                progress=lambda f, t: bar.progress(min(1.0, f), t))
+            bar.empty()
+    ds = st.session_state.get("srv_ds")
+    if ds:
+        G.show("srv_ds", DS_GUESS, ds)
+        c = st.columns(4)
+        c[0].metric("kept, greedy drafting", f"{ds['mean_greedy']:.2f}", help="mean p(argmax q) over the positions")
+        c[1].metric("kept, probabilistic", f"{ds['mean_probabilistic']:.2f}", help="mean Σ min(p, q)")
+        c[2].metric("τ, greedy drafting", f"{ds['tau']['greedy']:.2f}")
+        c[3].metric("τ, probabilistic", f"{ds['tau']['probabilistic']:.2f}")
+        st.dataframe([{k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in r.items()} for r in ds["rows"]],
+                     hide_index=True)
+        st.caption(f"Measured now: {ds['settings']}. One prompt and one seed are one draw; the per-position "
+                   "columns say where each rule wins.")
 st.caption("Numbers measured in specviz come from batch-1 decoding on this machine; a server batching many "
            "requests has less idle compute to spend on verification, so expect smaller gains there — the "
            "Serving reality page measures how v(k) grows with the batch.")

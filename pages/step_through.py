@@ -8,7 +8,6 @@ from specviz.ui import support as app
 from specviz.ui import stepping as S
 from specviz.engine.methods import METHODS
 from specviz.viz import step as vz
-from specviz.viz import anatomy as vza
 from specviz.teach import anatomy
 from specviz.teach import steps as T
 
@@ -38,8 +37,8 @@ with right:
     k = c1.number_input("Draft length k", step=1, key="stp_k", persist_state="session", help=f"1 to {K_MAX}")
     new = c2.number_input("Max new tokens", step=8, key="stp_new", persist_state="session",
                           help=f"1 to {NEW_MAX}")
-    adaptive = st.checkbox("Adaptive k (shrink after a rejection, grow after full acceptance)", key="stp_adaptive",
-                           persist_state="session")
+    adaptive = st.checkbox("Adaptive k", key="stp_adaptive", persist_state="session",
+                           help="k shrinks by one after a rejection and grows by one after a fully accepted draft")
     n = n_min = n_max = None
     rule = "recent"
     if method == "lookup":
@@ -66,6 +65,12 @@ def tally(dec, box):
         c[2].metric("Tokens per pass τ", f"{s.tokens_per_pass:.2f}" if s.target_passes else "–")
         c[3].metric("Acceptance rate α̂", "–" if s.draft_acceptance_rate is None else f"{s.draft_acceptance_rate:.0%}")
         c[4].metric("Accepted / drafted", f"{s.accepted} / {s.drafted}")
+        if any(r.is_tree for r in dec.steps):  # α̂ counts every node of a tree: show what the tree kept
+            t = st.columns(5)
+            t[0].caption("A tree drafts alternatives that cannot all be kept, so α̂ counts every node; "
+                         "these say how well it did:")
+            for col, (lab, val, hlp) in zip(t[1:], anatomy.tree_tally(s)):
+                col.metric(lab, val, help=hlp)
 
 
 def draw_text(dec):
@@ -146,37 +151,25 @@ def show_step(run, dec, label):
         st.markdown(T.outcome(rec, label))
     emitted = " ".join(f"`{label(t)}`" for t in rec.emitted)
     st.caption(f"Emitted this step: {emitted} · draft {rec.draft_s * 1e3:.0f} ms · verify {rec.verify_s * 1e3:.0f} ms")
-    show_anatomy(rec, label)
+    show_anatomy(rec, label, run["method"])
 
 
-def show_anatomy(rec, label):
-    """The verification pass opened up, from this step's record."""
+def show_anatomy(rec, label, method):
+    """The verification pass opened up, from this step's record (the texts come from teach/anatomy.py)."""
+    from specviz.viz import tree as vt
+
     st.subheader("Anatomy of this verification pass")
     a = anatomy.of(rec)
-    st.markdown("**1 · The inputs.** The target is fed k + 1 = " + f"{len(a.fed)} tokens in one pass: "
-                + ", ".join(f"`{label(t)}` ({role}, position {pos})" for pos, t, role in a.fed) + ".")
-    st.plotly_chart(vza.mask_figure(a, label), width="stretch", key="stp_mask")
-    st.markdown("**2 · The one-position shift.** Row i has seen the inputs up to i, so its distribution is for "
-                "the *next* position: row 0 (fed the last committed token) tests d1, row i tests d(i+1), and the "
-                "last row, which has seen every draft, is where a **bonus** token comes from.")
-    st.dataframe([{"output row": r.row, "sees": r.sees, "is p for": r.scores, "this step": r.verdict}
+    st.markdown(anatomy.inputs_text(a, label))
+    st.plotly_chart(vt.mask_figure(rec, label), width="stretch", key="stp_mask")
+    st.caption(("Tree attention mask" if a.is_tree else "Causal mask") + " of the pass: row = the token fed "
+               "(query), column = what it may attend to (key); the cached context, seen by every row, is left "
+               "out. Green: the root and the accepted path.")
+    st.markdown(anatomy.shift_text(a))
+    st.dataframe([{"output row": r.row, "fed": r.fed, "sees": r.sees, "is p for": r.scores, "this step": r.verdict}
                   for r in a.rows], hide_index=True, width="stretch")
-    t0, t1, t2 = a.target_cache
-    st.markdown(f"**3 · The KV caches, measured.** Target: **{t0}** entries before the pass → **{t1}** after it "
-                f"(+{t1 - t0}, one per fed token) → **{t2}** after the rollback"
-                + (f", dropping the entries of positions {a.dropped_positions[0]}–{a.dropped_positions[-1]} "
-                   "(the rejected and untested drafts)" if a.dropped_positions else ", nothing dropped") + ". "
-                f"The {rec.n_emitted - 1 if rec.n_emitted else 0} kept drafts' entries stay; the correction or "
-                "bonus token has no entry yet — it is fed first next step.")
-    if a.drafter_cache:
-        d0, d1, d2 = a.drafter_cache
-        st.markdown(f"Drafter: **{d0}** → **{d1}** after drafting → **{d2}** after the rollback"
-                    + (f" (positions {a.drafter_dropped[0]}–{a.drafter_dropped[-1]} dropped)" if a.drafter_dropped
-                       else " (nothing dropped)") + ". It never feeds its last draft, and it catches up on the "
-                    "committed tokens it has not seen at the start of the next step.")
-    else:
-        st.caption("This proposer keeps no KV cache of its own (lookup searches the token ids; heads read the "
-                   "target's hidden states — a real EAGLE deployment does keep its own small cache).")
+    st.markdown(anatomy.cache_text(a, rec))
+    st.markdown(anatomy.drafter_text(a, method))
 
 
 # -- trees (tree methods: the draft is a tree, drawn with its accepted path) --------------------
@@ -187,8 +180,8 @@ def show_tree(rec, label):
     st.markdown(f"A **tree** of {rec.n_drafted} candidate tokens, {rec.depth} deep, checked in one target pass. "
                 f"Accepted path: {path}; then the {rec.next_origin} “{label(rec.next_token)}”.")
     st.plotly_chart(vt.tree_figure(rec, label), width="stretch", key="stp_tree")
-    st.caption("Green: the accepted path. Red: tested and rejected. Grey: never tested. The Trees page draws "
-               "the tree attention mask and compares chain and tree on the same heads.")
+    st.caption("Green: the accepted path. Red: tested and rejected. Grey: never tested. The anatomy below draws "
+               "this pass's tree attention mask; the Trees page compares chain and tree on the same heads.")
     st.page_link("pages/trees.py", label="Open the Trees lesson", icon=":material/account_tree:")
 
 

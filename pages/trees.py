@@ -25,7 +25,8 @@ st.markdown(
     "nodes, so the shape changes every step.\n\n"
     "The candidates are chosen, not sampled, so at temperature > 0 the chance that some candidate is kept at a "
     "node is the target's probability mass on the candidates there, and the output still follows the target "
-    "exactly. The price: a pass over m nodes costs v(m − 1) instead of v(k).")
+    "exactly. The price: a pass that checks n drafted nodes costs v(n), as a chain of n drafts would, "
+    "instead of v(k) for the k positions a chain of depth k feeds.")
 
 presets = [f"{w.name} · {w.kind}" for w in workloads.WORKLOADS]
 ss.setdefault("tr_preset", presets[0])
@@ -122,4 +123,6 @@ if rows:
         if r.divergence:
             st.caption(f"{r.method} {r.divergence}.")
     st.caption("Measured on this machine just now. A tree raises τ when the heads' second and third guesses "
-               "are often right; it costs a larger verify pass and more drafting, so speed gains less than τ.")
+               "are often right; it costs a larger verify pass (v(n) for n nodes), so speed gains less than τ. "
+               "Drafting costs the same for Medusa, whose heads give every candidate in the one call a chain "
+               "uses; only EAGLE-2's tree drafts more (one batched head call per depth over the best nodes).")

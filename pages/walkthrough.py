@@ -28,14 +28,15 @@ mode = st.radio("Mode", ["Guided walkthrough", "Interview prep"], horizontal=Tru
 done = st.session_state.setdefault("wt_measured", {})
 
 
-def guess_then_measure(key: str, fn, g, button: str, button_key: str) -> bool:
-    """Ask for the guess, measure on click (only with a guess), then score it. True once measured."""
+def guess_then_measure(key: str, fn, g, button: str, button_key: str) -> tuple[bool, bool]:
+    """Ask for the guess, measure on click (only with a guess), then score it. (measured, pressed now)."""
     value = G.ask(key, g) if g else None
-    if st.button(button, type="primary", key=button_key) and (g is None or G.lock(key, value)):
+    pressed = st.button(button, type="primary", key=button_key)
+    if pressed and (g is None or G.lock(key, value)):
         measure(fn, key)
     if key in done and g:
         G.show(key, g, done[key])
-    return key in done
+    return key in done, pressed
 
 
 if mode == "Guided walkthrough":
@@ -48,15 +49,18 @@ if mode == "Guided walkthrough":
     c1.button("← Previous", key="wt_prev", disabled=i == 0, on_click=_move, args=(-1,))
     c3.button("Next →", key="wt_next", disabled=i == len(I.STOPS) - 1, on_click=_move, args=(1,))
     stop = I.STOPS[i]
-    finished = sum(f"stop:{s.measure.__name__}" in done for s in I.STOPS)
-    c2.progress((i + 1) / len(I.STOPS), f"Stop {i + 1} of {len(I.STOPS)} · {finished} measured in this session")
+    progress = c2.empty()  # filled after this stop's button, so a measurement made now is counted now
     st.subheader(f"{i + 1}. {stop.title}")
     st.markdown(f"**Question:** {stop.question}")
     key = f"stop:{stop.measure.__name__}"
-    if guess_then_measure(key, stop.measure, stop.guess, "Lock in my guess and run the experiment", "wt_run"):
+    measured, pressed = guess_then_measure(key, stop.measure, stop.guess, "Lock in my guess and run the experiment",
+                                           "wt_run")
+    finished = sum(f"stop:{s.measure.__name__}" in done for s in I.STOPS)
+    progress.progress((i + 1) / len(I.STOPS), f"Stop {i + 1} of {len(I.STOPS)} · {finished} measured in this session")
+    if measured:
         st.success(I.answer(stop.answer, done[key]))
         st.caption(f"What ran: {done[key]['run']}.")
-    else:
+    elif not pressed:  # pressed without a guess: the warning above says what to do, one box is enough
         st.info("Commit to a guess, then press the button: the answer is filled in from a run made now, on this "
                 "machine, and your guess is scored against it.")
     st.page_link(stop.page, label="Open the page that shows this in depth", icon=":material/arrow_forward:")
@@ -69,7 +73,7 @@ else:
             st.markdown(f"**{q.text}**")
             key = f"q:{q.measure.__name__}"
             if guess_then_measure(key, q.measure, q.guess, "Lock in my answer, measure and compare",
-                                  f"iv_run_{q.key}"):
+                                  f"iv_run_{q.key}")[0]:
                 st.markdown(f"*{level}:* " + I.answer(q.answers[level], done[key]))
                 st.caption(f"What ran: {done[key]['run']}.")
                 for wrong, why in q.wrong:

@@ -173,6 +173,26 @@ class RunChecks:
         return None
 
 
+def run_v(steps: list, t1: float) -> float | None:
+    """The run's own verify cost per pass in plain steps: mean verify time of its passes ÷ t1 (what v(k̄)
+    stands for in tau / (v(k̄) + k̄·c), measured on the run rather than read from the v setting)."""
+    return (statistics.fmean(s.verify_s for s in steps) / t1) if steps and t1 else None
+
+
+def gap_terms(ch: "RunChecks", summary, steps) -> dict | None:
+    """Where a cost-model miss comes from: the prediction redone with the run's own verify cost (run_v) in
+    place of the v setting, and the share of the run's wall time spent outside drafting and verifying
+    (prefill, Python between passes, recording). None when the check could not run."""
+    if ch.predicted_speedup is None or ch.measured_speedup is None or not ch.t1:
+        return None
+    v_run = run_v(steps, ch.t1)
+    pred_run = ch.tau / (v_run + ch.k_bar * ch.c) if v_run else None
+    outside = 1 - (summary.draft_s + summary.verify_s) / summary.wall_s if summary.wall_s > 0 else None
+    return {"v_used": ch.v_k_bar, "v_run": v_run, "predicted_with_v_run": pred_run,
+            "gap_with_v_run": (pred_run / ch.measured_speedup - 1) if pred_run else None,
+            "outside_share": outside, "prefill_share": summary.prefill_s / summary.wall_s if summary.wall_s else None}
+
+
 def run_checks(method: str, summary, steps, plain_summary=None, plain_steps=None,
                v: VCost | None = None, k: int | None = None) -> RunChecks:
     """Everything the calculator fills from one measured run (records.RunSummary / StepRecord)."""

@@ -173,9 +173,9 @@ class Decoder:
 
         # 1. draft: the proposer guesses up to k tokens deep; a chain, or a tree of candidates
         k = min(self.k, remaining - 1)
-        tc0, dc0 = self.cache.get_seq_length(), _cache_len(self.proposer)
+        tc0, dc0 = self.cache.get_seq_length(), self.proposer.cache_length()
         draft = self.proposer.propose(self.context(), k) if k > 0 else empty_draft()
-        dc1 = _cache_len(self.proposer)
+        dc1 = self.proposer.cache_length()
         tree = draft_tree(draft, k, self.vocab)                          # n nodes
         tokens = tree.tokens                                             # (n,)
         self._sync()
@@ -210,7 +210,7 @@ class Decoder:
 
         # 5. update: the proposer rolls back its own state; adaptive k moves
         self.proposer.update(self.context(), n)
-        dc2 = _cache_len(self.proposer)
+        dc2 = self.proposer.cache_length()
         k_asked = self.k
         if self.cfg.adaptive:
             self.k = adapt_k(self.k, max(tree.depths, default=0), n, self.cfg.k)  # a chain's depth = its length
@@ -264,9 +264,3 @@ def generate(target: LoadedModel, proposer: Proposer | None, prompt_ids, cfg: De
     for _ in d.run():
         pass
     return d.summary(), d.steps
-
-
-def _cache_len(proposer) -> int | None:
-    """Length of a proposer's own KV cache (a draft model's); None when it keeps none."""
-    cache = getattr(proposer, "cache", None)
-    return cache.get_seq_length() if cache is not None and hasattr(cache, "get_seq_length") else None

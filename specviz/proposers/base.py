@@ -48,6 +48,10 @@ class Proposer:
     def update(self, ctx: Context, n_accepted: int) -> None:
         """Called after verification with the new committed context (e.g. to roll back a KV cache)."""
 
+    def cache_length(self) -> int | None:
+        """Entries in the proposer's own KV cache; None when it keeps none (lookup, Medusa's heads)."""
+        return None
+
 
 def empty_draft() -> Draft:
     return Draft(tokens=torch.zeros(0, dtype=torch.long))

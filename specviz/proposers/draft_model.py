@@ -15,8 +15,11 @@ class DraftModel(Proposer):
     name = "draft"
 
     def __init__(self, model: torch.nn.Module, name: str = "draft", vocab: int | None = None,
-                 n_ids: int | None = None):
+                 n_ids: int | None = None, greedy_draft: bool = False):
         self.model = model
+        # vLLM's draft_sample_method = "greedy": propose q's argmax and give no q, so the verifier treats the draft
+        # as one-hot (kept with probability p(x)); False = "probabilistic": sample x ~ q, the full ratio p/q
+        self.greedy_draft = greedy_draft
         self.name = name
         self.vocab, self.n_ids = vocab, n_ids  # set when the output layers differ only in padding rows
         self.device = next(model.parameters()).device
@@ -46,12 +49,17 @@ class DraftModel(Proposer):
         tokens, qs = [], []
         for i in range(k):
             q = logits_to_probs(logits, ctx.sampling)  # (V,)
-            x = sample(q, ctx.generator) if not ctx.sampling.greedy else int(q.argmax())
+            x = sample(q, ctx.generator) if not (ctx.sampling.greedy or self.greedy_draft) else int(q.argmax())
             tokens.append(x)
             qs.append(q)
             if i < k - 1:
                 logits = self._forward([x])
+        if self.greedy_draft and not ctx.sampling.greedy:
+            return Draft(tokens=torch.tensor(tokens, dtype=torch.long))   # q one-hot on the argmax: no q given
         return Draft(tokens=torch.tensor(tokens, dtype=torch.long), q=torch.stack(qs))  # q: (k, V)
+
+    def cache_length(self) -> int | None:
+        return self.cache.get_seq_length() if self.cache is not None else None
 
     def update(self, ctx: Context, n_accepted: int) -> None:
         # Keep the cache only for tokens that are now committed; drafted-and-rejected ones go.

@@ -132,6 +132,16 @@ class Eagle(Proposer):
         if self.add_prompt_ids:
             self.out.set_ids(torch.cat([self.base_ids, prompt_ids.to(self.base_ids.device)]))
 
+    def cache_length(self) -> int | None:
+        """The head's own KV cache: one entry per (feature, token) pair it has been fed."""
+        return self.past[0].shape[2] if self.past is not None else 0
+
+    def update(self, ctx: Context, n_accepted: int) -> None:
+        """Drop this step's drafted entries (all of them: they were computed from guessed features; the
+        next step re-feeds the committed positions with the target's real ones)."""
+        if self.past is not None and self.past[0].shape[2] > self.n_real:
+            self.past = tuple(t[:, :, : self.n_real] for t in self.past)
+
     def _step(self, feat: torch.Tensor, tokens: torch.Tensor, start: int | torch.Tensor,
               mask: torch.Tensor | None = None) -> torch.Tensor:
         """Feed (feature, next token) pairs from position `start` (or at the positions given); returns

@@ -28,3 +28,6 @@ class Hybrid(Proposer):
 
     def update(self, ctx: Context, n_accepted: int) -> None:
         self.learned.update(ctx, n_accepted)
+
+    def cache_length(self) -> int | None:
+        return self.learned.cache_length()

@@ -26,6 +26,9 @@ class Score:
 def score(g: Guess, guessed, measured: dict) -> Score:
     """Compare the locked-in guess with measured[g.truth]; one sentence that says how far off it was."""
     truth = measured[g.truth]
+    if truth is None:   # nothing was measured (e.g. no draft tested): a guess cannot be scored against it
+        return Score(False, f"Not scored: this run measured nothing to compare with your guess ({guessed}); "
+                            "see the answer for why.")
     if g.choices:
         if guessed == truth:
             return Score(True, f"Your guess, “{guessed}”, is what the measurement shows.")

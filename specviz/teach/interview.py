@@ -33,13 +33,17 @@ def lookup_vs_draft(target, drafter, small: bool, progress=None) -> dict:
     """Lookup (and the draft model, when one exists) vs plain on a copy-heavy and a novel prompt."""
     ws = [of_kind(COPY)[0], of_kind(NOVEL)[0]]
     methods = ["lookup"] + (["draft"] if drafter is not None or trained_available().get("drafter") else [])
-    runs = E.compare(target, ws, methods, [4], 3, SAMPLED, 8 if small else 40, drafter=drafter, progress=progress)
+    n_new = 8 if small else 40
+    runs = E.compare(target, ws, methods, [4], n=3, sampling=SAMPLED, max_new_tokens=n_new, repeats=1,
+                     drafter=drafter, progress=progress)
     rows = {(r["kind"], r["method"]): r for r in E.table(runs)}
-    out = {"run": f"{', '.join(methods)} vs plain, k=4, sampled T=0.8, on {ws[0].name} and {ws[1].name}"}
+    out = {"run": f"{' and '.join(methods)} vs plain, sampled at T = 0.8, k = 4, lookup n = 3, {n_new} new tokens, "
+                  f"one run each (no repeats), on {ws[0].name} and {ws[1].name}"}
     for kind, tag in ((COPY, "copy"), (NOVEL, "novel")):
         for m in ("lookup", "draft"):
             r = rows.get((kind, m))
             out[f"{m}_{tag}_speedup"] = _f(r["speedup"]) if r else "not measured (no drafter)"
+            out[f"{m}_{tag}_times"] = f"{_f(r['speedup'])}×" if r else "not measured (no drafter shipped)"
             out[f"{m}_{tag}_tpp"] = _f(r["tokens_per_pass"]) if r else "n/a"
             if r:
                 out[f"{m}_{tag}_speedup_x"] = float(r["speedup"])
@@ -71,6 +75,36 @@ def heads_cost(target, drafter, small: bool, progress=None) -> dict:
             "drafter_mb": _f(files["drafter"] / 2**20, ".1f") if files["drafter"] else "no drafter shipped yet"}
 
 
+def heads_on_finetune(target, drafter, small: bool, progress=None) -> dict:
+    """The shipped heads on the base target and on its LoRA fine-tune (greedy, k = 4, a novel prompt): the τ
+    they lose when the checkpoint changes under them, plus what heads_cost() reads from the files."""
+    from specviz.engine import artifacts
+
+    out = heads_cost(target, drafter, small)
+    have = E.trained_available()
+    head = next((m for m in ("eagle", "medusa") if have.get(m)), None)
+    w, n_new = of_kind(NOVEL)[0], 8 if small else 48
+    out.update({"head": head or "heads", "tau_base": "n/a", "tau_tuned": "n/a", "tau_lost": "n/a",
+                "share_lost": "n/a", "tau_lost_x": None})
+    if head is None or not have.get("lora"):
+        out["run"] = "nothing measured: the heads or the fine-tuned target are not in models/"
+        return out
+    try:
+        tuned = artifacts.load_finetuned_target(target)
+        rows, _ = E.checkpoint_swap(target, tuned, w, [head], 4, SamplingConfig(), n_new, progress=progress)
+    except Exception as e:  # noqa: BLE001 - heads that do not fit this target: the answer says why
+        out["run"] = f"nothing measured: {head} on this target failed ({e})"
+        return out
+    tau = {r["target"]: r["tokens_per_pass"] for r in rows if r["method"] == head}
+    lost = tau["base"] - tau["fine-tuned"]
+    share = E.gain_lost(tau["base"], tau["fine-tuned"])
+    out.update({"run": f"{head} on the base target and on its LoRA fine-tune, greedy, k = 4, {n_new} new tokens, "
+                       f"one run each, on '{w.name}'; plus the shipped artifact files",
+                "tau_base": _f(tau["base"]), "tau_tuned": _f(tau["fine-tuned"]), "tau_lost": _f(lost),
+                "share_lost": "n/a" if share != share else f"{share:.0%}", "tau_lost_x": lost})
+    return out
+
+
 def serial_drafting(target, drafter, small: bool, progress=None) -> dict:
     """Draft time per step against k: a model drafter's k passes run one after another."""
     w = of_kind(COPY)[0]
@@ -96,15 +130,18 @@ def serial_drafting(target, drafter, small: bool, progress=None) -> dict:
 
 def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
     w = get("chat")
-    out = {"run": f"lookup (n=3, k=4) vs plain on the '{w.name}' prompt, sampled T=0.8 and greedy"}
+    n_new = 8 if small else 48
+    out = {"run": f"lookup (n = 3, k = 4) vs plain on the '{w.name}' prompt, sampled at T = 0.8 and greedy, "
+                  f"{n_new} new tokens, one run each"}
     for tag, samp in (("s", SAMPLED), ("g", SamplingConfig())):
-        runs = E.compare(target, [w], ["lookup"], [4], 3, samp, 8 if small else 48, progress=progress)
+        runs = E.compare(target, [w], ["lookup"], [4], n=3, sampling=samp, max_new_tokens=n_new, repeats=1,
+                         progress=progress)
         r = next(x for x in E.table(runs) if x["method"] == "lookup")
         s = next(x.summary for x in runs if x.method == "lookup")
         out.update({f"acc_{tag}": _f(r["draft_acceptance_rate"]), f"tpp_{tag}": _f(r["tokens_per_pass"]),
                     f"speedup_{tag}": _f(r["speedup"]), f"drafted_{tag}": str(s.drafted),
                     f"passes_{tag}": str(s.target_passes), f"rep_{tag}": _f(r["repetition"], ".0%"),
-                    f"acc_{tag}_x": r["draft_acceptance_rate"] or 0.0})
+                    f"acc_{tag}_x": r["draft_acceptance_rate"]})  # None (n/a): nothing drafted, not scored
     gap = float(out["tpp_g"]) - float(out["tpp_s"])
     out["greedy_verdict"] = (f"higher under greedy decoding (τ {out['tpp_g']} vs {out['tpp_s']}), because the greedy "
                              "output repeats itself and lookup copies the repeats" if gap > 0.1 else
@@ -115,9 +152,11 @@ def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
 def lookup_on_translation(target, drafter, small: bool, progress=None) -> dict:
     """Lookup on a translation: built from the input, but its token runs are not in the context."""
     w = get("translate")
-    runs = E.compare(target, [w], ["lookup"], [4], 3, SAMPLED, 8 if small else 64, progress=progress)
+    n_new = 8 if small else 64
+    runs = E.compare(target, [w], ["lookup"], [4], n=3, sampling=SAMPLED, max_new_tokens=n_new, repeats=1,
+                     progress=progress)
     r = next(x for x in E.table(runs) if x["method"] == "lookup")
-    return {"run": f"lookup (n=3, k=4) vs plain on '{w.name}', sampled T=0.8", "speedup": _f(r["speedup"]),
+    return {"run": f"lookup (n = 3, k = 4) vs plain on '{w.name}', sampled at T = 0.8, {n_new} new tokens, one run", "speedup": _f(r["speedup"]),
             "tpp": _f(r["tokens_per_pass"]), "acc": _f(r["draft_acceptance_rate"]), "speedup_x": float(r["speedup"])}
 
 
@@ -142,13 +181,19 @@ def lossless_toy(target, drafter, small: bool, progress=None) -> dict:
             "q_text": lab.PRESETS["q far from p"][1]}
 
 
+SWEEP_KS = [1, 3, 6, 10, 16]  # the k grid of the walkthrough's draft-length stop
+
+
 def lookup_sweep(target, drafter, small: bool, progress=None) -> dict:
-    pts, _ = E.sweep(target, of_kind(COPY)[0], "lookup", [1, 3] if small else [1, 3, 6, 10], [3], SamplingConfig(),
-                     6 if small else 32, progress=progress)
+    ks, n_new = ([1, 3] if small else SWEEP_KS), (6 if small else 32)
+    pts, _ = E.sweep(target, of_kind(COPY)[0], "lookup", ks, [3], SamplingConfig(), n_new, progress=progress)
     best = max(pts, key=lambda p: p.speedup)
-    return {"run": "lookup n=3 at several k on a copy-heavy prompt, greedy, plain runs interleaved",
+    edge = (" It is the largest k tried, so a larger k might do better still." if best.k == max(ks) else
+            " Both neighbours were tried, so the best k lies inside the grid.")
+    return {"run": f"lookup n = 3 at k = {', '.join(map(str, ks))} on {of_kind(COPY)[0].name}, greedy, {n_new} new "
+                   "tokens, one run per k, plain runs interleaved",
             "table": ", ".join(f"k={p.k}: {p.speedup:.2f}×" for p in pts), "best_k": str(best.k),
-            "best": _f(best.speedup), "best_x": float(best.speedup)}
+            "best": _f(best.speedup), "best_x": float(best.speedup), "best_k_x": float(best.k), "edge": edge}
 
 
 def vllm_line(target, drafter, small: bool, progress=None) -> dict:
@@ -158,13 +203,19 @@ def vllm_line(target, drafter, small: bool, progress=None) -> dict:
 
 
 # Guesses asked both in the interview and on the walkthrough.
-GUESS_COPY_SPEEDUP = Guess("lookup's speedup over plain decoding on a copy-heavy prompt (×)", "lookup_copy_speedup_x",
+GUESS_COPY_SPEEDUP = Guess("lookup's speedup over plain decoding on a copy-heavy prompt, sampled at T = 0.8 (not "
+                           "greedy), k = 4, n = 3, 40 new tokens, one run (×)", "lookup_copy_speedup_x",
                      lo=0.0, hi=10.0, step=0.1, rel=0.25)
 GUESS_PAIRED = Guess("will specviz pair a drafter that has its own tokenizer?", "verdict", choices=("accepted", "refused"))
-GUESS_SERIAL = Guess("draft time per step at k = 4 ÷ at k = 1", "ratio_x", lo=0.0, hi=10.0, step=0.5, rel=0.25)
-GUESS_CHAT_ACC = Guess("lookup's draft acceptance α̂ on chat, sampled at T = 0.8 (0 to 1)", "acc_s_x", lo=0.0, hi=1.0,
+GUESS_SERIAL = Guess("a model drafter's draft time per step at k = 4 ÷ at k = 1 (greedy, copy-heavy prompt, "
+                     "24 new tokens)", "ratio_x", lo=0.0, hi=10.0, step=0.5, rel=0.25)
+GUESS_CHAT_ACC = Guess("lookup's draft acceptance α̂ on chat, sampled at T = 0.8, k = 4, n = 3, 48 new tokens, "
+                       "one run (0 to 1)", "acc_s_x", lo=0.0, hi=1.0,
                  step=0.05, rel=0.0, abs_tol=0.1)
 GUESS_KV_KB = Guess("KV cache per token of this 135M target, in KB", "kv_kb_x", lo=0.0, hi=1000.0, step=1.0, rel=0.25)
+GUESS_TAU_LOST = Guess("tokens per pass τ the heads lose on a fine-tune of their target (base τ − fine-tuned τ; "
+                       "greedy, k = 4, a novel prompt)", "tau_lost_x", lo=-2.0, hi=5.0, step=0.05, rel=0.3,
+                       abs_tol=0.1)
 
 
 # -- questions and stops ------------------------------------------------------------------------
@@ -180,7 +231,8 @@ class Question:
 
 
 QUESTIONS = [
-    Question("lookup_vs_draft", "When does prompt lookup beat a draft model?", lookup_vs_draft, {
+    Question("lookup_vs_draft", "When does prompt lookup beat a draft model? (Measured sampled at T = 0.8, k = 4, "
+             "lookup n = 3.)", lookup_vs_draft, {
         "junior": "When the answer copies the prompt. Measured just now: lookup ran {lookup_copy_speedup}× plain "
                   "on the copy-heavy prompt and {lookup_novel_speedup}× on the novel one.",
         "middle": "Lookup costs nothing to draft but only guesses right when the continuation is already in the "
@@ -206,28 +258,33 @@ QUESTIONS = [
         "senior": "The acceptance test compares p(x) and q(x) for one token id. The same sentence is "
                   "{target_ids} for the target and {drafter_ids} for the drafter, so the ids name different "
                   "text. specviz's refusal: “{refusal}”",
-        "principal": "Shared vocabulary is necessary, not sufficient: the drafter must also be trained on the "
-                     "target's distribution, or it proposes plausible but rejected tokens. Cross-tokenizer "
-                     "drafting needs a re-tokenising bridge that costs latency and acceptance at token "
-                     "boundaries ({target_vocab} vs {drafter_vocab} ids here)."},
+        "principal": "A shared vocabulary is necessary for the plain rule, and not sufficient: the drafter must "
+                     "also be trained on the target's distribution, or it proposes plausible but rejected tokens. "
+                     "Cross-vocabulary drafting changes the rule's inputs: vLLM's use_heterogeneous_vocab "
+                     "intersects the two vocabularies once at start-up and drafts greedily from the shared "
+                     "tokens (draft_model only); transformers' universal assisted generation re-tokenises the "
+                     "text every step, paying latency and acceptance at token boundaries ({target_vocab} vs "
+                     "{drafter_vocab} ids here)."},
         [("Any smaller model of the same family works.", "Families change tokenizers between releases; check the "
           "vocabulary, as specviz does.")],
         guess=GUESS_PAIRED),
-    Question("heads_cost", "What do trained heads cost you operationally that lookup does not?", heads_cost, {
-        "junior": "Heads are weights ({heads_mb}) that must be trained; lookup has none.",
+    Question("heads_cost", "What do trained heads cost you operationally that lookup does not?", heads_on_finetune, {
+        "junior": "Heads are weights ({heads_mb}) that must be trained for one checkpoint; lookup has none. "
+                  "Measured: {head} τ {tau_base} on the base target, {tau_tuned} on its fine-tune.",
         "middle": "Heads read the target's hidden states, so they are trained for one checkpoint; they cost "
                   "{heads_mb} here, small for a 135M target but about 0.24B parameters for an EAGLE head on a 7B "
                   "one, plus EAGLE's own KV cache.",
         "senior": "Heads are fitted to one checkpoint's hidden states: every new release or fine-tune of the "
-                  "{target_mb} MB target invalidates them until retrained and re-validated. Lookup survives the "
-                  "swap untouched and adds no memory.",
+                  "{target_mb} MB target invalidates them until retrained and re-validated. Measured just now: "
+                  "{head} τ {tau_base} → {tau_tuned} on a LoRA fine-tune, {tau_lost} tokens per pass lost "
+                  "({share_lost} of its gain over plain). Lookup survives the swap untouched and adds no memory.",
         "principal": "An artifact per checkpoint in the release pipeline: training data, a training job, an "
                      "acceptance gate, versioned deployment ({heads_mb}; a separate drafter: {drafter_mb} MB plus "
                      "its own KV cache). Budget it against the {kv_kb} KB per token of target cache the memory "
                      "could have held instead."},
         [("Heads work on any checkpoint without training.", "They are fitted to one model's hidden states; the "
           "Tokenizers & checkpoints page measures them on a fine-tune.")],
-        guess=GUESS_KV_KB),
+        guess=GUESS_TAU_LOST),
     Question("serial", "Why are draft steps serial, and what does that cap?", serial_drafting, {
         "junior": "Each drafted token needs the previous one, so k tokens are k passes: the draft time per step "
                   "was {d1_ms} ms at k=1, {d2_ms} ms at k=2, {d4_ms} ms at k=4.",
@@ -287,18 +344,22 @@ STOPS = [
          "of cost.",
          Guess("v(4): the time of a pass that verifies 4 drafts, in plain decoding steps", "v4_x", lo=0.0, hi=10.0,
                step=0.1, rel=0.15)),
-    Stop("The draft length k", "pages/breakeven.py", "Which k is best for lookup on a copy-heavy prompt?",
-         lookup_sweep, "Measured {table}; best k = {best_k} ({best}×).",
-         Guess("the best speedup lookup reaches on a copy-heavy prompt (×)", "best_x", lo=0.0, hi=10.0, step=0.1,
-               rel=0.25)),
+    Stop("The draft length k", "pages/breakeven.py",
+         "Which k is best for lookup (n = 3) on a copy-heavy prompt, greedy, 32 new tokens, one run per k? "
+         "k tried: 1, 3, 6, 10, 16.",
+         lookup_sweep, "Measured {table}; best k = {best_k} ({best}×).{edge}",
+         Guess("the best k for lookup here (a draft length, 1 to 16)", "best_k_x", lo=1.0, hi=16.0, step=1.0,
+               rel=0.3, abs_tol=1.0)),
     Stop("Draft steps are serial", "pages/breakeven.py", "How does a model drafter's cost grow with k?",
          serial_drafting, "Draft time per step {d1_ms} / {d2_ms} / {d4_ms} ms at k = 1 / 2 / 4 (one target step: "
          "{t1_ms} ms).",
          GUESS_SERIAL),
     Stop("Lookup on copy-heavy and novel text", "pages/compare.py",
-         "Does prompt lookup help everywhere?", lookup_vs_draft,
-         "Lookup: {lookup_copy_speedup}× plain on the copy-heavy prompt (τ = {lookup_copy_tpp}), "
-         "{lookup_novel_speedup}× on the novel one (τ = {lookup_novel_tpp}).",
+         "Does prompt lookup help everywhere? This run samples at T = 0.8 (the k stop before was greedy), "
+         "k = 4, n = 3.", lookup_vs_draft,
+         "Sampled at T = 0.8. Lookup: {lookup_copy_speedup}× plain on the copy-heavy prompt (τ = {lookup_copy_tpp}), "
+         "{lookup_novel_speedup}× on the novel one (τ = {lookup_novel_tpp}). The draft model, same settings: "
+         "{draft_copy_times} on the copy-heavy prompt, {draft_novel_times} on the novel one.",
          GUESS_COPY_SPEEDUP),
     Stop("Open-ended chat", "pages/compare.py", "What does lookup get on a short chat prompt?", lookup_on_chat,
          "Sampled: draft acceptance α̂ {acc_s}, τ = {tpp_s}, {speedup_s}×. Tokens per pass were {greedy_verdict} "
@@ -308,11 +369,13 @@ STOPS = [
          "A translation is built entirely from its input. Does lookup help there?", lookup_on_translation,
          "Lookup ran {speedup}× plain (τ = {tpp}, acceptance {acc}): the output means the same as the input but "
          "shares few token runs with it, so there is little to copy — as Spec-Bench reports for translation.",
-         Guess("lookup's speedup on the translation, sampled (×)", "speedup_x", lo=0.0, hi=10.0, step=0.1,
+         Guess("lookup's speedup on the translation, sampled at T = 0.8, k = 4, n = 3, 64 new tokens, one run (×)",
+               "speedup_x", lo=0.0, hi=10.0, step=0.1,
                rel=0.2)),
     Stop("Tokenizers", "pages/pitfalls.py", "Can a drafter with its own tokenizer be used?", tokenizer_check,
          "Refused: {target_vocab} vs {drafter_vocab} token ids; the same text is {target_ids} vs {drafter_ids}. "
-         "(Cross-vocabulary methods exist, and pay for translating between the two.)",
+         "(Cross-vocabulary methods change the rule's inputs: vLLM restricts the drafter to the tokens both "
+         "vocabularies share, transformers re-tokenises the text every step.)",
          GUESS_PAIRED),
     Stop("Heads and memory", "pages/pitfalls.py", "What does a proposer cost in memory?", heads_cost,
          "Target {target_mb} MB, {kv_kb} KB of KV cache per token; heads: {heads_mb}; drafter: {drafter_mb} MB "

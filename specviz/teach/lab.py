@@ -70,6 +70,14 @@ RULES = {  # what happens to a drafted x ~ q: the exact rule, and two ways to br
 }
 
 
+def drift(p: torch.Tensor, q: torch.Tensor, rule: str) -> float:
+    """Total variation between what a rule's output follows and p (0 for the exact rule)."""
+    return 0.5 * float((output_distribution(p, q, rule) - p).abs().sum())
+
+
+CLEAR_PRESET = "q far from p"  # the preset on which a broken rule's drift is plain to see
+
+
 def output_distribution(p: torch.Tensor, q: torch.Tensor, rule: str = "exact") -> torch.Tensor:
     """What the emitted token follows under each rule, in closed form. (V,) -> (V,)
 
@@ -239,7 +247,10 @@ class Reduced:
         return float(acceptance_probability(self.p, self.q))
 
 
-def reduce(case: RealCase, coverage: float = 0.999, max_ids: int = 2048) -> Reduced:
+COVERAGE, MAX_IDS = 0.999, 2048  # reduce(): each distribution's top ids up to this mass, at most this many
+
+
+def reduce(case: RealCase, coverage: float = COVERAGE, max_ids: int = MAX_IDS) -> Reduced:
     keep: set[int] = set()
     for d in (case.p, case.q):
         v, i = torch.sort(d, descending=True)                      # (V,)
@@ -255,3 +266,85 @@ def simulate_real(red: Reduced, trials: int, seed: int = 0, progress=None) -> tu
     reduced vectors (p's and q's top ids); distances are measured over shown + one bucket for the rest."""
     shown = shown_tokens(red.p[:-1], red.q[:-1])
     return simulate(red.p, red.q, trials, seed, progress, shown=shown), shown
+
+
+# -- tree sampling, by hand: sibling candidates at one node -------------------------------------------------
+SIBLING_RULES = {
+    "exact": "each sibling is tested against the residual the rejected ones left (core/tree.py, verify_tree)",
+    "against p": "broken: every sibling is tested against p itself, as if it were the only candidate",
+}
+
+
+@dataclass
+class SiblingTrial:
+    residuals: list[torch.Tensor]     # (V,) the distribution each candidate is tested against, in turn, then the last
+    keep: list[float]                 # P(candidate i kept | the earlier ones rejected)
+    some_kept: float                  # P(some candidate kept) = the p mass the candidates cover (exact rule)
+    output: torch.Tensor              # (V,) what the emitted token follows, in closed form
+
+
+def parse_candidates(text: str, V: int) -> list[int]:
+    """'A, C' or '0, 2' -> distinct token indices into the toy vocabulary; InputError with a plain message."""
+    out = []
+    for part in [x for x in re.split(r"[,\s;]+", text.strip()) if x]:
+        i = ord(part.upper()) - ord("A") if part.isalpha() and len(part) == 1 else int(part) if part.isdigit() else -1
+        if not 0 <= i < V:
+            raise InputError(f"'{part}' is not a token of the toy vocabulary (A to {chr(ord('A') + V - 1)})")
+        if i in out:
+            raise InputError(f"'{part}' is a candidate twice: siblings are distinct tokens")
+        out.append(i)
+    if not out:
+        raise InputError("give one to three candidate tokens, e.g. 'A, B'")
+    if len(out) > 3:
+        raise InputError("at most three sibling candidates here")
+    return out
+
+
+def siblings(p: torch.Tensor, cands: list[int], rule: str = "exact") -> SiblingTrial:
+    """Chosen (not sampled) candidates, so each q is one-hot: candidate c is kept with probability r(c), where r
+    is p for the first and, under the exact rule, the residual norm(max(0, r − onehot(c))) after each rejection."""
+    if rule not in SIBLING_RULES:
+        raise InputError(f"unknown rule '{rule}' (choose from: {', '.join(SIBLING_RULES)})")
+    r, reach = p.clone(), 1.0
+    residuals, keep = [], []
+    out = torch.zeros_like(p)
+    for c in cands:
+        test = r if rule == "exact" else p
+        residuals.append(test.clone())
+        keep.append(float(test[c]))
+        out[c] += reach * float(test[c])
+        reach *= 1.0 - float(test[c])
+        r = residual(r, torch.nn.functional.one_hot(torch.tensor(c), len(p)).to(p.dtype))   # (V,)
+    residuals.append(r.clone())
+    out += reach * r                                           # nothing kept: the correction from the last residual
+    return SiblingTrial(residuals, keep, 1.0 - reach, out)
+
+
+def simulate_siblings(p: torch.Tensor, cands: list[int], trials: int, rule: str = "exact", seed: int = 0
+                      ) -> tuple[torch.Tensor, int]:
+    """`trials` draws of the first emitted token. The exact rule runs specviz's own tree verifier (a root with the
+    candidates as its children); the broken rule tests each sibling against p. Returns (counts (V,), kept)."""
+    from specviz.core.tree import Tree, verify_tree
+
+    if trials < 1:
+        raise InputError("the number of trials must be >= 1")
+    gen = torch.Generator().manual_seed(seed)
+    V, n = len(p), len(cands)
+    counts, kept = torch.zeros(V), 0
+    if rule == "exact":
+        tree = Tree(torch.tensor(cands), [-1] * n, torch.nn.functional.one_hot(torch.tensor(cands), V).to(p.dtype))
+        rows = p.expand(n + 1, V)                              # (n+1, V): p at the root (the leaves' rows unused)
+        for _ in range(trials):
+            v = verify_tree(tree, rows, greedy=False, generator=gen)
+            tok = cands[v.path[0]] if v.path else v.next_token
+            counts[tok] += 1
+            kept += bool(v.path)
+    else:
+        last = siblings(p, cands, "exact").residuals[-1]      # the correction: p without the candidates
+        for _ in range(trials):
+            u = torch.rand(n, generator=gen).tolist()
+            hit = next((c for c, x in zip(cands, u) if x < float(p[c])), None)
+            tok = hit if hit is not None else int(torch.multinomial(last, 1, generator=gen))
+            counts[tok] += 1
+            kept += hit is not None
+    return counts, kept

@@ -90,15 +90,40 @@ def v_by_batch(model, vocab: int, batches=(1, 4, 16), ks=(1, 4, 8), context: int
     return out
 
 
-# What the papers report (each paper's own setting and hardware), for the panel beside this app's numbers.
+# What the papers report, each figure with its model, hardware and source (only what the cited text states;
+# where it does not name the hardware, the row says so rather than guess).
+APP_RUN = {"k": 4, "n": 3, "tokens": 48, "repeats": 3}  # the settings of the "this app" rows
+
+
+def app_rows(rows: list[dict], tokens: int, repeats: int, n: int, mode: str = "greedy") -> list[dict]:
+    """The "this app" rows beside the papers, each naming its experiment: mode, method, k, n, tokens, repeats."""
+    return [{"method": f"{r['method']} (this app)",
+             "setting": f"SmolLM2-135M, CPU, {r['workload']}; {mode}, k = {r['k']}, n = {n}, {tokens} new tokens, "
+                        f"median of {r['repeats']} of {repeats} repeats",
+             "measured": f"{r['speedup']:.2f}×" if r.get("speedup") is not None else "–"} for r in rows]
+
+
 PAPERS = [
     {"method": "Speculative decoding (Leviathan et al., 2023)", "setting": "T5-XXL 11B, T5-small drafter, TPU",
-     "reported": "2–3×"},
+     "reported": "2–3×", "source": "arXiv 2211.17192"},
     {"method": "Speculative sampling (Chen et al., 2023)", "setting": "Chinchilla 70B, 4B drafter, TPU",
-     "reported": "2–2.5×"},
-    {"method": "Medusa (Cai et al., 2024)", "setting": "Vicuna 7B–33B, heads, GPU",
-     "reported": "Medusa-1 over 2.2×, Medusa-2 2.3–3.6× (sampling used 'typical acceptance', not lossless)"},
-    {"method": "EAGLE (Li et al., 2024)", "setting": "LLaMA2-Chat 70B, one-layer head, GPU", "reported": "2.7–3.5×"},
+     "reported": "2–2.5×", "source": "arXiv 2302.01318"},
+    {"method": "Prompt lookup decoding (Saxena, 2023)", "setting": "input-grounded tasks (summarisation, document "
+     "QA, code editing); model and hardware not named in the summary", "reported": "2–4×",
+     "source": "github.com/apoorvumang/prompt-lookup-decoding (README)"},
+    {"method": "Medusa-1 (Cai et al., 2024)", "setting": "Vicuna 7B–33B, heads on a frozen target, single GPU, "
+     "batch 1", "reported": "over 2.2×", "source": "arXiv 2401.10774 (abstract); FasterDecoding/Medusa README"},
+    {"method": "Medusa-2 (Cai et al., 2024)", "setting": "heads fine-tuned *together with the target*: the "
+     "target's own weights change; sampling with 'typical acceptance' (not lossless)", "reported": "2.3–3.6×",
+     "source": "arXiv 2401.10774 (abstract)"},
+    {"method": "EAGLE (Li et al., 2024)", "setting": "LLaMA2-Chat 70B, one-layer head, GPU; MT-bench, greedy",
+     "reported": "2.7–3.5× (Figure 1: 3.01×)", "source": "arXiv 2401.15077; ICML 2024 PMLR v235"},
+    {"method": "EAGLE-2 (Li et al., 2024)", "setting": "dynamic draft tree; three model series, six tasks; "
+     "hardware not named in the abstract", "reported": "3.05–4.26× (20–40% over EAGLE-1)",
+     "source": "arXiv 2406.16858 (abstract)"},
+    {"method": "EAGLE-3 (Li et al., 2025)", "setting": "LLaMA-3.1-Instruct 8B, MT-bench, SGLang, 1× H100 (batch "
+     "not stated): 158 → 373 tokens/s (EAGLE-2: 244)", "reported": "2.36× throughput",
+     "source": "SGLang speculative decoding docs, citing arXiv 2503.01840"},
 ]
 
 GAP_REASONS = [
@@ -106,13 +131,24 @@ GAP_REASONS = [
     "own passes) are a large share of it; a 7B–70B target on a GPU is bound by reading its weights, so verifying "
     "k tokens costs about one pass and the drafter is a tiny fraction.",
     "Drafter cost c: here a 2-layer drafter costs about a tenth of a target step or more (the output layer over "
-    "49,152 tokens dominates); against a 70B target a 1B drafter costs a few percent.",
+    "49,152 tokens dominates). c follows the drafter's depth and its fixed cost per call, not its parameter count, "
+    "so a 1B drafter for a 70B target is not ~1.5% of a step: a rule of thumb for small drafters on GPUs is "
+    "c ≈ 0.05–0.15 (a rule of thumb, not one paper's figure: measure yours; the break-even calculator fills c "
+    "from a run).",
     "Training: this app's heads and drafter were trained for under an hour each on a CPU, on about 0.4M tokens of "
     "the target's own replies (models/README.md); the papers' for hours or days on GPUs and large chat corpora, so "
     "their acceptance is far higher.",
     "Batch: every number here is batch 1; the papers report latency at small batches too, and gains shrink as the "
     "batch grows (measured above).",
 ]
+
+
+def truncation_breakeven(n_layers: int, ns, k: int = 4) -> dict[int, float | None]:
+    """Break-even α for drafting with the first N of n_layers layers, from the calculator's cost model
+    (costmodel.breakeven_alpha) at draft length k, with c ≈ N / n_layers (the drafter runs that share of the
+    model) and v = 1 (verifying k + 1 tokens costs one pass): {N: α*}."""
+    from specviz.core.costmodel import breakeven_alpha
+    return {n: breakeven_alpha(k, n / n_layers, 1.0) for n in ns}
 
 
 def layer_agreement(model, ids: torch.Tensor, ns=(2, 4, 8, 16, 24, 28)) -> dict[int, float]:

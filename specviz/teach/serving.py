@@ -49,8 +49,30 @@ CAVEATS = {
 }
 SAMPLING_NOTE = ("vLLM's default draft_sample_method is greedy: the drafter proposes its argmax and q is treated "
                  "as one-hot, so at temperature > 0 a draft is kept with probability p(x) instead of "
-                 "min(1, p(x)/q(x)). Still lossless, but it keeps fewer drafts than the rule specviz runs. "
-                 "\"probabilistic\" samples the draft from q and uses the full ratio, as specviz does.")
+                 "min(1, p(x)/q(x)). Still lossless. It keeps a draft with probability p(argmax q), where "
+                 "\"probabilistic\" (the draft sampled from q, the full ratio, as specviz does) keeps one with "
+                 "Σ min(p, q), and either can be larger: p = (0.90, 0.05, 0.05), q = (0.4, 0.3, 0.3) gives 0.90 "
+                 "greedy vs 0.50 probabilistic; p = (0.3, 0.7), q = (0.6, 0.4) gives 0.30 vs 0.70.")
+
+
+def kept_greedy_vs_probabilistic(p, q) -> tuple[float, float]:
+    """P(draft kept) at one position when the drafter proposes its argmax and q is treated as one-hot
+    (vLLM's greedy draft_sample_method: p(argmax q)), and when it samples x ~ q and the full ratio is used
+    (probabilistic: Σ min(p, q)). p, q: (V,) probability vectors."""
+    import torch
+
+    p, q = torch.as_tensor(p, dtype=torch.float64), torch.as_tensor(q, dtype=torch.float64)
+    return float(p[int(q.argmax())]), float(torch.minimum(p, q).sum())
+
+
+def target_blocker(method: str, target: str) -> str | None:
+    """Why a config that passes vLLM's config rules still cannot run for this target, when specviz knows it
+    (vLLM only finds out when it loads the model): MTP needs multi-token-prediction layers in the target's
+    checkpoint, which SmolLM2 does not have. None when nothing is known against it."""
+    if method == "mtp" and "smollm" in target.lower():
+        return (f"{target} has no multi-token-prediction layers, so vLLM cannot load this config for it: the "
+                "config is well-formed, but serve MTP only with a model that ships MTP layers.")
+    return None
 
 
 class ConfigError(ValueError):
@@ -153,3 +175,45 @@ def lookup_rules(target, workload, k: int = 4, n_min: int = 1, n_max: int = 4, m
                      "draft_acceptance": (s.accepted / s.drafted) if s.drafted else None,
                      "tokens_per_pass": s.tokens_per_pass, "tokens": len(s.token_ids)}
     return out
+
+
+DRAFT_SAMPLE_CHOICES = ("greedy keeps more", "probabilistic keeps more", "about the same (within 0.02)")
+
+
+def draft_sampling(target, drafter, workload, temperature: float = 0.8, k: int = 4, max_new: int = 48,
+                   positions: int = 12, seed: int = 0, progress=None) -> dict:
+    """vLLM's draft_sample_method, measured both ways with the draft model at `temperature`:
+    per position of one sampled reply, the chance a draft is kept — p(argmax q) when drafting greedily, Σ min(p, q)
+    when sampling from q — and the tokens per pass τ of a full run each way (same prompt, seed and settings)."""
+    from specviz.core.sampling import SamplingConfig
+    from specviz.engine import methods as M
+    from specviz.engine import experiments as E
+    from specviz.teach import lab
+
+    samp = SamplingConfig(temperature=temperature)
+    reply, _ = E.run_one(target, workload, "plain", 1, None, samp, positions, seed)
+    prompt = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)
+    rows = []
+    for j in range(min(positions, len(reply.token_ids))):
+        case = lab.real_case(target, M.make_proposer("draft", target, drafter=drafter),
+                             list(prompt) + reply.token_ids[:j], samp, seed)
+        g, p = kept_greedy_vs_probabilistic(case.p, case.q)
+        rows.append({"position": j + 1, "greedy: p(argmax q)": g, "probabilistic: Σ min(p, q)": p})
+        if progress:
+            progress(0.6 * (j + 1) / positions, f"position {j + 1}")
+    tau = {}
+    for i, (name, greedy) in enumerate((("greedy", True), ("probabilistic", False))):
+        prop = M.make_proposer("draft", target, drafter=drafter)
+        prop.greedy_draft = greedy
+        s, _ = E.run_one(target, workload, "draft", k, None, samp, max_new, seed, proposer=prop)
+        tau[name] = s.tokens_per_pass
+        if progress:
+            progress(0.6 + 0.2 * (i + 1), f"{name} drafting")
+    mg = sum(r["greedy: p(argmax q)"] for r in rows) / len(rows) if rows else 0.0
+    mp = sum(r["probabilistic: Σ min(p, q)"] for r in rows) / len(rows) if rows else 0.0
+    winner = (DRAFT_SAMPLE_CHOICES[2] if abs(mg - mp) <= 0.02 else
+              DRAFT_SAMPLE_CHOICES[0] if mg > mp else DRAFT_SAMPLE_CHOICES[1])
+    return {"rows": rows, "mean_greedy": mg, "mean_probabilistic": mp, "winner": winner, "tau": tau,
+            "settings": f"draft model at T = {temperature:g}, k = {k}, {max_new} new tokens, one run per method "
+                        f"(seed {seed}); keep-chances at the first {len(rows)} positions of one sampled reply, "
+                        f"on {workload.name}"}

@@ -67,14 +67,21 @@ def _job(key: tuple) -> dict:
                 try:
                     job["result"] = _load(*key)
                 except Exception as e:  # noqa: BLE001 - handed to the waiting page
-                    job["error"] = e
-                    with _JOBS_LOCK:
-                        _JOBS.pop(key, None)  # a later attempt retries
+                    job["error"] = e  # kept: pages show the failure instead of restarting the load on every
+                                      # rerun; retry_failed() (the sidebar's Apply) starts it again
                 finally:
                     job["done"].set()
 
             threading.Thread(target=work, name=f"specviz-load-{key[0]}", daemon=True).start()
         return job
+
+
+def retry_failed(key: tuple) -> None:
+    """Forget a failed load of `key`, so that the next request starts it again."""
+    with _JOBS_LOCK:
+        job = _JOBS.get(key)
+        if job is not None and job["done"].is_set() and job["error"] is not None:
+            _JOBS.pop(key, None)
 
 
 def preload(name: str | None = None) -> tuple[str, float]:
@@ -137,9 +144,11 @@ def sidebar() -> None:
         st.markdown("**Model**")
         label = target_label(s["target"])
         state, waited = preload()
-        note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far)"}.get(
-            state, " — failed to load (see the page)")
+        note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far)"}.get(state, "")
         st.caption(f"Target: {label}, {s['dtype']} on {s['device']}{note}")
+        if state.startswith("failed"):
+            st.error(f"The target could not be loaded: {state.removeprefix('failed: ')} Change it below and press "
+                     "Apply.")
         with st.expander("Change model / device"):
             name = st.text_input("Target (default, a local folder or a cached Hugging Face id)",
                                  value=s["target"], key="target_input")
@@ -150,6 +159,7 @@ def sidebar() -> None:
                               help="bfloat16 is the fast choice on CPU; float32 makes greedy speculation's "
                                    "near-tie flips against plain greedy decoding rare, though not impossible.")
             if st.button("Apply", key="apply_model"):
+                retry_failed((name.strip() or DEFAULT, dev, dt))  # Apply again = try again
                 st.session_state["target_name"] = name.strip() or DEFAULT
                 st.session_state["device"] = dev
                 st.session_state["dtype"] = dt
@@ -293,7 +303,9 @@ def run_job(key: str, work):
     the script run; the page shows the `<key>_cancelled` flag on its next run), a progress bar, each
     run timed in its own turn. `work(progress)` does the job. Returns (result, shared) where shared
     says other sessions stepped in between runs, or None after a user-facing error (shown)."""
-    st.button("Cancel", key=f"{key}_cancel", on_click=lambda: st.session_state.update({f"{key}_cancelled": True}))
+    cancel = st.empty()  # gone with the bar when the job ends: a Cancel button after the run would cancel nothing
+    cancel.button("Cancel", key=f"{key}_cancel",
+                  on_click=lambda: st.session_state.update({f"{key}_cancelled": True}))
     bar = st.progress(0.0, "starting…")
     try:
         with measuring(bar) as between:  # each run timed alone; other sessions step in between runs
@@ -304,6 +316,7 @@ def run_job(key: str, work):
         return None
     finally:
         bar.empty()
+        cancel.empty()
 
 
 # -- how long a job will take, from a measured step (Compare, the sweep) ------------------------

@@ -141,3 +141,16 @@ def checkpoint_bars(rows: list[dict]) -> go.Figure:
     fig.update_layout(barmode="group", height=320, yaxis_title="tokens per pass τ",
                       margin=dict(t=20, b=10, l=10, r=10))
     return fig
+
+
+TABLE_COLS = ["workload", "kind", "method", "k", "alpha", "draft_acceptance_rate", "tokens_per_pass", "tokens_per_s",
+              "speedup", "spread", "target_passes", "repetition"]
+DASH_WHY = ("–: k for plain (it drafts nothing); α where no draft was tested and α̂ where none was drafted; spread "
+            "with a single repeat (there is nothing to spread over).")
+
+
+def table_rows(rows: list[dict]) -> list[dict]:
+    """The comparison table as text: numbers to 2 decimals, '–' where a value does not exist (DASH_WHY)."""
+    def cell(v):
+        return "–" if v is None else f"{v:.2f}" if isinstance(v, float) else v
+    return [{c: cell(r.get(c)) for c in TABLE_COLS} for r in rows]

@@ -43,3 +43,17 @@ def convergence(sim) -> go.Figure:
                       yaxis_title="total variation distance", margin=dict(t=20, b=10, l=10, r=10),
                       legend=dict(orientation="h", y=1.1))
     return fig
+
+
+def sibling_histogram(freq, p, law, labels: list[str], trials: int, cands: list[int]) -> go.Figure:
+    """Tree sampling by hand: the output's shares next to p and to the law the chosen rule follows; the sibling
+    candidates are marked ★ on the axis."""
+    xs = [("★ " if i in cands else "") + lab for i, lab in enumerate(labels)]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=xs, y=p.tolist(), name="p (target)", marker_color=P))
+    fig.add_trace(go.Bar(x=xs, y=freq.tolist(), name=f"output ({trials} trials)", marker_color=EMP))
+    fig.add_trace(go.Scatter(x=xs, y=law.tolist(), mode="markers", name="what this rule's output follows",
+                             marker=dict(symbol="line-ew-open", size=28, color="#333", line_width=2)))
+    fig.update_layout(barmode="group", height=340, yaxis_title="share", margin=dict(t=20, b=10, l=10, r=10),
+                      legend=dict(orientation="h", y=-0.2))
+    return fig

@@ -66,7 +66,7 @@ def tree_figure(rec: StepRecord, label: Label, root_text: str = "context") -> go
             x=[x[i] for i in idx], y=[y[i] for i in idx], mode="markers+text", name=s,
             marker=dict(size=16, color=NODE_COLORS[s], line=dict(width=1, color="white")),
             text=[text[i] for i in idx], textposition="middle right",
-            hovertext=[f"node {i - 1}: “{text[i]}” (depth {x[i]}, {s})" if i else "root: the last committed token"
+            hovertext=[f"d{i}: “{text[i]}” (depth {x[i]}, {s})" if i else "root: the last committed token"
                        for i in idx], hoverinfo="text"))
     fig.update_layout(height=max(260, 26 * (max((-v for v in y), default=0) + 2)),
                       margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=1.08),
@@ -82,7 +82,7 @@ def mask_figure(rec: StepRecord, label: Label) -> go.Figure:
     on_path = {0} | {i + 1 for i in rec.path}
     z = [[(2 if (r in on_path and c in on_path) else 1) if m[r, c] else 0 for c in range(len(m))]
          for r in range(len(m))]
-    names = ["root"] + [f"{i}:{label(t)}" for i, t in enumerate(rec.drafted)]
+    names = ["root"] + [f"d{i + 1}:{label(t)}" for i, t in enumerate(rec.drafted)]        # d1 = node 0
     fig = go.Figure(go.Heatmap(
         z=z, x=names, y=names, zmin=0, zmax=2, showscale=False, xgap=1, ygap=1,
         colorscale=[[0, "#f7f7f7"], [0.5, "#9ecae1"], [1, NODE_COLORS["accepted"]]],

@@ -163,14 +163,16 @@ def test_self_draft_greedy_accepts_everything(warm):
     assert m["Acceptance rate α̂"] == "100%"
     assert m["Tokens per pass τ"] == "4.00"                  # 3 accepted + 1 bonus per pass
     assert "bonus" in text(at)
-    # the anatomy of the shown pass, from its record: 4 inputs, a 4 x 5 mask, caches measured
+    # the anatomy of the shown pass, from its record: 4 inputs (root + 3 drafts), a 4 x 4 causal mask, caches measured
     rec = decoder(at).steps[at.slider(key="stp_show").value - 1]
-    mask = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if "Causal mask" in el.proto.spec)
-    assert len(mask["data"][0]["z"]) == 4 and len(mask["data"][0]["z"][0]) == 5
+    mask = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if "query (fed position)" in el.proto.spec)
+    assert len(mask["data"][0]["z"]) == 4 and len(mask["data"][0]["z"][0]) == 4
+    assert "fed 4 tokens in one pass: the root and the 3 drafts" in text(at)
     rows = at.dataframe[-1].value
     assert list(rows["this step"])[-1] == "the bonus token is drawn from this row"
     t0, t1, t2 = rec.target_cache
-    assert f"**{t0}** entries before the pass → **{t1}** after it (+4" in text(at) and "nothing dropped" in text(at)
+    assert f"**{t0}** entries before the pass → **{t1}** after it (+4" in text(at) and "drops nothing" in text(at)
+    assert "Drafter: **" in text(at)                         # the draft model's own cache, measured
 
 
 def test_step_through_opens_on_lookup_with_a_copy_heavy_preset_and_labels_plain_tokens(warm):
@@ -391,3 +393,33 @@ def test_settings_and_the_run_survive_a_visit_to_another_page(warm):
     assert metrics(at)["Target passes"] == passes
     at.switch_page("pages/breakeven.py").run()
     assert at.slider(key="bk_alpha").value == 0.42
+
+
+def test_home_with_an_unloadable_target_shows_the_error_instead_of_loading_forever(tmp_path):
+    import time
+
+    from specviz.ui import support
+
+    missing = str(tmp_path / "no-such-model")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["target_name"] = missing
+    at.run()
+    key = (missing, "auto", "float32")
+    deadline = time.time() + 60
+    while not support._JOBS[key]["done"].is_set() and time.time() < deadline:
+        time.sleep(0.1)
+    started = support._JOBS[key]["started"]
+    at.run()
+    assert not at.exception
+    assert any("could not be loaded" in e.value for e in at.error)                       # Home says why
+    assert not any("Loading the target model" in i.value for i in at.info)
+    at.run()
+    assert support._JOBS[key]["started"] == started        # the failed load is not restarted on every rerun
+    side = AppTest.from_file(APP, default_timeout=120)     # the sidebar, read on a page AppTest draws it on
+    side.session_state["target_name"] = missing
+    side.run()
+    side.switch_page("pages/step_through.py").run()
+    assert any("could not be loaded" in e.value and "Apply" in e.value for e in side.sidebar.error)
+    assert not any("loading in the background" in c.value for c in side.sidebar.caption)
+    support.retry_failed(key)                              # Apply again: the load starts afresh
+    assert key not in support._JOBS

@@ -25,6 +25,27 @@ def test_derivations_series_proof_and_distance():
     assert any("Your guess 2" in v and f"{m['tau']:.3g}" in v for v in scored)
 
 
+def test_acceptance_as_servers_report_it_after_a_guess():
+    import json
+
+    at = page("derivations")
+    at.selectbox(key="sv_method").set_value("draft")         # the tiny drafter: it always drafts
+    ok(at.button(key="sv_run").click().run())                  # no guess: nothing runs
+    assert "sv_view" not in at.session_state
+    at.number_input(key="sv_zero_guess").set_value(0.5)
+    ok(at.button(key="sv_run").click().run())
+    _, _, v = at.session_state["sv_view"]
+    assert v.num_drafts > 0
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Mean acceptance length"] == f"{v.mean_acceptance_length:.2f}"
+    fig = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if "accepted length" in el.proto.spec)
+    assert sum(fig["data"][0]["y"]) == v.num_drafts              # one bar count per drafting pass
+    assert any("Mean acceptance length" in c.value for c in at.code)
+    scored = [x.value for x in at.success] + [x.value for x in at.info]
+    assert any("Your guess 0.5" in x for x in scored)
+    assert "greedy, k = 4" in texts(at)                        # the run names its settings
+
+
 def test_serving_reality_memory_batch_and_papers():
     at = page("serving_reality")
     metrics = {m.label: m.value for m in at.metric}
@@ -38,9 +59,15 @@ def test_serving_reality_memory_batch_and_papers():
     assert set(vb) == {1, 4, 16}
     scored = [x.value for x in at.success] + [x.value for x in at.info]
     assert any(v.startswith(("✓ Your guess 1", "✗ Your guess 1")) for v in scored)
-    assert "Medusa" in at.dataframe[1].value.to_string()
+    papers = at.table[0].value                             # st.table: long cells wrap instead of being cut off
+    assert "Medusa" in papers.to_string() and "source" in papers.columns and "reported" in papers.columns
+    assert {"Prompt lookup decoding (Saxena, 2023)", "Medusa-2 (Cai et al., 2024)", "EAGLE-2 (Li et al., 2024)",
+            "EAGLE-3 (Li et al., 2025)"} <= set(papers.index) and all(papers["source"].str.len() > 0)
     ok(at.button(key="sr_mine_run").click().run())
-    assert "this app" in at.dataframe[-1].value.to_string()
+    mine = at.dataframe[-1].value
+    assert "this app" in mine.to_string()
+    # every measured row names its experiment: mode, k, n, tokens and repeats
+    assert all(("greedy, k = 4, n = 3, 8 new tokens" in x and "of 3 repeats" in x) for x in mine["setting"])
 
 
 def test_pitfalls_layer_skipping_is_measured_after_a_guess():
@@ -53,3 +80,10 @@ def test_pitfalls_layer_skipping_is_measured_after_a_guess():
     assert agree and all(0.0 <= a <= 1.0 for a in agree.values()) and max(agree) < n_layers and n_pos > 100
     scored = [x.value for x in at.success] + [x.value for x in at.info]
     assert any("Your guess 50" in v for v in scored)
+    # break-even from the calculator beside the agreement: c ≈ N/L at k = 4, v = 1
+    from specviz.core.costmodel import breakeven_alpha
+    table = at.dataframe[-1].value
+    col = "break-even α (k = 4, c ≈ N/L, v = 1)"
+    assert list(table[col]) == [f"{breakeven_alpha(4, n / n_layers, 1.0):.2f}" for n in agree]
+    md = " ".join(m.value for m in at.markdown)
+    assert "well over half" not in md and "Draft & Verify" in md and "SWIFT" in md

@@ -61,3 +61,11 @@ def test_play_takes_one_turn_per_step():
     steps = at.session_state["stp"]["dec"].steps
     assert len(steps) > 0 and TURNS.turns_served - before >= len(steps)
     assert TURNS.waiting() == 0
+
+
+def test_the_cancel_button_goes_when_the_run_ends():
+    at = page("experiments")
+    at.slider(key="exp_k").set_value((1, 2)).run()
+    at.button(key="exp_run").click().run()
+    assert not at.exception
+    assert not [b for b in at.button if b.key == "exp_cancel"]  # nothing left to cancel

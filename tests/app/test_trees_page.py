@@ -47,3 +47,51 @@ def test_trees_page_draws_a_tree_and_its_mask(monkeypatch):
     charts = at.get("plotly_chart")
     assert len(charts) == 2
     assert "accepted path" in " ".join(m.value for m in at.markdown)
+
+
+def test_step_through_lays_a_tree_step_out_as_a_tree(monkeypatch):
+    """Step through with eagle-tree (heads shaped for the tiny target): the anatomy shows the fed nodes at
+    root + depth, the tree mask, a row per node, and the tally adds kept ÷ tested and kept per pass."""
+    import json
+
+    import torch
+
+    from specviz.core.tree import depths
+    from specviz.proposers.eagle import EagleHead
+    from specviz.proposers.eagle_tree import EagleTree
+    from specviz.proposers.vocab import SubsetHead
+    from specviz.ui import support
+
+    def tiny_tree(method, tgt, *a, **kw):
+        torch.manual_seed(0)
+        head = EagleHead.for_target(tgt.model.config).identity_init()
+        return EagleTree(head, tgt.model.get_input_embeddings(),
+                         SubsetHead(tgt.model.get_output_embeddings().weight, torch.arange(2, 2000)))
+
+    monkeypatch.setattr(support, "proposer_for", tiny_tree)
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("pages/step_through.py").run()
+    at.selectbox(key="stp_method").set_value("eagle-tree").run()
+    for _ in range(4):
+        at.button(key="stp_one").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        rec = at.session_state["stp"]["dec"].steps[-1]
+        if rec.is_tree:
+            break
+    assert rec.is_tree
+    md = " ".join(m.value for m in at.markdown)
+    root = rec.context_len - 1
+    assert f"the root and the {rec.n_drafted} drafted nodes" in md and "k + 1" not in md
+    for i, d in enumerate(depths(rec.parents)):               # each node at root + depth
+        assert f"draft d{i + 1}, depth {d}," in md and f"position {root + d})" in md
+    mask = next(json.loads(el.proto.spec) for el in at.get("plotly_chart")
+                if "query (fed position)" in el.proto.spec and "d1:" in el.proto.spec)
+    assert len(mask["data"][0]["z"]) == rec.n_drafted + 1
+    rows = at.dataframe[-1].value
+    assert len(rows) == rec.n_drafted + 1 and list(rows["fed"])[:2] == ["root", "d1"]
+    labels = {m.label: m.value for m in at.metric}
+    s = at.session_state["stp"]["dec"].summary()
+    assert labels["Kept ÷ tested α"].endswith(f"({s.accepted} / {s.tested})") and s.tested < s.drafted
+    assert labels["Kept per pass"] == f"{s.accepted / s.target_passes:.2f}"
+    assert "keeps its own KV cache" in md

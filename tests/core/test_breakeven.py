@@ -102,3 +102,22 @@ def test_run_checks_without_plain_has_no_costs():
     ch = be.run_checks("lookup", s, steps, v=1.0)
     assert ch.c is None and ch.measured_speedup is None and ch.predicted_speedup is None
     assert ch.alpha == 0.5 and ch.tau_independent == pytest.approx(1.75)
+
+
+def test_gap_terms_name_the_verify_cost_the_run_paid():
+    """A run whose passes cost 1.2 plain steps, checked with v = 1: redoing the prediction with the run's own
+    verify cost closes the gap, so v(k̄) is the term that missed."""
+    from types import SimpleNamespace as NS
+
+    from specviz.core import costmodel as cm
+
+    t1 = 0.01
+    steps = [NS(verify_s=0.012, draft_s=0.004, n_drafted=4) for _ in range(10)]
+    summary = NS(draft_s=0.04, verify_s=0.12, wall_s=0.2, prefill_s=0.02)
+    ch = cm.RunChecks(method="m", alpha=0.5, draft_acceptance_rate=0.5, per_position=[], tau=2.0, k_bar=4.0, k=4,
+                      c=0.1, t1=t1, v_k_bar=1.0, measured_speedup=2.0 / 1.6, predicted_speedup=2.0 / 1.4,
+                      tau_independent=None)
+    g = cm.gap_terms(ch, summary, steps)
+    assert g["v_run"] == pytest.approx(1.2) and g["predicted_with_v_run"] == pytest.approx(2.0 / 1.6)
+    assert g["gap_with_v_run"] == pytest.approx(0.0, abs=1e-12) and abs(ch.cost_model_gap) > 0.1
+    assert g["outside_share"] == pytest.approx(0.2) and g["prefill_share"] == pytest.approx(0.1)

@@ -106,3 +106,11 @@ def test_command_line_round_trips():
 def test_every_generated_method_says_what_does_not_carry_over():
     assert {S.FROM_SPECVIZ.get(m, m) for m in GENERATED} <= set(S.CAVEATS)
     assert "earliest" in S.CAVEATS["ngram"] and "upper bound" not in S.CAVEATS["ngram"]
+
+
+def test_greedy_drafting_keeps_p_at_q_argmax_and_either_rule_can_keep_more():
+    from specviz.teach.serving import SAMPLING_NOTE, kept_greedy_vs_probabilistic as kept
+
+    assert kept([0.9, 0.05, 0.05], [0.4, 0.3, 0.3]) == pytest.approx((0.90, 0.50))   # greedy keeps more
+    assert kept([0.3, 0.7], [0.6, 0.4]) == pytest.approx((0.30, 0.70))               # probabilistic keeps more
+    assert "fewer drafts" not in SAMPLING_NOTE and "0.90" in SAMPLING_NOTE and "0.70" in SAMPLING_NOTE

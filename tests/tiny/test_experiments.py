@@ -153,6 +153,9 @@ def test_swap_verdict_states_the_measured_direction():
     assert medusa.startswith("medusa: τ 1.80 on the base → 1.20") and "dropped" in medusa and "40% → 10%" in medusa
     assert lookup.startswith("lookup:") and "held" in lookup
     assert "75% of its gain over plain lost" in medusa          # 1 - (1.2 - 1) / (1.8 - 1)
+    rose = CK.swap_verdict([{"target": t, "method": "lookup", "tokens_per_pass": tpp, "draft_acceptance_rate": 0.5}
+                           for t, tpp in (("base", 2.29), ("fine-tuned", 4.0))])[0]
+    assert "rose" in rose and "grew by 133%" in rose and "-" not in rose.split("(")[1]   # not "−133 % lost"
     assert CK.gain_lost(2.0, 2.02) == pytest.approx(-0.02) and CK.gain_lost(1.0, 1.5) != CK.gain_lost(1.0, 1.5)  # nan
 
 

@@ -138,3 +138,49 @@ def test_mismatch_demo_refuses_with_both_sizes():
     assert d.target_ids != d.drafter_ids and d.first_difference is not None
     with pytest.raises(ModelError):
         check_same_tokenizer(target.tokenizer, tok, len(tok), len(tok))  # same size, other ids: still refused
+
+
+# -- tree sampling, by hand ---------------------------------------------------------------------------------
+def test_sibling_candidates_keep_the_mass_they_cover_and_the_output_follows_p():
+    import torch
+
+    from specviz.teach import lab as L
+
+    g = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        p = torch.rand(5, generator=g) ** 2
+        p = p / p.sum()
+        cands = torch.randperm(5, generator=g)[: 1 + int(torch.randint(3, (1,), generator=g))].tolist()
+        t = L.siblings(p, cands)
+        assert torch.allclose(t.output, p, atol=1e-6)                      # exact: the output follows p
+        assert abs(t.some_kept - float(p[cands].sum())) < 1e-6             # = the p mass the candidates cover
+        for j, c in enumerate(cands[:-1]):                                 # each rejection removes its candidate
+            assert float(t.residuals[j + 1][c]) == 0.0
+        broken = L.siblings(p, cands, "against p")
+        if len(cands) > 1 and float(p[cands[0]]) > 0.05 and float(p[cands[1]]) > 0.05:
+            assert 0.5 * float((broken.output - p).abs().sum()) > 0.005     # the negative control drifts
+
+
+def test_sibling_draws_through_the_tree_verifier_converge_to_p_and_the_broken_rule_does_not():
+    from specviz.teach import lab as L
+
+    p, _ = L.pair(*L.PRESETS["q far from p"])
+    counts, kept = L.simulate_siblings(p, [4, 3], 6000, "exact", seed=1)
+    assert 0.5 * float((counts / counts.sum() - p).abs().sum()) < 0.03
+    assert abs(kept / 6000 - 0.70) < 0.03                                  # p(E) + p(D)
+    counts, _ = L.simulate_siblings(p, [4, 3], 6000, "against p", seed=1)
+    emp = counts / counts.sum()
+    assert 0.5 * float((emp - p).abs().sum()) > 0.08                       # drifts from p ...
+    assert 0.5 * float((emp - L.siblings(p, [4, 3], "against p").output).abs().sum()) < 0.03  # ... to its own law
+
+
+def test_candidates_are_parsed_or_refused_plainly():
+    import pytest
+
+    from specviz.core.errors import InputError
+    from specviz.teach import lab as L
+
+    assert L.parse_candidates("E, d", 5) == [4, 3] and L.parse_candidates("0 2", 5) == [0, 2]
+    for bad in ("", "Z", "A, A", "A B C D"):
+        with pytest.raises(InputError):
+            L.parse_candidates(bad, 5)

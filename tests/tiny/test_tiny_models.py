@@ -228,3 +228,54 @@ def test_tau_identity_holds_on_a_tiny_model_run(target, noisy_drafter, method, t
     assert s.tokens_per_pass == pytest.approx(be.tau_identity(s.draft_acceptance_rate, s.mean_k) - cut / len(steps))
     # and alpha (tested) is the larger rate: untested drafts are not counted as failures
     assert s.alpha >= s.draft_acceptance_rate
+
+
+def test_greedy_drafting_proposes_the_argmax_without_a_q_and_stays_lossless_at_temperature_0(target):
+    """vLLM's draft_sample_method = 'greedy' at T > 0: the drafter's argmax, no q (the verifier treats it as
+    one-hot). At T = 0 both settings give plain greedy decoding's tokens."""
+    import torch
+
+    from specviz.core.sampling import SamplingConfig
+    from specviz.proposers.base import Context
+    from specviz.proposers.draft_model import DraftModel
+
+    d = tiny_llama(vocab_size=V, layers=1, hidden=32, seed=1)
+    ids = torch.tensor([2, 3, 4, 5, 6, 7])
+    g = DraftModel(d.model, greedy_draft=True)
+    g.reset(ids)
+    draft = g.propose(Context(ids=ids, hidden=None, sampling=SamplingConfig(temperature=0.8),
+                              generator=torch.Generator().manual_seed(0)), 3)
+    assert draft.q is None
+    ref = DraftModel(d.model)
+    ref.reset(ids)
+    greedy = ref.propose(Context(ids=ids, hidden=None, sampling=SamplingConfig(), generator=None), 3)
+    assert draft.tokens.tolist() == greedy.tokens.tolist()          # the argmax chain
+    plain, _ = generate(target, None, [2, 3, 4, 5, 6, 7], DecodeConfig(k=3, max_new_tokens=12))
+    spec, _ = generate(target, DraftModel(d.model, greedy_draft=True), [2, 3, 4, 5, 6, 7],
+                       DecodeConfig(k=3, max_new_tokens=12))
+    assert spec.token_ids == plain.token_ids
+
+
+def test_greedy_drafting_is_lossless_when_sampling():
+    """draft_sample_method = 'greedy' at T = 1: the drafter's argmax checked as a one-hot draft (kept with p(x),
+    correction from p without x); the first token still follows p. Control: the drafter's argmax is not p."""
+    vs = 12
+    tgt = tiny_llama(vocab_size=vs, layers=1, hidden=32, seed=3)
+    drf = tiny_llama(vocab_size=vs, layers=1, hidden=32, seed=4)
+    with torch.no_grad():
+        tgt.model.lm_head.weight.mul_(8.0)
+        drf.model.lm_head.weight.mul_(8.0)
+    ids = [2, 5, 7, 3]
+    with torch.no_grad():
+        p1 = tgt.model(input_ids=torch.tensor([ids])).logits[0, -1].softmax(-1)          # (vs,)
+        x = int(drf.model(input_ids=torch.tensor([ids])).logits[0, -1].argmax())
+    c1 = torch.zeros(vs)
+    dec = Decoder(tgt, DraftModel(drf.model, greedy_draft=True), ids,
+                  DecodeConfig(k=2, max_new_tokens=1 + 1, sampling=SamplingConfig(temperature=1.0), stop_at_eos=False))
+    for seed in range(2000):
+        dec.cfg.seed = seed
+        dec.reset()
+        list(dec.run())
+        c1[dec.new_tokens[0]] += 1
+    assert matches(c1, p1)
+    assert not matches(c1, torch.nn.functional.one_hot(torch.tensor(x), vs).float() * 0.9 + 0.1 / vs)
