@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from specviz.engine import experiments as E
 from specviz.engine.methods import trained_available
+from specviz.teach.checkpoints import gain_lost
 from specviz.teach import lab, mismatch, serving
 from specviz.teach.guess import Guess
 from specviz.core.costmodel import draft_cost, plain_step_time, speedup
@@ -81,7 +82,7 @@ def heads_on_finetune(target, drafter, small: bool, progress=None) -> dict:
     from specviz.engine import artifacts
 
     out = heads_cost(target, drafter, small)
-    have = E.trained_available()
+    have = trained_available()
     head = next((m for m in ("eagle", "medusa") if have.get(m)), None)
     w, n_new = of_kind(NOVEL)[0], 8 if small else 48
     out.update({"head": head or "heads", "tau_base": "n/a", "tau_tuned": "n/a", "tau_lost": "n/a",
@@ -97,7 +98,7 @@ def heads_on_finetune(target, drafter, small: bool, progress=None) -> dict:
         return out
     tau = {r["target"]: r["tokens_per_pass"] for r in rows if r["method"] == head}
     lost = tau["base"] - tau["fine-tuned"]
-    share = E.gain_lost(tau["base"], tau["fine-tuned"])
+    share = gain_lost(tau["base"], tau["fine-tuned"])
     out.update({"run": f"{head} on the base target and on its LoRA fine-tune, greedy, k = 4, {n_new} new tokens, "
                        f"one run each, on '{w.name}'; plus the shipped artifact files",
                 "tau_base": _f(tau["base"]), "tau_tuned": _f(tau["fine-tuned"]), "tau_lost": _f(lost),

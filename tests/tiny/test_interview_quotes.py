@@ -61,13 +61,13 @@ def test_the_best_k_says_whether_it_sits_at_the_edge_of_the_grid(monkeypatch):
 def test_the_heads_question_asks_for_tau_lost_and_says_when_nothing_was_measured(monkeypatch):
     q = next(q for q in I.QUESTIONS if q.key == "heads_cost")
     assert q.guess.truth == "tau_lost_x" and "τ" in q.guess.prompt and "KB" not in q.guess.prompt
-    monkeypatch.setattr(I.E, "trained_available", lambda: {"eagle": False, "medusa": False, "lora": False})
+    monkeypatch.setattr(I, "trained_available", lambda: {"eagle": False, "medusa": False, "lora": False})
     monkeypatch.setattr(I, "heads_cost", lambda *a, **kw: {"run": "", "heads_mb": "none"})
     out = I.heads_on_finetune(None, None, small=True)
     assert out["tau_lost_x"] is None and out["run"].startswith("nothing measured")
     rows = [{"target": "base", "method": "eagle", "tokens_per_pass": 1.8},
             {"target": "fine-tuned", "method": "eagle", "tokens_per_pass": 1.2}]
-    monkeypatch.setattr(I.E, "trained_available", lambda: {"eagle": True, "lora": True})
+    monkeypatch.setattr(I, "trained_available", lambda: {"eagle": True, "lora": True})
     monkeypatch.setattr(I.E, "checkpoint_swap", lambda *a, **kw: (rows, {}))
     import specviz.engine.artifacts as artifacts
     monkeypatch.setattr(artifacts, "load_finetuned_target", lambda t: t)
