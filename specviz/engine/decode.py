@@ -1,12 +1,15 @@
 """The one decode loop: prompt -> proposer drafts -> target verifies -> step record.
 
 `Decoder` is a stepping session (the app drives it one step at a time); `Decoder.run()` is the
-run-to-end generator used by the CLI, the bench and the tests. There is no second fast path:
+run-to-end generator, and engine/measure.run the one timed run to the end (the CLI, the bench, the
+pages and the tests call it). There is no second fast path:
 plain decoding is this loop with a proposer that never drafts.
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import torch
@@ -241,10 +244,13 @@ class Decoder:
             self.finished = True
         return rec
 
-    def run(self):
-        """Run to the end, yielding each step's record."""
+    def run(self, around: Callable[[], AbstractContextManager] = nullcontext):
+        """Run to the end, yielding each step's record. Each step runs inside a fresh `around()` (the app
+        passes its turn on the shared model, so a page can redraw between steps outside the turn)."""
         while not self.finished:
-            yield self.step()
+            with around():
+                rec = self.step()
+            yield rec
 
     def summary(self) -> RunSummary:
         tok = self.target.tokenizer
@@ -255,15 +261,6 @@ class Decoder:
         if not self.cfg.adaptive:
             s.k_at_floor = 0
         return s
-
-
-def generate(target: LoadedModel, proposer: Proposer | None, prompt_ids, cfg: DecodeConfig,
-             eos_token_id=None) -> tuple[RunSummary, list[StepRecord]]:
-    """Run to the end; returns (summary, step records)."""
-    d = Decoder(target, proposer, prompt_ids, cfg, eos_token_id)
-    for _ in d.run():
-        pass
-    return d.summary(), d.steps
 
 
 def _cache_len(proposer) -> int | None:

@@ -303,20 +303,17 @@ def run_job(key: str, work):
 @st.cache_data(ttl=300, show_spinner="Timing a few decoding steps for the estimate…", max_entries=8)
 def step_seconds(name: str, device: str, dtype: str) -> tuple[float, float]:
     """(median plain-step seconds, prefill seconds) on this machine now: 8 plain steps, in a turn."""
-    import statistics
-
-    from specviz.engine import workloads
-    from specviz.engine.decode import DecodeConfig, Decoder
+    from specviz.core.stats import median
+    from specviz.engine import measure, workloads
+    from specviz.engine.decode import DecodeConfig
     from specviz.engine.methods import encode_prompt
 
     tgt = cached_model(name, device, dtype)
     w = workloads.WORKLOADS[0]
-    dec = Decoder(tgt, None, encode_prompt(tgt.tokenizer, w.prompt, w.chat),
-                  DecodeConfig(k=1, max_new_tokens=9, record=False, stop_at_eos=False))
     with TURNS.turn():
-        for _ in dec.run():
-            pass
-    return statistics.median(r.verify_s for r in dec.steps[1:]), dec.prefill_s
+        s, steps = measure.run(tgt, None, encode_prompt(tgt.tokenizer, w.prompt, w.chat),
+                               DecodeConfig(k=1, max_new_tokens=9, record=False, stop_at_eos=False))
+    return median(r.verify_s for r in steps[1:]), s.prefill_s
 
 
 def estimate(runs: int, max_new: int) -> tuple[float, str]:
