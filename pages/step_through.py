@@ -354,7 +354,7 @@ def show_check(run, label):
             rep.steps, rep.plain_steps = app.memory.lean(rep.steps), app.memory.lean(rep.plain_steps)
         run["check"], run["check_shared"] = chk, between.shared
         app.remember_run(run["method"], chk.summary, chk.steps, chk.plain, k=run["k"], n=run["n"],
-                         plain_steps=chk.plain_steps)
+                         plain_steps=chk.plain_steps, speedup=chk.speedup)  # the speedup shown below
     chk = run.get("check")
     if chk is not None:
         c = st.columns(4)
