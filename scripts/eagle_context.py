@@ -68,7 +68,7 @@ def main() -> None:
         for w in workloads.WORKLOADS:
             prompt = encode_prompt(target.tokenizer, w.prompt, w.chat)
             s, _ = measure.run(target, None, prompt, DecodeConfig(k=1, max_new_tokens=a.new, record=False),
-                            target.tokenizer.eos_token_id)
+                               target.tokenizer.eos_token_id)
             ids = torch.tensor(prompt + s.token_ids)[None]                    # (1, T+1)
             eagle.reset(ids[0, :len(prompt)])                                 # draft vocabulary + the prompt's ids, as at run time
             feat = target.model.get_decoder()(input_ids=ids).last_hidden_state.to(head.fc.weight.dtype)

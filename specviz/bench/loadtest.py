@@ -314,7 +314,8 @@ def missed_targets(r: dict) -> list[str]:
         out.append(f"total tokens/s together {r['throughput_ratio']:.0%} of one session alone (target "
                    f">= {THROUGHPUT_MIN:.0%})")
     if r["equal_work_spread"] is None or r["equal_work_spread"] > EQUAL_WORK_SPREAD_MAX:
-        got = "not measured (no setting ran twice)" if r["equal_work_spread"] is None else f"{r['equal_work_spread']:.2f}"
+        got = ("not measured (no setting ran twice)" if r["equal_work_spread"] is None
+               else f"{r['equal_work_spread']:.2f}")
         out.append(f"equal work, slowest ÷ fastest {got} (target <= {EQUAL_WORK_SPREAD_MAX})")
     return out
 

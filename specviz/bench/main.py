@@ -162,7 +162,8 @@ def sampling_of(plan: Plan, mode: str) -> SamplingConfig:
 # -- phases --------------------------------------------------------------------------------------------
 def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
     """One separate repeat per mode and tuning workload (measure.one_repeat: plain and every candidate
-    once, each against that plain run, the order rotated per workload); per kind, keep the setting with the best median speedup."""
+    once, each against that plain run, the order rotated per workload); per kind, keep the setting
+    with the best median speedup."""
     plan = b.plan
     for mode in (GREEDY, SAMPLED):
         ws = plan.tuning_workloads(mode)

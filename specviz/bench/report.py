@@ -70,7 +70,8 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
                 engine=s.engine, setting=s.setting, tokens=median([r.tokens for r in rs]),
                 tokens_per_s=median([r.tokens_per_s for r in rs]), wall_s=median([r.wall_s for r in rs]),
                 tokens_per_pass=median([r.tokens_per_pass for r in rs]),
-                draft_acceptance_rate=median([r.draft_acceptance_rate for r in rs]), alpha=median([r.alpha for r in rs]),
+                draft_acceptance_rate=median([r.draft_acceptance_rate for r in rs]),
+                alpha=median([r.alpha for r in rs]),
                 mean_k=median([r.mean_k for r in rs]),
                 k_at_floor_share=median([r.k_at_floor / r.passes for r in rs if r.k_at_floor is not None and r.passes]))
         out["per_run"][mode] = rows

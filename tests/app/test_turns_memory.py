@@ -1,6 +1,5 @@
 """Fair turns on the shared model (specviz.ui.turns), lean records and idle eviction (specviz.ui.memory),
 and the thread settings (specviz.runtime). Pure Python and threads: no model, no timing assertions."""
-import os
 import threading
 import time
 import weakref

@@ -25,7 +25,7 @@ def test_loads_offline_and_answers(target32):
     assert target32.vocab_size == 49152 and target32.model.config.num_hidden_layers == 30
     ids = encode_prompt(target32.tokenizer, "What is the capital of France?", chat=True)
     s, _ = measure.run(target32, None, ids, DecodeConfig(max_new_tokens=12),
-                    eos_token_id=target32.tokenizer.eos_token_id)
+                       eos_token_id=target32.tokenizer.eos_token_id)
     assert "Paris" in s.text
 
 

@@ -90,10 +90,12 @@ def test_table_divides_by_the_same_repeats_plain_then_takes_the_median():
     runs = [E.Run("a", COPY, "plain", 0, None, summary(1.0, p), [], p, i) for i, p in enumerate([10.0, 20.0])]
     runs += [E.Run("a", COPY, "lookup", 4, None, summary(2.0, x), [], p, i)
              for i, (x, p) in enumerate([(15.0, 10.0), (20.0, 20.0)])]
-    runs += [E.Run("b", COPY, "lookup", 2, None, summary(2.0, x), [], 10.0, i) for i, x in enumerate([30.0, 10.0, 40.0])]
+    runs += [E.Run("b", COPY, "lookup", 2, None, summary(2.0, x), [], 10.0, i)
+             for i, x in enumerate([30.0, 10.0, 40.0])]
     rows = {(r["workload"], r["method"]): r for r in E.table(runs)}
     # ratios 1.5 and 1.0: their median 1.25 (not 20 / 15 = 1.33, the ratio of the median tokens/s)
-    assert rows[("a", "lookup")]["speedup"] == pytest.approx(1.25) and rows[("a", "lookup")]["spread"] == pytest.approx(0.5)
+    a = rows[("a", "lookup")]
+    assert a["speedup"] == pytest.approx(1.25) and a["spread"] == pytest.approx(0.5)
     assert rows[("b", "lookup")]["speedup"] == pytest.approx(3.0) and rows[("b", "lookup")]["repeats"] == 3
     assert rows[("a", "plain")]["speedup"] == pytest.approx(1.0)
 

@@ -58,7 +58,7 @@ def drafter(target, seed=3):
 
 def run(target, proposer, ids, k, n=40, sampling=SamplingConfig()):
     s, steps = measure.run(target, proposer, ids, DecodeConfig(k=k, max_new_tokens=n, stop_at_eos=False,
-                                                            sampling=sampling))
+                                                               sampling=sampling))
     return torch.tensor(s.token_ids), s, steps
 
 

@@ -61,7 +61,7 @@ def test_lookup_greedy_equals_plain(target, k, n):
         ids = prompt(seed)
         ref = plain_ids(target, ids)
         s, steps = measure.run(target, PromptLookup(n=n), ids,
-                            DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
+                               DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
         assert torch.equal(torch.tensor(s.token_ids), ref)
         assert s.drafted > 0 and s.target_passes == len(steps)
         assert sum(st.n_emitted for st in steps) == 48
@@ -74,7 +74,7 @@ def test_drafter_greedy_equals_plain(target, other_drafter, noisy_drafter, k):
     # unrelated (mostly rejected), noisy copy (mixed), the target itself (always accepted)
     for d in (other_drafter.model, noisy_drafter, target.model):
         s, steps = measure.run(target, DraftModel(d), ids,
-                            DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
+                               DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
         assert torch.equal(torch.tensor(s.token_ids), ref)
     assert s.accepted == s.drafted and s.tokens_per_pass > 1  # self-drafting: every draft kept
 
