@@ -284,19 +284,14 @@ def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch, tmp_path
     """The heads-vs-fine-tune section on the tiny target, through the real loader: Medusa heads saved for
     the page's tiny target (its fingerprint on the card) load silently on it and, on a fine-tune of
     another checkpoint, with the loader's own warning, which the page shows."""
-    import torch
+    from saved_heads import save_medusa_for
 
     from specviz.engine import artifacts
     from specviz.engine import methods as M
     from specviz.engine.models import tiny_llama
-    from specviz.proposers.medusa import MedusaHeads
     from specviz.ui import support
 
-    base = support._load("tiny:0", "auto", "float32")            # the page's target, built the same way
-    H = base.model.config.hidden_size
-    heads = {f"heads.{k}": v for k, v in MedusaHeads(H, 4).state_dict().items()}
-    artifacts.save("medusa", {**heads, "vocab_ids": torch.arange(base.vocab_size)},
-                   {"n_heads": 4, "hidden_size": H, "target_fingerprint": base.fingerprint()}, folder=tmp_path)
+    save_medusa_for(support._load("tiny:0", "auto", "float32"), tmp_path, n_heads=4)  # the page's target
 
     def tuned_of(target):
         m = tiny_llama(vocab_size=target.vocab_size, seed=5, max_positions=2048)

@@ -1,7 +1,6 @@
 """Measured comparisons and sweeps: structure on tiny models, recommendations from given numbers,
 and (slow) the workload effect on the real default model."""
 import pytest
-import torch
 
 from specviz.bench import results as BR
 from specviz.core.repetition import repetition
@@ -115,16 +114,14 @@ def test_sweep_covers_the_grid_against_the_same_repeats_plain(tiny):
 def test_checkpoint_swap_reports_the_loaders_own_warning(tiny, monkeypatch, tmp_path):
     """Heads saved for the tiny base (its fingerprint on the card) load silently on it and warn, through
     the real loader, on a fine-tune of another checkpoint; both runs still happen."""
+    from saved_heads import save_medusa_for
+
     from specviz.engine import artifacts
-    from specviz.proposers.medusa import MedusaHeads
 
     t, _ = tiny
     tuned = tiny_llama(vocab_size=t.vocab_size, seed=5, max_positions=2048)
     tuned.tokenizer = t.tokenizer
-    H = t.model.config.hidden_size
-    heads = {f"heads.{k}": v for k, v in MedusaHeads(H, 2).state_dict().items()}
-    artifacts.save("medusa", {**heads, "vocab_ids": torch.arange(t.vocab_size)},
-                   {"n_heads": 2, "hidden_size": H, "target_fingerprint": t.fingerprint()}, folder=tmp_path)
+    save_medusa_for(t, tmp_path)
     monkeypatch.setattr(artifacts, "MODELS_DIR", tmp_path)  # where the loader looks, not what it says
     rows, notes = E.checkpoint_swap(t, tuned, get("csv-to-json"), ["medusa"], k=2, max_new_tokens=4)
     assert [(r["target"], r["method"]) for r in rows] == [("base", "plain"), ("base", "medusa"),
