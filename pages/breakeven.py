@@ -38,7 +38,8 @@ def fill(method: str) -> None:
     measured run of `method`."""
     e = app.measured_runs()[method]
     v, _ = v_in_use()
-    ch = be.run_checks(method, e["summary"], e["steps"], e.get("plain"), e.get("plain_steps"), v, e.get("k"))
+    ch = be.run_checks(method, e["summary"], e["steps"], e.get("plain"), e.get("plain_steps"), v, e.get("k"),
+                       e.get("speedup"))
     if ch.alpha is not None:
         ss["bk_alpha"] = round(ch.alpha, 2)
     ss["bk_k"] = int(e.get("k") or max(1, round(ch.k_bar)))
@@ -142,7 +143,8 @@ def show(k: int) -> None:
     filled = ss.get("bk_filled")
     if filled and filled in runs:
         e = runs[filled]
-        ch = be.run_checks(filled, e["summary"], e["steps"], e.get("plain"), e.get("plain_steps"), v, e.get("k"))
+        ch = be.run_checks(filled, e["summary"], e["steps"], e.get("plain"), e.get("plain_steps"), v, e.get("k"),
+                           e.get("speedup"))
         st.subheader(f"Does the model fit the measured {filled} run?")
         left, right = st.columns(2)
         with left, st.container(border=True):

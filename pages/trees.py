@@ -3,8 +3,8 @@ import streamlit as st
 
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
-from specviz.engine import workloads
-from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine import measure, workloads
+from specviz.engine.decode import DecodeConfig
 from specviz.engine.methods import encode_prompt
 from specviz.teach.trees import PAIRS, chain_vs_tree
 from specviz.ui import support as app
@@ -64,10 +64,10 @@ if st.button(f"Run {tree_m} to the end", type="primary", key="tr_run"):
     if got is not None:
         tgt, ids = got
         try:
-            dec = Decoder(tgt, app.proposer_for(tree_m, tgt), ids, config(), eos_token_id=tgt.tokenizer.eos_token_id)
             with st.spinner("decoding…"):
-                list(dec.run())
-            ss["tr_run_out"] = {"method": tree_m, "steps": dec.steps, "summary": dec.summary(),
+                summary, run_steps = measure.run(tgt, app.proposer_for(tree_m, tgt), ids, config(),
+                                                 eos_token_id=tgt.tokenizer.eos_token_id)
+            ss["tr_run_out"] = {"method": tree_m, "steps": run_steps, "summary": summary,
                                 "label": (lambda tok: (lambda t: vz.token_label(tok, t)))(tgt.tokenizer)}
         except (InputError, ModelError, ValueError) as e:
             st.error(f"Cannot run {tree_m}: {e}")

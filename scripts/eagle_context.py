@@ -23,7 +23,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 
 from specviz.engine import artifacts, workloads  # noqa: E402
-from specviz.engine.decode import DecodeConfig, generate  # noqa: E402
+from specviz.engine.decode import DecodeConfig  # noqa: E402
+from specviz.engine import measure  # noqa: E402
 from specviz.engine.methods import encode_prompt  # noqa: E402
 from specviz.engine.models import load_model  # noqa: E402
 from specviz.train.eagle import unroll  # noqa: E402
@@ -66,8 +67,8 @@ def main() -> None:
     with torch.inference_mode():
         for w in workloads.WORKLOADS:
             prompt = encode_prompt(target.tokenizer, w.prompt, w.chat)
-            s, _ = generate(target, None, prompt, DecodeConfig(k=1, max_new_tokens=a.new, record=False),
-                            target.tokenizer.eos_token_id)
+            s, _ = measure.run(target, None, prompt, DecodeConfig(k=1, max_new_tokens=a.new, record=False),
+                               target.tokenizer.eos_token_id)
             ids = torch.tensor(prompt + s.token_ids)[None]                    # (1, T+1)
             eagle.reset(ids[0, :len(prompt)])                                 # draft vocabulary + the prompt's ids, as at run time
             feat = target.model.get_decoder()(input_ids=ids).last_hidden_state.to(head.fc.weight.dtype)

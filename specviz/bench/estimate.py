@@ -33,6 +33,7 @@ def reference(path=REFERENCE) -> dict:
     walls = {(mode, lab, w): r["wall_s"] for mode, rows in res["per_run"].items()
              for lab, per_w in rows.items() for w, r in per_w.items()}
     return dict(source=str(path), walls=walls, N=m["max_new_tokens"], tune_N=m["tuning_tokens"],
+                equality_N=m.get("equality_tokens", m["max_new_tokens"]),
                 phases=phases, tuning=res["tuning"], equality=res["equality"],
                 kinds=dict(m["workloads"]), chosen=res["chosen"])
 
@@ -79,7 +80,8 @@ def equality(plan, ref: dict, trained: list[str]) -> float:
         return sum(_wall(ref, GREEDY, lab, w) for lab in ["plain", "hf plain", *methods])
 
     before_methods = sorted({c["method"] for c in ref["chosen"]})
-    before = sum(_at(per_workload(w, k, before_methods), ref["N"], ref["N"]) for w, k in ref["kinds"].items())
+    before = sum(_at(per_workload(w, k, before_methods), ref["equality_N"], ref["N"])  # at its own length
+                 for w, k in ref["kinds"].items())
     factor = ref["phases"]["equality (float32)"] / before
     return factor * sum(_at(per_workload(w.name, w.kind, ["lookup", *trained]), plan.equality_new, ref["N"])
                         for w in plan.workloads)

@@ -38,7 +38,9 @@ from specviz.bench import report as bench_report
 from specviz.bench.estimate import estimate, reference
 from specviz.engine import workloads as W
 from specviz.bench.checks import compare_ids
-from specviz.bench.runs import Env, Spec, median, run
+from specviz.bench.runs import Env, Spec, run
+from specviz.core.stats import median
+from specviz.engine import measure
 from specviz.engine.measure import speedup_of
 from specviz.core.costmodel import cost_check, draft_cost, plain_step_time
 from specviz.engine.passcost import V_KS, measure_v
@@ -159,22 +161,27 @@ def sampling_of(plan: Plan, mode: str) -> SamplingConfig:
 
 # -- phases --------------------------------------------------------------------------------------------
 def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
-    """One separate repeat per mode; per kind, keep the setting with the best median speedup."""
+    """One separate repeat per mode and tuning workload (measure.one_repeat: plain and every candidate
+    once, each against that plain run, the order rotated per workload); per kind, keep the setting
+    with the best median speedup."""
     plan = b.plan
     for mode in (GREEDY, SAMPLED):
         ws = plan.tuning_workloads(mode)
         samp = sampling_of(plan, mode)
-        for w in ws:
-            ref = run(env, Spec("plain", "specviz", "plain"), prompts[w.name], plan.tune_new, samp, plan.tune_seed)
-            for m in [m for m in methods if not is_tree(m)]:
-                for s in candidates(m, plan.quick):
-                    r = run(env, s, prompts[w.name], plan.tune_new, samp, plan.tune_seed)
-                    b.tuning.append(dict(mode=mode, kind=w.kind, workload=w.name, method=m, setting=s.setting,
-                                         k=s.k, n=s.n if m == "lookup" else None, adaptive=s.adaptive,
-                                         speedup=r.tokens_per_s / ref.tokens_per_s,
-                                         tokens_per_pass=r.tokens_per_pass, draft_acceptance_rate=r.draft_acceptance_rate,
-                                         alpha=r.alpha,
-                                         k_at_floor=r.k_at_floor, passes=r.passes, spec=s))
+        for wi, w in enumerate(ws):   # the order rotates from one tuning workload to the next
+            plain = Spec("plain", "specviz", "plain")
+            specs = [plain] + [s for m in methods if not is_tree(m) for s in candidates(m, plan.quick)]
+            got = measure.one_repeat(specs, wi, lambda s: run(env, s, prompts[w.name], plan.tune_new, samp,
+                                                            plan.tune_seed))
+            ref = got[plain]
+            for s in specs[1:]:
+                r = got[s]
+                b.tuning.append(dict(mode=mode, kind=w.kind, workload=w.name, method=s.method, setting=s.setting,
+                                     k=s.k, n=s.n if s.method == "lookup" else None, adaptive=s.adaptive,
+                                     speedup=r.tokens_per_s / ref.tokens_per_s,
+                                     tokens_per_pass=r.tokens_per_pass, draft_acceptance_rate=r.draft_acceptance_rate,
+                                     alpha=r.alpha,
+                                     k_at_floor=r.k_at_floor, passes=r.passes, spec=s))
             b.log(f"tuned {mode} {w.name}")
         for kind in {w.kind for w in ws}:
             for m in methods:
@@ -192,7 +199,8 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
 
 
 def timed(b: Bench, env: Env, prompts: dict, mode: str, trained: list[str]) -> None:
-    """Interleaved repeats (greedy) or seeds (sampled); spec order rotates every repeat."""
+    """Interleaved repeats (greedy) or seeds (sampled), per workload one measure.one_repeat: plain and
+    every row once, the order rotated every repeat, every row against that repeat's plain run."""
     plan = b.plan
     samp = sampling_of(plan, mode)
     ws = plan.workloads if mode == GREEDY else [w for w in plan.workloads if w.kind == W.NOVEL]
@@ -201,11 +209,10 @@ def timed(b: Bench, env: Env, prompts: dict, mode: str, trained: list[str]) -> N
         seed = 0 if mode == GREEDY else r
         for w in ws:
             specs = timed_specs(b, mode, w.kind, trained, env.drafter is not None, references=i < plan.ref_repeats)
-            specs = specs[i % len(specs):] + specs[: i % len(specs)]
+            got = measure.one_repeat(specs, i, lambda s: run(env, s, prompts[w.name], plan.max_new, samp, seed,
+                                                             keep_logits=(s.label == "plain" and mode == GREEDY)))
             for s in specs:
-                res = run(env, s, prompts[w.name], plan.max_new, samp, seed,
-                          keep_logits=(s.label == "plain" and mode == GREEDY))
-                b.runs.setdefault((mode, w.name, s.label), []).append(res)
+                b.runs.setdefault((mode, w.name, s.label), []).append(got[s])
                 b.specs[(mode, w.name, s.label)] = s
             b.log(f"{mode} {'repeat' if mode == GREEDY else 'seed'} {r}: {w.name}")
 

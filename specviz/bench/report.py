@@ -11,6 +11,7 @@ import statistics
 
 from specviz.core.costmodel import alpha_for_tau, speedup_from_tau, tau_needed
 from specviz.core.repetition import repetition
+from specviz.core.stats import median
 from specviz.engine.workloads import BY_NAME
 
 FORMAT = 1
@@ -35,11 +36,6 @@ def _r(x, nd: int = 4):
     return x
 
 
-def _med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
 # -- results dict --------------------------------------------------------------------------------------
 def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     kind_of = {w.name: w.kind for w in b.plan.workloads}
@@ -52,7 +48,7 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     out["meta"]["load_average"] = [dict(phase=p, at_s=t, load1=la) for p, t, la in b.load]
     plain_cv = [statistics.pstdev([r.wall_s for r in rs]) / statistics.mean([r.wall_s for r in rs])
                 for (m, _, label), rs in b.runs.items() if label == "plain" and len(rs) > 1 and m == GREEDY]
-    out["meta"]["plain_wall_cv_median"] = _med(plain_cv)
+    out["meta"]["plain_wall_cv_median"] = median(plain_cv)
     out["chosen"] = [dict(mode=m, kind=k, method=meth, setting=s.setting, k=s.k,
                           n=s.n if meth == "lookup" else None, adaptive=s.adaptive)
                      for (m, k, meth), s in sorted(b.chosen.items())]
@@ -62,7 +58,7 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     for mode, sp in ((GREEDY, sp_greedy), (SAMPLED, sp_sampled)):
         labels = sorted({lab for (_, lab) in sp}, key=_order)
         per_w = {lab: {w: x for (w, l2), x in sp.items() if l2 == lab} for lab in labels}
-        by_kind = {lab: {kind: _med([x for w, x in d.items() if kind_of[w] == kind])
+        by_kind = {lab: {kind: median([x for w, x in d.items() if kind_of[w] == kind])
                          for kind in sorted({kind_of[w] for w in d})} for lab, d in per_w.items()}
         out["speedup"][mode] = {"per_workload": per_w, "by_kind": by_kind}
         rows = {}
@@ -71,23 +67,24 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
                 continue
             s = b.specs[(m, w, lab)]
             rows.setdefault(lab, {})[w] = dict(
-                engine=s.engine, setting=s.setting, tokens=_med([r.tokens for r in rs]),
-                tokens_per_s=_med([r.tokens_per_s for r in rs]), wall_s=_med([r.wall_s for r in rs]),
-                tokens_per_pass=_med([r.tokens_per_pass for r in rs]),
-                draft_acceptance_rate=_med([r.draft_acceptance_rate for r in rs]), alpha=_med([r.alpha for r in rs]),
-                mean_k=_med([r.mean_k for r in rs]),
-                k_at_floor_share=_med([r.k_at_floor / r.passes for r in rs if r.k_at_floor is not None and r.passes]))
+                engine=s.engine, setting=s.setting, tokens=median([r.tokens for r in rs]),
+                tokens_per_s=median([r.tokens_per_s for r in rs]), wall_s=median([r.wall_s for r in rs]),
+                tokens_per_pass=median([r.tokens_per_pass for r in rs]),
+                draft_acceptance_rate=median([r.draft_acceptance_rate for r in rs]),
+                alpha=median([r.alpha for r in rs]),
+                mean_k=median([r.mean_k for r in rs]),
+                k_at_floor_share=median([r.k_at_floor / r.passes for r in rs if r.k_at_floor is not None and r.passes]))
         out["per_run"][mode] = rows
     # recording overhead: 1 - (recording on tokens/s ÷ recording off tokens/s), per repeat, medians
     rec = {}
     for (m, w, lab), rs in b.runs.items():
         if m == GREEDY and lab == "lookup (recording off)":
             on = b.runs[(m, w, "lookup")]
-            rec[w] = _med([1.0 - a.tokens_per_s / o.tokens_per_s for a, o in zip(on, rs)])
-    out["recording_overhead"] = {"per_workload": rec, "median": _med(list(rec.values()))}
+            rec[w] = median([1.0 - a.tokens_per_s / o.tokens_per_s for a, o in zip(on, rs)])
+    out["recording_overhead"] = {"per_workload": rec, "median": median(list(rec.values()))}
     # how much plain decoding's own output loops (share of its 4-grams seen earlier in it): what
     # lookup can copy even on a "novel" prompt
-    out["output_repetition"] = {mode: {w: _med([repetition(r.ids) for r in rs])
+    out["output_repetition"] = {mode: {w: median([repetition(r.ids) for r in rs])
                                        for (m, w, lab), rs in b.runs.items() if m == mode and lab == "plain"}
                                 for mode in (GREEDY, SAMPLED)}
     out["cost_model"] = [c.as_dict() | {"kind": kind_of[c.workload]} for c in costs]
@@ -118,7 +115,7 @@ def targets(out: dict, by_name: dict) -> list[dict]:
     for hf in ("hf lookup k=10", "hf lookup (specviz's k)"):
         ratios = [pw["lookup"][w] / pw[hf][w] for w in pw.get(hf, {})
                   if by_name[w].kind == copy and w in pw.get("lookup", {})]
-        add(f"lookup ÷ {hf} on copy-heavy workloads (greedy)", _med(ratios), 1.0, ">=")
+        add(f"lookup ÷ {hf} on copy-heavy workloads (greedy)", median(ratios), 1.0, ">=")
     add("recording overhead (lookup, greedy, median over workloads)", out["recording_overhead"]["median"], 0.05, "<=")
     for mode in (GREEDY, SAMPLED):
         for lab, d in out["speedup"].get(mode, {}).get("by_kind", {}).items():
@@ -139,7 +136,7 @@ def targets(out: dict, by_name: dict) -> list[dict]:
     learned_targets(out, add)
     hf = pw.get("hf plain", {})
     add("specviz plain ÷ transformers plain (greedy, median over workloads)",
-        _med([1.0 / x for x in hf.values() if x]), 0.95, ">=")
+        median([1.0 / x for x in hf.values() if x]), 0.95, ">=")
     if not out["meta"].get("quick") and out["meta"].get("complete", True):
         add("full bench wall time (minutes)", out["meta"]["wall_s"] / 60, 30.0, "<=")
     return t
@@ -182,8 +179,8 @@ def learned_table(res: dict) -> list[str]:
         row = [lab]
         for mode, kind in cols:
             per_w = res["per_run"].get(mode, {}).get(lab, {})
-            tau = _med([r["tokens_per_pass"] for w, r in per_w.items() if kind_of.get(w) == kind])
-            k_bar = _med([r["mean_k"] for w, r in per_w.items() if kind_of.get(w) == kind])
+            tau = median([r["tokens_per_pass"] for w, r in per_w.items() if kind_of.get(w) == kind])
+            k_bar = median([r["mean_k"] for w, r in per_w.items() if kind_of.get(w) == kind])
             sp = res["speedup"].get(mode, {}).get("by_kind", {}).get(lab, {}).get(kind)
             row += [_f(tau), _f(k_bar, "{:.1f}"), _f(sp)]
         rows.append(row)
@@ -207,14 +204,14 @@ def needs_table(res: dict) -> list[str]:
             sel = [c for c in cm if c["method"] == lab and c.get("kind") == kind]
             if not sel:
                 continue
-            need = _med([tau_needed(goal, c["k_bar"], c["c"], c["v"]) for c in sel])
-            k_bar = _med([c["k_bar"] for c in sel])
+            need = median([tau_needed(goal, c["k_bar"], c["c"], c["v"]) for c in sel])
+            k_bar = median([c["k_bar"] for c in sel])
             a_need = None if lab.endswith("-tree") else alpha_for_tau(need, k_bar)
-            rows.append([lab, kind, f"≥ {goal}", _f(bk.get(lab, {}).get(kind)), _f(_med([c["tau"] for c in sel])),
-                         _f(k_bar, "{:.1f}"), _f(_med([c["v"] for c in sel])),
-                         _f(_med([c["k_bar"] * c["c"] for c in sel])),
-                         _f(_med([speedup_from_tau(c["tau"], c["k_bar"], 0.0, c["v"]) for c in sel])), _f(need),
-                         _f(_med([c["alpha"] for c in sel])),
+            rows.append([lab, kind, f"≥ {goal}", _f(bk.get(lab, {}).get(kind)), _f(median([c["tau"] for c in sel])),
+                         _f(k_bar, "{:.1f}"), _f(median([c["v"] for c in sel])),
+                         _f(median([c["k_bar"] * c["c"] for c in sel])),
+                         _f(median([speedup_from_tau(c["tau"], c["k_bar"], 0.0, c["v"]) for c in sel])), _f(need),
+                         _f(median([c["alpha"] for c in sel])),
                          "–" if lab.endswith("-tree") else ("beyond k̄ + 1" if a_need is None else _f(a_need))])
     if not rows:
         return []
@@ -305,7 +302,7 @@ def markdown(res: dict) -> str:
         for st in settings:
             row = [st]
             for mode, kind in cols:
-                x = _med([t["speedup"] for t in res["tuning"]
+                x = median([t["speedup"] for t in res["tuning"]
                           if (t["method"], t["setting"], t["mode"], t["kind"]) == (meth, st, mode, kind)])
                 cell = _f(x)
                 row.append(f"**{cell}**" if chosen.get((mode, kind, meth)) == st else cell)

@@ -1,5 +1,5 @@
 """One timed run of one method for the bench: specviz's decode loop (through engine/measure.run, the
-one measuring path) or transformers' generate() (timed here the same way).
+one measuring path) or transformers' generate() (timed by engine/measure.timed, as measure.run is).
 
 Every run is timed the same way from the outside (prefill included, model load excluded), with
 the same prompt ids, max new tokens and EOS, so tokens/s of any two runs can be divided.
@@ -8,8 +8,6 @@ reduced on the spot (recorded steps carry (V,) tensors and would fill memory).
 """
 from __future__ import annotations
 
-import statistics
-import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -17,7 +15,6 @@ import torch
 
 from specviz.engine import measure
 from specviz.engine.decode import DecodeConfig
-from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
 from specviz.core.neartie import emitted_logit_stats
 from specviz.core.sampling import SamplingConfig
@@ -124,10 +121,6 @@ def run(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: Samplin
     return run_hf(env, spec, prompt, max_new, sampling, seed)
 
 
-def _sync(env: Env) -> None:
-    sync(env.target.device)
-
-
 def run_specviz(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: SamplingConfig,
                 seed: int, keep_logits: bool = False) -> Result:
     prop = None if spec.method == "plain" else env.proposer(spec.method, spec.n)
@@ -165,14 +158,6 @@ def run_hf(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: Samp
     elif spec.method != "plain":
         raise ValueError(f"unknown hf method {spec.method}")
     torch.manual_seed(seed)
-    _sync(env)
-    t0 = time.perf_counter()
-    out = m.generate(x, **kw)                                            # (1, P + new)
-    _sync(env)
-    wall = time.perf_counter() - t0
+    out, wall = measure.timed(env.target.device, lambda: m.generate(x, **kw))  # (1, P + new)
     return Result(ids=out[0, len(prompt):].tolist(), wall_s=wall)
 
-
-def median(xs: list[float]) -> float | None:
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None

@@ -153,7 +153,7 @@ class RunChecks:
     c: float | None              # measured draft cost per token (needs the plain run's t1)
     t1: float | None             # seconds of one plain decode step (from the plain run)
     v_k_bar: float | None        # v(k-bar) from the table in use
-    measured_speedup: float | None   # method tokens/s / plain tokens/s
+    measured_speedup: float | None   # method tokens/s / plain tokens/s (the median over repeats, when repeated)
     predicted_speedup: float | None  # cost model with the measured tau
     tau_independent: float | None    # E[tau] from alpha (tested), each step's own draft length
     per_position: list[float]        # a_1..a_m: flat = independent, rising = bursty
@@ -194,8 +194,12 @@ def gap_terms(ch: "RunChecks", summary, steps) -> dict | None:
 
 
 def run_checks(method: str, summary, steps, plain_summary=None, plain_steps=None,
-               v: VCost | None = None, k: int | None = None) -> RunChecks:
-    """Everything the calculator fills from one measured run (records.RunSummary / StepRecord)."""
+               v: VCost | None = None, k: int | None = None, measured_speedup: float | None = None) -> RunChecks:
+    """Everything the calculator fills from one measured run (records.RunSummary / StepRecord).
+
+    measured_speedup: the speedup the page showed for this run when it was measured over several
+    repeats (the median of the per-repeat ratios, engine/measure.py); without it, this run's tokens/s
+    over its plain run's."""
     alpha = summary.alpha
     t1 = None
     if plain_steps:
@@ -203,8 +207,8 @@ def run_checks(method: str, summary, steps, plain_summary=None, plain_steps=None
     if t1 is None and plain_summary is not None and plain_summary.target_passes:
         t1 = plain_summary.verify_s / plain_summary.target_passes
     c = draft_cost(steps, t1) if (t1 and any(s.n_drafted for s in steps)) else None
-    measured = None
-    if plain_summary is not None and plain_summary.tokens_per_s > 0:
+    measured = measured_speedup
+    if measured is None and plain_summary is not None and plain_summary.tokens_per_s > 0:
         measured = summary.tokens_per_s / plain_summary.tokens_per_s
     v_kb = v_at(v, summary.mean_k) if v is not None else None
     predicted = (speedup_from_tau(summary.tokens_per_pass, summary.mean_k, c, v)

@@ -1,13 +1,16 @@
 """The one decode loop: prompt -> proposer drafts -> target verifies -> step record.
 
 `Decoder` is a stepping session (the app drives it one step at a time); `Decoder.run()` is the
-run-to-end generator used by the CLI, the bench and the tests. There is no second fast path:
+run-to-end generator, and engine/measure.run the one timed run to the end (the CLI, the bench, the
+pages and the tests call it). There is no second fast path:
 plain decoding is this loop with a proposer that never drafts.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
 
 import torch
 from transformers import DynamicCache
@@ -16,7 +19,7 @@ from specviz import runtime
 from specviz.core.errors import InputError
 from specviz.core.records import TOP_N, RunSummary, StepRecord, TopTokens, summarize
 from specviz.core.sampling import SamplingConfig, logits_to_probs
-from specviz.core.tree import Tree, position_offsets, tree_mask, verify_tree
+from specviz.core.tree import Tree, TreeVerdict, position_offsets, tree_mask, verify_tree
 from specviz.core.verify import one_hot_q
 from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
@@ -65,6 +68,28 @@ def top_rows(probs: torch.Tensor, n: int = TOP_N) -> list[TopTokens]:
     """The n most likely tokens of every row, in one topk call. (r, V) -> r records."""
     v, i = torch.topk(probs, min(n, probs.shape[-1]), dim=-1)          # (r, n), (r, n)
     return [TopTokens(ids=a, probs=b) for a, b in zip(i.tolist(), v.tolist())]
+
+
+@dataclass
+class _Pass:
+    """One step's working state, filled in order by Decoder.step's numbered helpers."""
+    t_start: float
+    remaining: int                       # new tokens still allowed in this run
+    k_asked: int                         # the draft length in force (adaptive k moves it in step 5)
+    target_cache: list[int]              # KV entries: before, after the pass, after the rollback
+    drafter_cache: list[int | None]      # the proposer's own: before, after drafting, after its rollback
+    draft: Draft | None = None           # 1. the proposer's output
+    tree: Tree | None = None             # 1. the draft as a tree of n nodes
+    t_drafted: float = 0.0
+    start: int = 0                       # 2. the target cache's length before the pass
+    fed: torch.Tensor | None = None      # 2. (n+1,) the root, then every node
+    logits: torch.Tensor | None = None   # 2. (n+1, V)
+    hidden: torch.Tensor | None = None   # 2. (n+1, H)
+    p: torch.Tensor | None = None        # 2. (n+1, V) the target's distribution at each row
+    v: TreeVerdict | None = None         # 3. the accepted path and the next token
+    kept: list[int] = field(default_factory=list)     # 3. rows of the pass on the accepted path
+    emitted: list[int] = field(default_factory=list)  # 4. tokens added to the output
+    t_verified: float = 0.0
 
 
 class Decoder:
@@ -160,91 +185,101 @@ class Decoder:
     def context(self) -> Context:
         return Context(ids=self.ids, hidden=self.hidden, sampling=self.cfg.sampling, generator=self.generator)
 
-    # -- one step ---------------------------------------------------------------------------
+    # -- one step: six numbered helpers, each filling in the step's _Pass --------------------------
     def step(self) -> StepRecord | None:
+        """One target pass, in six steps; returns its record (None once the run has finished)."""
         if self.finished:
             return None
         if not self.prefilled:
             self.prefill()
         runtime.follow_load()                                            # threads: one per core left free
-        t_start = time.perf_counter()
-        remaining = self.cfg.max_new_tokens - len(self.new_tokens)
-        greedy = self.cfg.sampling.greedy
+        s = _Pass(t_start=time.perf_counter(), remaining=self.cfg.max_new_tokens - len(self.new_tokens),
+                  k_asked=self.k, target_cache=[self.cache.get_seq_length()],
+                  drafter_cache=[self.proposer.cache_length()])
+        self._draft(s)     # 1. draft: the proposer guesses up to k tokens deep; a chain, or a tree of candidates
+        self._verify(s)    # 2. verify: one target pass over [last committed token (the root), every node]
+        self._accept(s)    # 3. accept: the lossless rule, child by child down the tree (core/tree.py)
+        self._commit(s)    # 4. commit the accepted path + correction/bonus; compact the target cache to it
+        self._update(s)    # 5. update: the proposer rolls back its own state; adaptive k moves
+        rec = self._record(s)  # 6. record
+        self.steps.append(rec)
+        self.wall_s += time.perf_counter() - s.t_start                   # recording included
+        if self.stopped_at_eos or len(self.new_tokens) >= self.cfg.max_new_tokens:
+            self.finished = True
+        return rec
 
-        # 1. draft: the proposer guesses up to k tokens deep; a chain, or a tree of candidates
-        k = min(self.k, remaining - 1)
-        tc0, dc0 = self.cache.get_seq_length(), self.proposer.cache_length()
-        draft = self.proposer.propose(self.context(), k) if k > 0 else empty_draft()
-        dc1 = self.proposer.cache_length()
-        tree = draft_tree(draft, k, self.vocab)                          # n nodes
-        tokens = tree.tokens                                             # (n,)
+    def _draft(self, s: _Pass) -> None:
+        k = min(self.k, s.remaining - 1)
+        s.draft = self.proposer.propose(self.context(), k) if k > 0 else empty_draft()
+        s.drafter_cache.append(self.proposer.cache_length())
+        s.tree = draft_tree(s.draft, k, self.vocab)                      # n nodes
         self._sync()
-        t_drafted = time.perf_counter()
+        s.t_drafted = time.perf_counter()
 
-        # 2. verify: one target pass over [last committed token (the root), every node]
-        start = self.cache.get_seq_length()
-        fed = torch.cat([self.ids[-1:], tokens])                         # (n+1,)
-        logits, h = self._forward(fed, None if tree.is_chain else tree.parents)  # (n+1, V), (n+1, H)
-        tc1 = self.cache.get_seq_length()
-        p = logits_to_probs(logits, self.cfg.sampling)                   # (n+1, V)
+    def _verify(self, s: _Pass) -> None:
+        s.start = self.cache.get_seq_length()
+        s.fed = torch.cat([self.ids[-1:], s.tree.tokens])                # (n+1,)
+        s.logits, s.hidden = self._forward(s.fed, None if s.tree.is_chain else s.tree.parents)  # (n+1, V), (n+1, H)
+        s.target_cache.append(self.cache.get_seq_length())
+        s.p = logits_to_probs(s.logits, self.cfg.sampling)               # (n+1, V)
 
-        # 3. accept: the lossless rule, child by child down the tree (core/tree.py)
-        v = verify_tree(tree, p, greedy, self.generator)
-        n = len(v.path)
-        kept = [0] + [i + 1 for i in v.path]                             # rows of the pass on the accepted path
+    def _accept(self, s: _Pass) -> None:
+        s.v = verify_tree(s.tree, s.p, self.cfg.sampling.greedy, self.generator)
+        s.kept = [0] + [i + 1 for i in s.v.path]                         # rows of the pass on the accepted path
 
-        # 4. commit the accepted path + correction/bonus; compact the target cache to that path
-        emitted = tokens[v.path].tolist() + [v.next_token]
-        emitted = emitted[:remaining]
+    def _commit(self, s: _Pass) -> None:
+        emitted = (s.tree.tokens[s.v.path].tolist() + [s.v.next_token])[: s.remaining]
         for j, t in enumerate(emitted):
             if t in self.eos and self.cfg.stop_at_eos:
                 emitted = emitted[: j + 1]
                 self.stopped_at_eos = True
                 break
-        self._keep(start, kept)
+        s.emitted = emitted
+        self._keep(s.start, s.kept)
         self.ids = torch.cat([self.ids, torch.tensor(emitted, dtype=torch.long)])
         if self.hidden is not None:
-            self.hidden = torch.cat([self.hidden, h[kept]])              # (T-1, H)
+            self.hidden = torch.cat([self.hidden, s.hidden[s.kept]])     # (T-1, H)
         self._sync()
-        t_verified = time.perf_counter()
+        s.t_verified = time.perf_counter()
 
-        # 5. update: the proposer rolls back its own state; adaptive k moves
-        self.proposer.update(self.context(), n)
-        dc2 = self.proposer.cache_length()
-        k_asked = self.k
-        if self.cfg.adaptive:
-            self.k = adapt_k(self.k, max(tree.depths, default=0), n, self.cfg.k)  # a chain's depth = its length
+    def _update(self, s: _Pass) -> None:
+        self.proposer.update(self.context(), len(s.v.path))
+        s.drafter_cache.append(self.proposer.cache_length())
+        s.target_cache.append(self.cache.get_seq_length())
+        if self.cfg.adaptive:                                            # a chain's depth = its length
+            self.k = adapt_k(self.k, max(s.tree.depths, default=0), len(s.v.path), self.cfg.k)
 
-        # 6. record
+    def _record(self, s: _Pass) -> StepRecord:
+        tree, v, logits, p, kept, emitted = s.tree, s.v, s.logits, s.p, s.kept, s.emitted
+        greedy = self.cfg.sampling.greedy
         top = torch.topk(logits[kept][: len(emitted)], 2, dim=-1).values if self.vocab > 1 else None  # (e, 2)
+        dc0, dc1, dc2 = s.drafter_cache
         rec = StepRecord(
-            index=len(self.steps), k=k_asked, context_len=len(self.ids) - len(emitted),
-            drafted=tokens.tolist(), decisions=v.decisions, parents=tree.parents, tested=v.tested, path=v.path,
-            draws=v.draws, ratios=v.ratios, n_accepted=n, next_token=v.next_token,
-            next_origin=v.origin, emitted=emitted, draft_s=t_drafted - t_start,
-            verify_s=t_verified - t_drafted,
+            index=len(self.steps), k=s.k_asked, context_len=len(self.ids) - len(emitted),
+            drafted=tree.tokens.tolist(), decisions=v.decisions, parents=tree.parents, tested=v.tested, path=v.path,
+            draws=v.draws, ratios=v.ratios, n_accepted=len(v.path), next_token=v.next_token,
+            next_origin=v.origin, emitted=emitted, draft_s=s.t_drafted - s.t_start,
+            verify_s=s.t_verified - s.t_drafted,
             logit_top1=top[:, 0].tolist() if top is not None else [],
             logit_gap=(top[:, 0] - top[:, 1]).tolist() if top is not None else [],
-            greedy=greedy, q_deterministic=draft.q is None, last_token=int(fed[0]),
-            target_cache=(tc0, tc1, self.cache.get_seq_length()),
-            drafter_cache=None if dc1 is None else (dc0 or 0, dc1, dc2))
+            greedy=greedy, q_deterministic=s.draft.q is None, last_token=int(s.fed[0]),
+            target_cache=tuple(s.target_cache), drafter_cache=None if dc1 is None else (dc0 or 0, dc1, dc2))
         if self.cfg.record:
             shown = logits.softmax(-1) if greedy else p                  # greedy: draw the T=1 softmax
             rec.p_top = top_rows(shown)                                  # n+1 rows
-            rec.q_top = ([TopTokens(ids=[t], probs=[1.0]) for t in rec.drafted] if draft.q is None
+            rec.q_top = ([TopTokens(ids=[t], probs=[1.0]) for t in rec.drafted] if s.draft.q is None
                          else top_rows(tree.q))                          # n rows (one-hot: the token)
             if rec.rejected_at is not None:                              # p in force there, q of the rejected node
                 rec.p_rejected, rec.q_rejected = p[kept[-1]].clone(), tree.q[v.tested[-1]].clone()
-        self.steps.append(rec)
-        self.wall_s += time.perf_counter() - t_start                     # recording included
-        if self.stopped_at_eos or len(self.new_tokens) >= self.cfg.max_new_tokens:
-            self.finished = True
         return rec
 
-    def run(self):
-        """Run to the end, yielding each step's record."""
+    def run(self, around: Callable[[], AbstractContextManager] = nullcontext):
+        """Run to the end, yielding each step's record. Each step runs inside a fresh `around()` (the app
+        passes its turn on the shared model, so a page can redraw between steps outside the turn)."""
         while not self.finished:
-            yield self.step()
+            with around():
+                rec = self.step()
+            yield rec
 
     def summary(self) -> RunSummary:
         tok = self.target.tokenizer
@@ -256,11 +291,3 @@ class Decoder:
             s.k_at_floor = 0
         return s
 
-
-def generate(target: LoadedModel, proposer: Proposer | None, prompt_ids, cfg: DecodeConfig,
-             eos_token_id=None) -> tuple[RunSummary, list[StepRecord]]:
-    """Run to the end; returns (summary, step records)."""
-    d = Decoder(target, proposer, prompt_ids, cfg, eos_token_id)
-    for _ in d.run():
-        pass
-    return d.summary(), d.steps

@@ -7,7 +7,6 @@ speedup = method tokens/s ÷ plain tokens/s of the same repeat, end to end, medi
 """
 from __future__ import annotations
 
-import statistics
 import warnings
 from dataclasses import dataclass, field
 
@@ -15,6 +14,7 @@ from specviz.core.errors import InputError
 from specviz.core.records import RunSummary, StepRecord
 from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
+from specviz.core.stats import median, spread
 from specviz.engine import measure
 from specviz.engine import methods as M
 from specviz.engine.decode import DecodeConfig
@@ -140,23 +140,21 @@ def table(runs: list[Run]) -> list[dict]:
     rows = []
     for (w, m, k), rs in groups.items():
         s = [r.summary for r in rs]
-        acc = [x.draft_acceptance_rate for x in s if x.draft_acceptance_rate is not None]
-        alpha = [x.alpha for x in s if x.alpha is not None]
         ratios = [r.speedup for r in rs]
         rows.append({
             "workload": w, "kind": rs[0].kind, "method": m, "k": k if m != "plain" else None,
-            "alpha": statistics.median(alpha) if alpha else None,
-            "draft_acceptance_rate": statistics.median(acc) if acc else None,
-            "tokens_per_pass": statistics.median(x.tokens_per_pass for x in s),
-            "tokens_per_s": statistics.median(x.tokens_per_s for x in s),
+            "alpha": median(x.alpha for x in s),
+            "draft_acceptance_rate": median(x.draft_acceptance_rate for x in s),
+            "tokens_per_pass": median(x.tokens_per_pass for x in s),
+            "tokens_per_s": median(x.tokens_per_s for x in s),
             "speedup": measure.speedup_of(ratios),
-            "spread": measure.spread(ratios),          # of the per-repeat ratios; None with one repeat
+            "spread": spread(ratios),          # of the per-repeat ratios; None with one repeat
             "repeats": len(rs),
-            "target_passes": statistics.median(x.target_passes for x in s),
-            "draft_s": statistics.median(x.draft_s for x in s),
-            "verify_s": statistics.median(x.verify_s for x in s),
-            "wall_s": statistics.median(x.wall_s for x in s),
-            "repetition": statistics.median(repetition(x.token_ids) for x in s),
+            "target_passes": median(x.target_passes for x in s),
+            "draft_s": median(x.draft_s for x in s),
+            "verify_s": median(x.verify_s for x in s),
+            "wall_s": median(x.wall_s for x in s),
+            "repetition": median(repetition(x.token_ids) for x in s),
         })
     return rows
 
@@ -218,8 +216,8 @@ def recommend(runs: list[Run]) -> dict[str, Recommendation]:
         for r in rows:
             if r["kind"] == kind:
                 cands.setdefault((r["method"], r["k"]), []).append(r)
-        scored = sorted(((statistics.median(x["speedup"] for x in rs),
-                          statistics.median(x["tokens_per_pass"] for x in rs), key, len(rs))
+        scored = sorted(((median(x["speedup"] for x in rs),
+                          median(x["tokens_per_pass"] for x in rs), key, len(rs))
                          for key, rs in cands.items()), reverse=True)
         best, second = scored[0], (scored[1] if len(scored) > 1 else None)
         n_w = len({r["workload"] for r in rows if r["kind"] == kind})
@@ -227,10 +225,9 @@ def recommend(runs: list[Run]) -> dict[str, Recommendation]:
         if best[0] < SPEEDUP_MARGIN or best[1] <= 1.0:  # a "win" that saved no pass is timing noise
             out[kind] = Recommendation(kind, "plain", None, best[0], best[1], n_w, label(best))
         else:
-            spreads = [x["spread"] for x in cands[best[2]] if x.get("spread") is not None]
             out[kind] = Recommendation(kind, best[2][0], best[2][1], best[0], best[1], n_w,
                                        label(second) if second else None,
-                                       statistics.median(spreads) if spreads else None)
+                                       median(x.get("spread") for x in cands[best[2]]))
     return out
 
 

@@ -1,5 +1,6 @@
-"""The one way to run methods to the end against plain decoding, and report (docs/metrics.md).
+"""The one way to time runs, and to run methods to the end against plain decoding, and report (docs/metrics.md).
 
+    timed    wall seconds of any piece of work, end to end, read after the device has finished it
     run      one timed run to the end: tokens/s end to end (proposer reset and prefill included,
              model load excluded), timed from the outside so every caller counts the same things
     ratio    method tokens/s ÷ plain tokens/s of the plain run in the same repeat
@@ -7,57 +8,62 @@
     spread   interquartile range of the repeats (4 or more), their range (2 or 3), unknown (1)
     quote    a figure whose spread is larger than its distance from 1 is too noisy to quote
 
-Each repeat runs plain decoding once and every contender once, in an order rotated per repeat, so a
-slow minute of a shared machine falls on all of them alike, and every contender shares that plain run.
+Each repeat runs plain decoding once and every contender once, in an order rotated per repeat
+(`one_repeat`), so a slow minute of a shared machine falls on all of them alike, and every contender
+shares that plain run. `interleaved` repeats that for the decode loop; the bench calls `one_repeat`
+with its own runs (transformers' generate() among them), v(k) (engine/passcost.py) with its steps.
 Greedy equality is judged by specviz.core.neartie (the first divergence, and whether it is a near-tie).
 The app (Compare, k/n experiments, Step through), the CLI, the bench, the interview answers and the
 training evaluation all measure through this module.
 """
 from __future__ import annotations
 
-import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 
 from specviz.core.neartie import Divergence, first_divergence
 from specviz.core.records import RunSummary, StepRecord
+from specviz.core.stats import median, spread
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Proposer
 
+T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+
 TOO_NOISY = "too noisy to quote, re-measure"
 
 
 # -- one run ------------------------------------------------------------------------------------------
+def timed(device: "torch.device", work: Callable[[], T]) -> tuple[T, float]:
+    """(work(), its wall seconds): the clock is read after the device has finished the work queued
+    before and by it (a GPU runs asynchronously; a CPU needs no wait)."""
+    sync(device)
+    t0 = time.perf_counter()
+    out = work()
+    sync(device)
+    return out, time.perf_counter() - t0
+
+
 def run(target: LoadedModel, proposer: Proposer | None, prompt_ids, cfg: DecodeConfig,
         eos_token_id=None) -> tuple[RunSummary, list[StepRecord]]:
     """One run to the end through the decode loop, timed end to end from the outside."""
-    sync(target.device)
-    t0 = time.perf_counter()
-    d = Decoder(target, proposer, prompt_ids, cfg, eos_token_id)
-    for _ in d.run():
-        pass
-    sync(target.device)
-    wall = time.perf_counter() - t0
+    def to_end() -> Decoder:
+        d = Decoder(target, proposer, prompt_ids, cfg, eos_token_id)
+        for _ in d.run():
+            pass
+        return d
+
+    d, wall = timed(target.device, to_end)
     s = d.summary()
     return replace(s, wall_s=wall, tokens_per_s=len(s.token_ids) / wall if wall > 0 else 0.0), d.steps
 
 
 # -- the rules -----------------------------------------------------------------------------------------
-def spread(xs: list[float]) -> float | None:
-    """Interquartile range with 4 or more values, the range with 2 or 3, None with fewer."""
-    xs = sorted(x for x in xs if x is not None)
-    if len(xs) < 2:
-        return None
-    if len(xs) < 4:
-        return xs[-1] - xs[0]
-    q = statistics.quantiles(xs, n=4, method="inclusive")
-    return q[2] - q[0]
-
-
 def too_noisy(value: float, sp: float | None, reference: float = 1.0) -> bool:
     """True when the spread is larger than the effect shown (the distance from the reference)."""
     return sp is not None and sp > abs(value - reference)
@@ -72,10 +78,9 @@ def quote(value: float, sp: float | None, repeats: int, reference: float = 1.0, 
     return f"{value:.2f}{unit} (spread {sp:.2f} over {repeats} repeats)"
 
 
-def speedup_of(ratios: list[float]) -> float | None:
-    """The speedup rule: median of per-repeat ratios."""
-    xs = [x for x in ratios if x is not None]
-    return statistics.median(xs) if xs else None
+def speedup_of(ratios: list[float | None]) -> float | None:
+    """The speedup rule: the median of the per-repeat ratios (None: no ratio was measured)."""
+    return median(ratios)
 
 
 # -- the result type --------------------------------------------------------------------------------------
@@ -137,6 +142,20 @@ class Measured:
 Contender = tuple[Callable[[], Proposer | None], DecodeConfig]  # (proposer factory, its settings)
 
 
+def one_repeat(order: list[K], r: int, run_one: Callable[[K], T], done: Callable[[K], None] | None = None
+               ) -> dict[K, T]:
+    """Repeat r (from 0) of an interleaved measurement: every entry of `order` (plain decoding first)
+    run once through run_one, starting at entry r mod len(order) and wrapping round, so that across
+    repeats no contender always runs first or last. done(entry) is called after each run."""
+    i = r % len(order) if order else 0
+    got = {}
+    for x in order[i:] + order[:i]:
+        got[x] = run_one(x)
+        if done:
+            done(x)
+    return got
+
+
 def interleaved(target: LoadedModel, prompt_ids, contenders: dict[str, Contender], plain_cfg: DecodeConfig,
                 repeats: int = 3, eos_token_id=None, progress=None) -> tuple[dict[str, Measured], list]:
     """Every contender against plain decoding, `repeats` interleaved rounds sharing one plain run each.
@@ -149,20 +168,21 @@ def interleaved(target: LoadedModel, prompt_ids, contenders: dict[str, Contender
     order = [None, *labels]               # None = plain
     runs: dict[str, list] = {x: [] for x in labels}
     plains: list = []
-    total, done = repeats * len(order), 0
+    total, done = repeats * len(order), [0]
     warm_up(target, prompt_ids, contenders, plain_cfg, eos_token_id)
+
+    def run_one(x):
+        if x is None:
+            return run(target, None, prompt_ids, plain_cfg, eos_token_id)
+        make, cfg = contenders[x]
+        return run(target, make(), prompt_ids, cfg, eos_token_id)
+
     for r in range(repeats):
-        rot = order[r % len(order):] + order[: r % len(order)]
-        got = {}
-        for x in rot:
-            if x is None:
-                got[x] = run(target, None, prompt_ids, plain_cfg, eos_token_id)
-            else:
-                make, cfg = contenders[x]
-                got[x] = run(target, make(), prompt_ids, cfg, eos_token_id)
-            done += 1
+        def tick(x, r=r):
+            done[0] += 1
             if progress:
-                progress(done / total, f"repeat {r + 1}/{repeats}: {'plain' if x is None else x}")
+                progress(done[0] / total, f"repeat {r + 1}/{repeats}: {'plain' if x is None else x}")
+        got = one_repeat(order, r, run_one, tick)
         plains.append(got[None])
         for x in labels:
             runs[x].append(Repeat(*got[x], *got[None]))

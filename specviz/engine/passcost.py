@@ -3,15 +3,15 @@
 v(k) = time of one target pass over k+1 new positions / t1, both timed as decode-loop steps
        (the verify pass with its acceptance and cache rollback), as the bench's runs are.
 c    = time to draft one token / t1 (from a run's step records).
-Medians of interleaved rounds, with the spread (IQR over rounds) beside each: these machines are
-noisy, and a v(k) whose spread is larger than its distance from 1 is too noisy to quote.
+Medians of interleaved rounds (the rotation of engine/measure.one_repeat), with the spread (IQR over
+rounds) beside each: these machines are noisy, and a v(k) whose spread is larger than its distance
+from 1 is too noisy to quote.
 """
 from __future__ import annotations
 
-import statistics
-
 import torch
 
+from specviz.core.stats import median, spread
 from specviz.engine import measure
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.models import LoadedModel
@@ -74,11 +74,11 @@ def measure_v(target: LoadedModel, ks=V_KS, context: int = 256, repeats: int = 7
     for d in decoders.values():  # warm-up step
         d.step()
     ratios: dict[int, list[float]] = {k: [] for k in ks}
-    for r in range(repeats):  # interleaved
-        t = {k: statistics.median(d.step().verify_s for _ in range(steps_per_round)) for k, d in decoders.items()}
+    for r in range(repeats):  # interleaved as every measurement is: plain (k = 0) and each size once, rotated
+        t = measure.one_repeat([0, *ks], r, lambda k: median(decoders[k].step().verify_s
+                                                             for _ in range(steps_per_round)))
         for k in ks:
             ratios[k].append(t[k] / t[0])
         if progress:
             progress((r + 1) / repeats)
-    return VTable({k: statistics.median(ratios[k]) for k in ks}, {k: measure.spread(ratios[k]) for k in ks},
-                  repeats)
+    return VTable({k: median(ratios[k]) for k in ks}, {k: spread(ratios[k]) for k in ks}, repeats)

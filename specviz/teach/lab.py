@@ -206,9 +206,10 @@ def first_drafting_prefix(target: LoadedModel, proposer, prompt_ids: list[int], 
 
     For lookup: a chat prompt's last tokens (the template) rarely occur earlier, so the first draft
     usually comes a few tokens into the reply. Falls back to the prompt when it never drafts."""
-    from specviz.engine.decode import DecodeConfig, generate
+    from specviz.engine.decode import DecodeConfig
+    from specviz.engine.measure import run
 
-    _, steps = generate(target, None, prompt_ids, DecodeConfig(k=1, max_new_tokens=ahead, record=False))
+    _, steps = run(target, None, prompt_ids, DecodeConfig(k=1, max_new_tokens=ahead, record=False))
     reply = [t for s in steps for t in s.emitted]
     for i in range(len(reply) + 1):
         ids = torch.tensor(list(prompt_ids) + reply[:i])                     # (T,)

@@ -3,13 +3,12 @@ papers report next to this app's numbers; plus self-speculation by layer skippin
 from __future__ import annotations
 
 import statistics
-import time
 from dataclasses import dataclass
 
 import torch
 from transformers import DynamicCache
 
-from specviz.engine.device import sync
+from specviz.engine import measure
 
 KIB, GB = 1024, 1e9
 
@@ -77,11 +76,8 @@ def v_by_batch(model, vocab: int, batches=(1, 4, 16), ks=(1, 4, 8), context: int
             for _ in range(repeats + 1):                                         # the first round warms up
                 for k in times:
                     x = torch.randint(0, vocab, (b, k + 1), generator=g).to(dev)  # (B, k+1)
-                    sync(dev)                                                   # a GPU runs asynchronously:
-                    t0 = time.perf_counter()                                    # time the work, not the launch
-                    model(input_ids=x, cache=cache, use_cache=True)
-                    sync(dev)
-                    times[k].append(time.perf_counter() - t0)
+                    _, secs = measure.timed(dev, lambda: model(input_ids=x, cache=cache, use_cache=True))
+                    times[k].append(secs)
                     cache.crop(-(k + 1))
         t1 = statistics.median(times[0][1:])
         out[b] = {k: statistics.median(times[k][1:]) / t1 for k in ks}

@@ -158,7 +158,8 @@ def lookup_rules(target, workload, k: int = 4, n_min: int = 1, n_max: int = 4, m
                  temperature: float = 0.0, seed: int = 0) -> dict[str, dict]:
     """Run specviz's lookup with each rule (most recent match vs vLLM's earliest) on one workload."""
     from specviz.core.sampling import SamplingConfig
-    from specviz.engine.decode import DecodeConfig, Decoder
+    from specviz.engine import measure
+    from specviz.engine.decode import DecodeConfig
     from specviz.engine.methods import encode_prompt
     from specviz.proposers.lookup import RULES, PromptLookup
 
@@ -166,11 +167,8 @@ def lookup_rules(target, workload, k: int = 4, n_min: int = 1, n_max: int = 4, m
     out = {}
     for rule in RULES:
         cfg = DecodeConfig(k=k, max_new_tokens=max_new, sampling=SamplingConfig(temperature), seed=seed, record=False)
-        dec = Decoder(target, PromptLookup(n_min=n_min, n_max=n_max, rule=rule), ids, cfg,
-                      eos_token_id=target.tokenizer.eos_token_id)
-        for _ in dec.run():
-            pass
-        s = dec.summary()
+        s, _ = measure.run(target, PromptLookup(n_min=n_min, n_max=n_max, rule=rule), ids, cfg,
+                           eos_token_id=target.tokenizer.eos_token_id)
         out[rule] = {"drafted": s.drafted, "accepted": s.accepted, "passes": s.target_passes,
                      "draft_acceptance": (s.accepted / s.drafted) if s.drafted else None,
                      "tokens_per_pass": s.tokens_per_pass, "tokens": len(s.token_ids)}

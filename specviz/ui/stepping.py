@@ -188,9 +188,7 @@ def play(dec: Decoder, box, redraw) -> None:
         waited[0] = True
         note[0](ahead)
 
-    while not dec.finished:
-        with TURNS.turn(on_wait):
-            rec = dec.step()
+    for rec in dec.run(lambda: TURNS.turn(on_wait)):  # each step in its own turn; redraws outside it
         if waited[0]:  # the waiting note took the bar's place: bring the bar back
             waited[0], bar, note[0] = False, box.progress(0.0, "playing…"), app.waiter(box)
         now = time.monotonic()
@@ -231,7 +229,7 @@ def check_against_plain(run: dict, bar) -> measure.Measured:
         rep.steps, rep.plain_steps = memory.lean(rep.steps), memory.lean(rep.plain_steps)
     run["check"], run["check_shared"] = chk, between.shared
     app.remember_run(run["method"], chk.summary, chk.steps, chk.plain, k=run["k"], n=run["n"],
-                     plain_steps=chk.plain_steps)
+                     plain_steps=chk.plain_steps, speedup=chk.speedup)  # the speedup the panel shows
     return chk
 
 

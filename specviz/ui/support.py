@@ -224,20 +224,25 @@ def proposer_for(method: str, tgt: LoadedModel, n: int = 3, n_min: int | None = 
 
 # -- measured runs shared between pages (the calculator fills itself from these) ----------------
 def remember_run(method: str, summary, steps, plain_summary=None, k: int | None = None,
-                 n: int | None = None, v_table: dict | None = None, plain_steps=None) -> None:
+                 n: int | None = None, v_table: dict | None = None, plain_steps=None,
+                 speedup: float | None = None) -> None:
     """Keep the last measured run per method in this session (summary + step records).
 
     plain_summary: the plain-decoding run measured alongside it (same prompt, same settings),
-    which gives the measured speedup and t1; v_table: {k: v(k)} if measured; plain_steps: that
-    plain run's step records (t1 is then their median pass time rather than a mean).
+    which gives t1 (and the measured speedup, unless `speedup` says it); v_table: {k: v(k)} if
+    measured; plain_steps: that plain run's step records (t1 is then their median pass time rather
+    than a mean); speedup: the figure the page showed, when it measured over several repeats (the
+    median of their ratios): the calculator shows that one, not this run's own ratio.
     """
     st.session_state.setdefault("measured_runs", {})[method] = {
         "summary": summary, "steps": memory.lean(steps), "plain": plain_summary, "k": k, "n": n,
-        "v_table": v_table, "plain_steps": None if plain_steps is None else memory.lean(plain_steps), "at": time.time()}
+        "v_table": v_table, "plain_steps": None if plain_steps is None else memory.lean(plain_steps),
+        "speedup": speedup, "at": time.time()}
 
 
 def measured_runs() -> dict:
-    """{method: {"summary", "steps", "plain", "k", "n", "v_table", "plain_steps", "at"}} for this session."""
+    """{method: {"summary", "steps", "plain", "k", "n", "v_table", "plain_steps", "speedup", "at"}} for
+    this session."""
     return st.session_state.get("measured_runs", {})
 
 
@@ -323,20 +328,17 @@ def run_job(key: str, work):
 @st.cache_data(ttl=300, show_spinner="Timing a few decoding steps for the estimate…", max_entries=8)
 def step_seconds(name: str, device: str, dtype: str) -> tuple[float, float]:
     """(median plain-step seconds, prefill seconds) on this machine now: 8 plain steps, in a turn."""
-    import statistics
-
-    from specviz.engine import workloads
-    from specviz.engine.decode import DecodeConfig, Decoder
+    from specviz.core.stats import median
+    from specviz.engine import measure, workloads
+    from specviz.engine.decode import DecodeConfig
     from specviz.engine.methods import encode_prompt
 
     tgt = cached_model(name, device, dtype)
     w = workloads.WORKLOADS[0]
-    dec = Decoder(tgt, None, encode_prompt(tgt.tokenizer, w.prompt, w.chat),
-                  DecodeConfig(k=1, max_new_tokens=9, record=False, stop_at_eos=False))
     with TURNS.turn():
-        for _ in dec.run():
-            pass
-    return statistics.median(r.verify_s for r in dec.steps[1:]), dec.prefill_s
+        s, steps = measure.run(tgt, None, encode_prompt(tgt.tokenizer, w.prompt, w.chat),
+                               DecodeConfig(k=1, max_new_tokens=9, record=False, stop_at_eos=False))
+    return median(r.verify_s for r in steps[1:]), s.prefill_s
 
 
 def estimate(runs: RunCount, max_new: int) -> tuple[float, str]:

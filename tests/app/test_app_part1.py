@@ -226,6 +226,8 @@ def test_against_plain_matches_in_float32_and_fills_the_calculator(warm):
     assert "Measured speedup" in metrics(at)
     entry = at.session_state["measured_runs"]["lookup"]
     assert entry["plain"] is not None and entry["plain_steps"]
+    shown = at.session_state["stp"]["check"].speedup          # the median of the two repeats' ratios, shown
+    assert entry["speedup"] == shown                           # ... is what the calculator is handed
     at.switch_page("pages/breakeven.py").run()
     at.button(key="bk_fill_btn").click().run()
     assert errors(at) == []
@@ -235,7 +237,7 @@ def test_against_plain_matches_in_float32_and_fills_the_calculator(warm):
     body = text(at)
     assert f"α̂ = {s.draft_acceptance_rate:.2f}" in body and "τ = 1 + α̂·k̄" in body
     assert "Per-position acceptance" in str([c.proto for c in at.get("plotly_chart")])
-    assert "Cost-model check" in body and "predicted" in body and "measured" in body
+    assert "Cost-model check" in body and "predicted" in body and f"measured **{shown:.2f}×**" in body
     assert f"measured τ = **{s.tokens_per_pass:.2f}**" in body
 
 

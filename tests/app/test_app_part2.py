@@ -334,35 +334,35 @@ def test_serve_prefills_from_the_measured_recommendation():
     assert any("Pre-filled from your comparison" in c.value for c in at.caption)
 
 
-def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch):
-    """The heads-vs-fine-tune section on the tiny target: the shipped heads fit the real target only, so
-    the medusa bars come from a real Medusa proposer with freshly initialised heads on the tiny target."""
+def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch, tmp_path):
+    """The heads-vs-fine-tune section on the tiny target, through the real loader: Medusa heads saved for
+    the page's tiny target (its fingerprint on the card) load silently on it and, on a fine-tune of
+    another checkpoint, with the loader's own warning, which the page shows."""
+    from saved_heads import save_medusa_for
+
     from specviz.engine import artifacts
     from specviz.engine import methods as M
     from specviz.engine.models import tiny_llama
-    import torch
+    from specviz.ui import support
 
-    from specviz.proposers.medusa import Medusa, MedusaHeads
-    from specviz.proposers.vocab import SubsetHead
-
-    def tiny_medusa(target):
-        w = target.model.get_output_embeddings().weight                     # (V, H)
-        return Medusa(MedusaHeads(w.shape[1], n_heads=4).to(w.dtype), SubsetHead(w, torch.arange(w.shape[0])))
+    save_medusa_for(support._load("tiny:0", "auto", "float32"), tmp_path, n_heads=4)  # the page's target
 
     def tuned_of(target):
         m = tiny_llama(vocab_size=target.vocab_size, seed=5, max_positions=2048)
         m.tokenizer = target.tokenizer
         return m
 
-    real = M.make_proposer
-    monkeypatch.setattr(M, "trained_available", lambda: {"medusa": True, "eagle": False, "lora": True})
-    monkeypatch.setattr(artifacts, "load_finetuned_target", tuned_of)
-    monkeypatch.setattr(M, "make_proposer", lambda m, t, **kw: tiny_medusa(t) if m == "medusa"
-                        else real(m, t, **kw))
+    monkeypatch.setattr(artifacts, "MODELS_DIR", tmp_path)      # where the loader looks, not what it says
+    monkeypatch.setattr(M, "trained_available", lambda: {**artifacts.available(), "lora": True})
+    monkeypatch.setattr(artifacts, "load_finetuned_target", tuned_of)  # the fine-tune: another tiny checkpoint
     at = page("pitfalls")
     at.number_input(key="pit_k").set_value(2)
     ok(at.button(key="pit_run").click().run())
-    assert not at.error or all("Pairing refused" in e.value for e in at.error)
+    # the one error is section (a)'s lesson: a drafter with another tokenizer is refused
+    assert [e.value.split(":")[0] for e in at.error] == ["Pairing refused"]
+    warned = [w.value for w in at.warning if w.value.startswith("Loading ")]
+    assert len(warned) == 1 and warned[0].startswith(
+        "Loading medusa on the fine-tuned target — warned: the medusa artifact was trained for another checkpoint")
     fig = json.loads(at.get("plotly_chart")[-1].proto.spec)
     assert [tr["name"] for tr in fig["data"]] == ["base target", "fine-tuned target"]
     assert all(tr["x"] == ["medusa", "lookup"] for tr in fig["data"])

@@ -1,6 +1,5 @@
 """Fair turns on the shared model (specviz.ui.turns), lean records and idle eviction (specviz.ui.memory),
 and the thread settings (specviz.runtime). Pure Python and threads: no model, no timing assertions."""
-import os
 import threading
 import time
 import weakref
@@ -14,33 +13,45 @@ from specviz.ui import memory
 from specviz.ui.turns import Turns
 
 
+def _until(cond, what: str, limit_s: float = 10.0) -> None:
+    """Wait for a state of the queue (not for a time): fail loudly if it never comes."""
+    end = time.monotonic() + limit_s
+    while not cond():
+        assert time.monotonic() < end, f"never happened: {what}"
+        time.sleep(0.001)
+
+
 def _round_robin(turns: Turns, names: str, steps: int) -> list[str]:
-    order, started = [], []
+    """Sessions queued in the order of `names` behind a held turn, each taking `steps` turns. Inside a
+    turn a session waits until every other session with steps left is queued again, so what the order
+    shows is the queue's rule, whatever the thread scheduler does."""
+    order, left = [], {n: steps for n in names}
+    queued = {n: threading.Event() for n in names}
 
     def worker(name):
-        started.append(name)
         for _ in range(steps):
-            with turns.turn():
+            with turns.turn(on_wait=lambda ahead: queued[name].set()):
+                others = sum(1 for n, k in left.items() if n != name and k > 0)
+                _until(lambda: turns.waiting() >= others, f"the {others} other sessions queue behind {name}")
                 order.append(name)
-                time.sleep(0.02)
+                left[name] -= 1
 
+    held = turns.acquire()                      # nobody runs until all have queued, in this order
     threads = []
     for n in names:
         t = threading.Thread(target=worker, args=(n,))
         t.start()
+        assert queued[n].wait(10), f"{n} never queued"
         threads.append(t)
-        while n not in started:
-            time.sleep(0.001)
+    turns.release(held)
     for t in threads:
         t.join(10)
     return order
 
 
 def test_sessions_alternate_step_by_step():
-    order = _round_robin(Turns(), "abc", 4)
-    assert sorted(order) == sorted("abc" * 4)
-    # once all three are queued, no session takes two turns in a row
-    assert all(x != y for x, y in zip(order[2:], order[3:])), order
+    # first come first served, and a session that wants another step goes to the back of the queue
+    assert _round_robin(Turns(), "abc", 4) == list("abc" * 4)
 
 
 def test_without_turns_a_session_runs_ahead():

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from specviz.engine import workloads
-from specviz.engine.decode import DecodeConfig, generate
+from specviz.engine.decode import DecodeConfig
+from specviz.engine import measure
 from specviz.engine.methods import encode_prompt, make_proposer
 from specviz.engine.models import load_model
 
@@ -23,8 +24,8 @@ def target32():
 def test_loads_offline_and_answers(target32):
     assert target32.vocab_size == 49152 and target32.model.config.num_hidden_layers == 30
     ids = encode_prompt(target32.tokenizer, "What is the capital of France?", chat=True)
-    s, _ = generate(target32, None, ids, DecodeConfig(max_new_tokens=12),
-                    eos_token_id=target32.tokenizer.eos_token_id)
+    s, _ = measure.run(target32, None, ids, DecodeConfig(max_new_tokens=12),
+                       eos_token_id=target32.tokenizer.eos_token_id)
     assert "Paris" in s.text
 
 
@@ -33,8 +34,8 @@ def test_lookup_equals_plain_on_copy_workloads(target32, w):
     ids = encode_prompt(target32.tokenizer, w.prompt, w.chat)
     cfg = DecodeConfig(k=K, max_new_tokens=NEW, record=False)
     eos = target32.tokenizer.eos_token_id
-    plain, _ = generate(target32, None, ids, cfg, eos)
-    look, _ = generate(target32, make_proposer("lookup", target32, n=N), ids, cfg, eos)
+    plain, _ = measure.run(target32, None, ids, cfg, eos)
+    look, _ = measure.run(target32, make_proposer("lookup", target32, n=N), ids, cfg, eos)
     assert torch.equal(torch.tensor(look.token_ids), torch.tensor(plain.token_ids))
     assert look.draft_acceptance_rate is not None and look.draft_acceptance_rate >= 0.6, look.draft_acceptance_rate
     assert look.tokens_per_pass > 1.5
@@ -51,7 +52,7 @@ def test_tree_methods_equal_plain_in_float32(target32, method):
     for w in (workloads.get("summarise-passage"), workloads.get("story")):
         ids = encode_prompt(target32.tokenizer, w.prompt, w.chat)
         cfg = DecodeConfig(k=4, max_new_tokens=48, record=False)
-        plain, _ = generate(target32, None, ids, cfg, eos)
-        tree, steps = generate(target32, make_proposer(method, target32), ids, cfg, eos)
+        plain, _ = measure.run(target32, None, ids, cfg, eos)
+        tree, steps = measure.run(target32, make_proposer(method, target32), ids, cfg, eos)
         assert torch.equal(torch.tensor(tree.token_ids), torch.tensor(plain.token_ids))
         assert any(len(s.drafted) > s.depth for s in steps)          # trees were verified, not chains

@@ -6,7 +6,8 @@ import torch
 
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import workloads
-from specviz.engine.decode import DecodeConfig, generate
+from specviz.engine.decode import DecodeConfig
+from specviz.engine import measure
 from specviz.engine.methods import encode_prompt, make_proposer
 from specviz.engine.models import load_model
 from specviz.teach import reality as R
@@ -24,7 +25,7 @@ def tau(target, name, temperature):
     w = workloads.get(name)
     ids = encode_prompt(target.tokenizer, w.prompt, w.chat)
     cfg = DecodeConfig(k=4, max_new_tokens=64, sampling=SamplingConfig(temperature), seed=0, record=False)
-    s, _ = generate(target, make_proposer("lookup", target, n=3), ids, cfg, target.tokenizer.eos_token_id)
+    s, _ = measure.run(target, make_proposer("lookup", target, n=3), ids, cfg, target.tokenizer.eos_token_id)
     return s.tokens_per_pass
 
 

@@ -169,6 +169,11 @@ def test_estimate_reproduces_the_previous_runs_timed_phases(capsys):
     for mode in ("greedy", "sampled"):
         assert timed(old, ref, mode, trained) == pytest.approx(ref["phases"][mode], rel=0.05), mode
     assert main(["bench", "--estimate"]) == 0
-    total = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("total"))
-    assert float(total.split()[1]) > 0
+    lines = capsys.readouterr().out.splitlines()
+    minutes = {ln[:28].strip(): float(ln[28:].split()[0]) for ln in lines}
+    total = minutes.pop("total")
+    assert total == pytest.approx(sum(minutes.values()), abs=0.05 * len(minutes))  # printed to 0.1 min
+    # that run used today's default plan: the estimate of the default plan is its measured wall time
+    assert (meta["repeats"], meta["seeds"], meta["max_new_tokens"], meta["tuning_tokens"]) == (3, [1, 2, 3], 128, 48)
+    assert total == pytest.approx(meta["wall_s"] / 60, rel=0.05)
 

@@ -85,8 +85,10 @@ def test_tiny_local_models(tiny_dirs):
                           "--n", "2", "--max-new-tokens", "12", "--json", "--dtype", "float32", "--against-plain", "3")
     assert rc3 == 0, err3
     chk = json.loads(out3)["against_plain"]
-    assert len(chk["ratios"]) == 3 and chk["speedup"] == pytest.approx(sorted(chk["ratios"])[1])
-    assert chk["spread"] == pytest.approx(max(chk["ratios"]) - min(chk["ratios"]))
+    # three repeats were run and reported with their spread (the rule itself: tests/tiny/test_measure.py)
+    assert len(chk["ratios"]) == 3 and all(x > 0 for x in chk["ratios"])
+    assert min(chk["ratios"]) <= chk["speedup"] <= max(chk["ratios"]) and chk["spread"] is not None
+    assert isinstance(chk["too_noisy"], bool) and chk["divergence"] is None
     assert chk["identical"] is True and json.loads(out3)["token_ids"] == res["token_ids"]
     # a drafter with another vocabulary is refused, with the reason
     rc, _, err = cli("generate", "--target", target, "--drafter", other, "--method", "draft",

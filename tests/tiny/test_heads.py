@@ -2,7 +2,8 @@
 import pytest
 import torch
 
-from specviz.engine.decode import DecodeConfig, Decoder, generate
+from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine import measure
 from specviz.engine.models import tiny_llama
 from specviz.proposers.draft_model import DraftModel
 from specviz.proposers.eagle import Eagle, EagleHead
@@ -56,8 +57,8 @@ def drafter(target, seed=3):
 
 
 def run(target, proposer, ids, k, n=40, sampling=SamplingConfig()):
-    s, steps = generate(target, proposer, ids, DecodeConfig(k=k, max_new_tokens=n, stop_at_eos=False,
-                                                            sampling=sampling))
+    s, steps = measure.run(target, proposer, ids, DecodeConfig(k=k, max_new_tokens=n, stop_at_eos=False,
+                                                               sampling=sampling))
     return torch.tensor(s.token_ids), s, steps
 
 

@@ -1,5 +1,5 @@
 """The one measuring path (engine/measure.py): the speedup rule, the spread, the refusal to quote."""
-import statistics
+from dataclasses import replace
 
 import pytest
 import torch
@@ -31,25 +31,53 @@ def target():
     return tiny_llama(vocab_size=V, layers=2, hidden=64, seed=0)
 
 
-def test_interleaved_shares_one_plain_run_per_repeat(target):
+def test_interleaved_shares_one_plain_run_per_repeat_and_rotates_the_order(target):
     g = torch.Generator().manual_seed(0)
     ids = (torch.randint(2, V, (12,), generator=g).tolist() * 4)[:40]
     cfg = DecodeConfig(k=3, max_new_tokens=10, stop_at_eos=False, record=False)
     look = PromptLookup(n_min=2, n_max=2)
+    said = []
     got, plains = measure.interleaved(target, ids, {"k3": (lambda: look, cfg),
                                                     "k1": (lambda: look, DecodeConfig(k=1, max_new_tokens=10,
                                                                                       stop_at_eos=False, record=False))},
-                                      measure.plain_config(cfg), repeats=3)
+                                      measure.plain_config(cfg), repeats=3, progress=lambda f, t: said.append(t))
+    # each repeat runs plain once and each method once, starting one place later each time
+    assert said == ["repeat 1/3: plain", "repeat 1/3: k3", "repeat 1/3: k1",
+                    "repeat 2/3: k3", "repeat 2/3: k1", "repeat 2/3: plain",
+                    "repeat 3/3: k1", "repeat 3/3: plain", "repeat 3/3: k3"]
     assert len(plains) == 3
     for m in got.values():
-        assert [r.plain for r in m.repeats] == [p for p, _ in plains]         # the same plain runs for both
-        assert m.ratios == [r.summary.tokens_per_s / r.plain.tokens_per_s for r in m.repeats]
-        assert m.speedup == pytest.approx(statistics.median(m.ratios))
-        assert m.typical.ratio == pytest.approx(m.speedup)
+        assert all(r.plain is p for r, (p, _) in zip(m.repeats, plains))     # the same plain runs for both
         assert m.compared and m.identical                                     # greedy, float32
-        for r in m.repeats:  # end to end: tokens over the outside wall time, which covers the prefill
-            assert r.summary.tokens_per_s == pytest.approx(len(r.summary.token_ids) / r.summary.wall_s)
+        for r in m.repeats:  # end to end: the outside wall time covers the prefill and every pass
             assert r.summary.wall_s >= r.summary.prefill_s + r.summary.verify_s
+
+
+def _repeats(plain, method_tps: list[float]) -> list:
+    """Repeats of a method against a plain run of 10 tokens/s, at the given method tokens/s."""
+    base = replace(plain, tokens_per_s=10.0)
+    return [measure.Repeat(replace(plain, tokens_per_s=x), [], base, []) for x in method_tps]
+
+
+def test_the_speedup_is_the_median_of_the_repeats_ratios_and_is_what_is_handed_on(target):
+    from specviz.core import costmodel
+    plain, steps = measure.run(target, None, list(range(5, 20)), DecodeConfig(k=1, max_new_tokens=4))
+    three = measure.Measured("m", _repeats(plain, [10.0, 30.0, 15.0]), None, compared=False)
+    assert three.ratios == pytest.approx([1.0, 3.0, 1.5])
+    assert three.speedup == pytest.approx(1.5) and three.spread == pytest.approx(2.0)
+    assert three.too_noisy and measure.TOO_NOISY in three.quote()        # spread 2.0 > its 0.5 from 1
+    two = measure.Measured("m", _repeats(plain, [10.0, 30.0]), None, compared=False)
+    assert two.speedup == pytest.approx(2.0)             # the middle of two: neither repeat's own ratio
+    # the break-even calculator is handed the figure shown, not the typical repeat's own ratio
+    ch = costmodel.run_checks("m", two.summary, steps, two.plain, measured_speedup=two.speedup)
+    assert ch.measured_speedup == pytest.approx(2.0) and two.typical.ratio != pytest.approx(2.0)
+
+
+def test_one_repeat_runs_each_entry_once_starting_one_later_each_repeat():
+    for r, first in [(0, "plain"), (1, "a"), (2, "b"), (3, "plain")]:
+        ran = []
+        got = measure.one_repeat(["plain", "a", "b"], r, lambda x: ran.append(x) or x.upper())
+        assert ran[0] == first and sorted(ran) == ["a", "b", "plain"] and got == {"plain": "PLAIN", "a": "A", "b": "B"}
 
 
 def test_sampled_runs_are_not_compared_token_by_token(target):

@@ -9,7 +9,8 @@ from transformers import DynamicCache, PreTrainedTokenizerFast
 from specviz.core import costmodel as be
 from specviz.core.errors import InputError
 
-from specviz.engine.decode import DecodeConfig, Decoder, generate
+from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine import measure
 from specviz.engine.methods import make_proposer
 from specviz.core.errors import ModelError
 from specviz.engine.models import check_same_tokenizer, tiny_llama
@@ -50,7 +51,7 @@ def prompt(seed=0, length=40):
 
 
 def plain_ids(target, ids, n=48):
-    s, _ = generate(target, None, ids, DecodeConfig(k=1, max_new_tokens=n, stop_at_eos=False))
+    s, _ = measure.run(target, None, ids, DecodeConfig(k=1, max_new_tokens=n, stop_at_eos=False))
     return torch.tensor(s.token_ids)
 
 
@@ -59,8 +60,8 @@ def test_lookup_greedy_equals_plain(target, k, n):
     for seed in range(3):
         ids = prompt(seed)
         ref = plain_ids(target, ids)
-        s, steps = generate(target, PromptLookup(n=n), ids,
-                            DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
+        s, steps = measure.run(target, PromptLookup(n=n), ids,
+                               DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
         assert torch.equal(torch.tensor(s.token_ids), ref)
         assert s.drafted > 0 and s.target_passes == len(steps)
         assert sum(st.n_emitted for st in steps) == 48
@@ -72,8 +73,8 @@ def test_drafter_greedy_equals_plain(target, other_drafter, noisy_drafter, k):
     ref = plain_ids(target, ids)
     # unrelated (mostly rejected), noisy copy (mixed), the target itself (always accepted)
     for d in (other_drafter.model, noisy_drafter, target.model):
-        s, steps = generate(target, DraftModel(d), ids,
-                            DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
+        s, steps = measure.run(target, DraftModel(d), ids,
+                               DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
         assert torch.equal(torch.tensor(s.token_ids), ref)
     assert s.accepted == s.drafted and s.tokens_per_pass > 1  # self-drafting: every draft kept
 
@@ -99,7 +100,7 @@ def test_rejections_and_rollback_leave_caches_exact(target, noisy_drafter):
 
 def test_step_records_add_up(target):
     ids = prompt(1)
-    s, steps = generate(target, PromptLookup(n=2), ids, DecodeConfig(k=4, max_new_tokens=40, stop_at_eos=False))
+    s, steps = measure.run(target, PromptLookup(n=2), ids, DecodeConfig(k=4, max_new_tokens=40, stop_at_eos=False))
     assert s.drafted == sum(len(st.drafted) for st in steps)
     assert s.accepted == sum(st.n_accepted for st in steps)
     assert s.tokens_per_pass == pytest.approx(40 / len(steps))
@@ -220,7 +221,7 @@ def test_tau_identity_holds_on_a_tiny_model_run(target, noisy_drafter, method, t
     ids = (torch.randint(2, V, (12,), generator=g).tolist() * 4)[:40]
     prop = PromptLookup(n_min=2, n_max=2) if method == "lookup" else DraftModel(noisy_drafter)
     cfg = DecodeConfig(k=4, max_new_tokens=60, stop_at_eos=False, sampling=SamplingConfig(temperature=temperature))
-    s, steps = generate(target, prop, ids, cfg)
+    s, steps = measure.run(target, prop, ids, cfg)
     assert s.drafted > 0 and 0 < s.accepted < s.drafted  # a run with both kept and rejected drafts
     # only the last step can be cut short by max_new_tokens; the identity is exact up to what it cut
     cut = sum(r.n_accepted + 1 - r.n_emitted for r in steps)

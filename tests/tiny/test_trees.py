@@ -5,7 +5,8 @@ import torch
 
 from specviz.core import tree as tree_module
 from specviz.core.sampling import SamplingConfig
-from specviz.engine.decode import DecodeConfig, Decoder, generate
+from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine import measure
 from specviz.engine.models import tiny_llama
 from specviz.proposers.eagle import EagleHead
 from specviz.proposers.eagle_tree import EagleTree
@@ -34,7 +35,7 @@ def eagle_tree(t, seed=2, ids=SUBSET, **kw):
 
 
 def plain(t, ids, n):
-    s, _ = generate(t, None, ids, DecodeConfig(k=1, max_new_tokens=n, stop_at_eos=False))
+    s, _ = measure.run(t, None, ids, DecodeConfig(k=1, max_new_tokens=n, stop_at_eos=False))
     return torch.tensor(s.token_ids)
 
 
@@ -43,7 +44,7 @@ def plain(t, ids, n):
 def test_tree_greedy_equals_plain(target, make, k):
     for seed in range(2):
         ids = prompt(seed)
-        s, steps = generate(target, make(target), ids, DecodeConfig(k=k, max_new_tokens=40, stop_at_eos=False))
+        s, steps = measure.run(target, make(target), ids, DecodeConfig(k=k, max_new_tokens=40, stop_at_eos=False))
         assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 40))
         assert any(st.is_tree for st in steps)                        # really a tree, not a chain
         assert all(st.depth <= k and len(st.parents) == len(st.drafted) for st in steps)
