@@ -275,19 +275,21 @@ def synced(monkeypatch):
 def test_every_sync_waits_on_the_targets_device(synced):
     from types import SimpleNamespace
 
-    from specviz.bench import runs
+    from specviz.engine import measure
 
     gpu1 = torch.device("cuda:1")
     Decoder._sync(SimpleNamespace(target=SimpleNamespace(device=gpu1)))
-    runs._sync(SimpleNamespace(target=SimpleNamespace(device=gpu1)))
-    assert synced == [gpu1, gpu1]                 # not synchronize(): that waits on cuda:0 and starts a context there
+    measure.timed(gpu1, lambda: None)             # the one clock (measure.run, the bench's runs, v by batch)
+    assert synced == [gpu1, gpu1, gpu1]           # not synchronize(): that waits on cuda:0 and starts a context there
     Decoder._sync(SimpleNamespace(target=SimpleNamespace(device=torch.device("cpu"))))
-    assert synced == [gpu1, gpu1]                 # the CPU has nothing to wait for
+    assert synced == [gpu1, gpu1, gpu1]           # the CPU has nothing to wait for
 
 
 def test_v_by_batch_waits_for_the_device_around_every_timed_pass(cpu_target, monkeypatch):
+    from specviz.engine import measure
+
     seen = []
-    monkeypatch.setattr(R, "sync", lambda d: seen.append(torch.device(d)))
+    monkeypatch.setattr(measure, "sync", lambda d: seen.append(torch.device(d)))
     R.v_by_batch(cpu_target.model, V, batches=(1, 2), ks=(1,), context=8, repeats=2)
     timed = 2 * (2 + 1) * 2                       # batches x (repeats + warm-up round) x (k = 0 and k = 1)
     assert seen == [cpu_target.device] * (2 * timed)   # before and after each timed forward
