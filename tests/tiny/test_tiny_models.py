@@ -251,8 +251,8 @@ def test_greedy_drafting_proposes_the_argmax_without_a_q_and_stays_lossless_at_t
     ref.reset(ids)
     greedy = ref.propose(Context(ids=ids, hidden=None, sampling=SamplingConfig(), generator=None), 3)
     assert draft.tokens.tolist() == greedy.tokens.tolist()          # the argmax chain
-    plain, _ = generate(target, None, [2, 3, 4, 5, 6, 7], DecodeConfig(k=3, max_new_tokens=12))
-    spec, _ = generate(target, DraftModel(d.model, greedy_draft=True), [2, 3, 4, 5, 6, 7],
+    plain, _ = measure.run(target, None, [2, 3, 4, 5, 6, 7], DecodeConfig(k=3, max_new_tokens=12))
+    spec, _ = measure.run(target, DraftModel(d.model, greedy_draft=True), [2, 3, 4, 5, 6, 7],
                        DecodeConfig(k=3, max_new_tokens=12))
     assert spec.token_ids == plain.token_ids
 
