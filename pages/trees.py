@@ -6,7 +6,9 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import measure, workloads
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.methods import encode_prompt
+from specviz.teach import predict as P
 from specviz.teach.trees import PAIRS, chain_vs_tree
+from specviz.ui import guess as G
 from specviz.ui import support as app
 from specviz.viz import step as vz
 from specviz.viz import tree as vt
@@ -102,7 +104,8 @@ if out is not None:
 st.subheader("Chain vs tree on the same heads")
 st.caption(f"Runs {chain_m} (a chain of k) and {tree_m} (a tree no deeper than k) from the same weights, each "
            "alongside plain decoding on this workload and these settings, and measures tokens per pass and speed.")
-if st.button("Measure chain vs tree", key="tr_measure"):
+TG = P.tree_guess(chain_m, tree_m, int(depth), float(temp), int(new), w.name)
+if G.ask_and_lock("tr_cvt", TG, "Lock in my guess and measure chain vs tree"):
     got = setup()
     if got is not None:
         tgt, ids = got
@@ -115,6 +118,7 @@ if st.button("Measure chain vs tree", key="tr_measure"):
         bar.empty()
 rows = ss.get("tr_cmp")
 if rows:
+    G.show("tr_cvt", TG, P.tree_truth(rows))
     st.dataframe([{"method": r.method, "tokens per pass τ": round(r.tokens_per_pass, 2),
                    "drafted per pass": round(r.nodes_per_pass, 1), "speedup vs plain": f"{r.speedup:.2f}×",
                    "same tokens as plain": {None: "(sampled)", True: "yes", False: "no"}[r.identical]}

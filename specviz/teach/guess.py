@@ -15,6 +15,7 @@ class Guess:
     step: float = 0.1
     rel: float = 0.2                    # "close" when within this fraction of the measured value ...
     abs_tol: float = 0.05               # ... or within this absolute distance
+    experiment: str = ""                # what will be measured (mode, method, k, n, tokens, repeats), if not in prompt
 
 
 @dataclass
@@ -23,8 +24,15 @@ class Score:
     text: str
 
 
-def score(g: Guess, guessed, measured: dict) -> Score:
-    """Compare the locked-in guess with measured[g.truth]; one sentence that says how far off it was."""
+def score(g: Guess, guessed, measured: dict, experiment: str | None = None) -> Score:
+    """Compare the locked-in guess with measured[g.truth]; one sentence that says how far off it was, then the
+    experiment it was scored against (`experiment`: the one named when the guess was locked; default g's)."""
+    s = _score(g, guessed, measured)
+    ex = g.experiment if experiment is None else experiment
+    return Score(s.close, s.text + (f" Scored against: {ex}." if ex else ""))
+
+
+def _score(g: Guess, guessed, measured: dict) -> Score:
     truth = measured[g.truth]
     if truth is None:   # nothing was measured (e.g. no draft tested): a guess cannot be scored against it
         return Score(False, f"Not scored: this run measured nothing to compare with your guess ({guessed}); "

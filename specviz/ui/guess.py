@@ -8,19 +8,29 @@ from specviz.teach.guess import Guess, score
 
 def ask(key: str, g: Guess):
     """Draw the guess input (a number or a choice); returns its current value."""
+    label = f"Your guess first: {g.prompt}" + (f" ({g.experiment})" if g.experiment else "")
     if g.choices:
-        return st.radio(f"Your guess first: {g.prompt}", list(g.choices), index=None, key=f"{key}_guess")
-    return st.number_input(f"Your guess first: {g.prompt}", min_value=float(g.lo), max_value=float(g.hi),
+        return st.radio(label, list(g.choices), index=None, key=f"{key}_guess")
+    return st.number_input(label, min_value=float(g.lo), max_value=float(g.hi),
                            value=None, step=float(g.step), key=f"{key}_guess", placeholder="type a number")
 
 
-def lock(key: str, value) -> bool:
-    """Keep the guess that was in force when the learner asked to measure; False (and a warning) when none."""
+def lock(key: str, value, g: Guess | None = None) -> bool:
+    """Keep the guess that was in force when the learner asked to measure (and, given g, the experiment it
+    named, which the score repeats even if the settings change afterwards); False (and a warning) when none."""
     if value is None:
         st.warning("Commit to a guess first: the measurement is more instructive when you have one to check.")
         return False
     st.session_state[f"{key}_locked"] = value
+    if g is not None:
+        st.session_state[f"{key}_experiment"] = g.experiment
     return True
+
+
+def ask_and_lock(key: str, g: Guess, button: str, **kw) -> bool:
+    """The guess input, then the measure button (key f"{key}_run"): True when pressed with a guess, now locked."""
+    value = ask(key, g)
+    return st.button(button, key=f"{key}_run", **kw) and lock(key, value, g)
 
 
 def show(key: str, g: Guess, measured: dict) -> None:
@@ -28,5 +38,5 @@ def show(key: str, g: Guess, measured: dict) -> None:
     locked = st.session_state.get(f"{key}_locked")
     if locked is None or g.truth not in measured:
         return
-    s = score(g, locked, measured)
+    s = score(g, locked, measured, st.session_state.get(f"{key}_experiment"))
     (st.success if s.close else st.info)(("✓ " if s.close else "✗ ") + s.text, icon=None)

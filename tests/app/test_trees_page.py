@@ -95,3 +95,40 @@ def test_step_through_lays_a_tree_step_out_as_a_tree(monkeypatch):
     assert labels["Kept ÷ tested α"].endswith(f"({s.accepted} / {s.tested})") and s.tested < s.drafted
     assert labels["Kept per pass"] == f"{s.accepted / s.target_passes:.2f}"
     assert "keeps its own KV cache" in md
+
+
+def test_trees_chain_vs_tree_is_measured_only_after_a_guess_and_scored_on_the_same_run(monkeypatch):
+    """The chain-vs-tree measurement waits for a guess; then the score names the experiment that ran (heads
+    shaped for the tiny target, random: the lesson's measurement, not its numbers)."""
+    import torch
+
+    from specviz.proposers.eagle import Eagle, EagleHead
+    from specviz.proposers.eagle_tree import EagleTree
+    from specviz.proposers.vocab import SubsetHead
+    from specviz.teach import trees
+
+    def tiny_heads(method, tgt, *a, **kw):
+        torch.manual_seed(0)
+        head = EagleHead.for_target(tgt.model.config).identity_init()
+        parts = (head, tgt.model.get_input_embeddings(),
+                 SubsetHead(tgt.model.get_output_embeddings().weight, torch.arange(2, 2000)))
+        return EagleTree(*parts) if method.endswith("-tree") else Eagle(*parts)
+
+    monkeypatch.setattr(trees, "make_proposer", tiny_heads)
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("pages/trees.py").run()
+    at.selectbox(key="tr_family").set_value("eagle")
+    at.number_input(key="tr_new").set_value(8)
+    at.button(key="tr_cvt_run").click().run()                       # no guess: nothing is measured
+    assert not at.exception and "tr_cmp" not in at.session_state
+    assert any("Commit to a guess first" in w.value for w in at.warning)
+    at.number_input(key="tr_cvt_guess").set_value(0.5)
+    at.button(key="tr_cvt_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    chain, tree = at.session_state["tr_cmp"]
+    gain = tree.tokens_per_pass - chain.tokens_per_pass
+    scored = [x.value for x in at.success] + [x.value for x in at.info]
+    said = next(v for v in scored if "Your guess 0.5" in v)
+    assert f"{gain:.3g}" in said
+    assert "eagle and eagle-tree, greedy, depth k = 4, 8 new tokens" in said and "one run each" in said

@@ -1,0 +1,145 @@
+"""Predict first, on every concept: the question each lesson asks before it measures, naming the experiment
+it will be scored against, and the measured number (or the learner's own table) that answers it.
+
+Pure: the pages run the measurements (engine/), these functions say what is asked and what answers it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specviz.core.records import StepRecord
+from specviz.teach.guess import Guess
+
+
+def mode_words(temperature: float) -> str:
+    """'greedy' or 'sampled at T = 0.8': how every experiment names its decoding mode."""
+    return "greedy" if temperature <= 0 else f"sampled at T = {temperature:g}"
+
+
+def runs_words(repeats: int) -> str:
+    return "one run" if repeats == 1 else f"median of {repeats} repeats"
+
+
+# -- trees: chain vs tree on the same heads ------------------------------------------------------------
+def tree_guess(chain: str, tree: str, k: int, temperature: float, tokens: int, workload: str,
+               repeats: int = 1) -> Guess:
+    return Guess(f"how many more tokens per pass the tree keeps than the chain, τ({tree}) − τ({chain})",
+                 "tau_gain", lo=-4.0, hi=8.0, step=0.1, rel=0.25, abs_tol=0.2,
+                 experiment=f"{chain} and {tree}, {mode_words(temperature)}, depth k = {k}, {tokens} new tokens, "
+                            f"on '{workload}', {runs_words(repeats)} each")
+
+
+def tree_truth(rows) -> dict:
+    """rows: teach.trees.chain_vs_tree's (chain first, then tree)."""
+    return {"tau_gain": rows[1].tokens_per_pass - rows[0].tokens_per_pass}
+
+
+# -- the anatomy of a verification pass --------------------------------------------------------------
+def anatomy_guess(rec: StepRecord, method: str) -> Guess:
+    fed = rec.target_cache[1] - rec.target_cache[0]
+    return Guess(f"this pass fed {fed} tokens and wrote {fed} entries into the target's KV cache: how many "
+                 "of them stay after the rollback?", "kept", lo=0.0, hi=float(max(fed, 1)), step=1.0, rel=0.0,
+                 abs_tol=0.0,
+                 experiment=f"step {rec.index + 1} of this {method} run, "
+                            f"{'greedy' if rec.greedy else 'sampled'}, k = {rec.k}, {rec.n_drafted} drafted, "
+                            f"{rec.n_accepted} accepted; the target cache's length measured before the pass and "
+                            "after its rollback")
+
+
+def anatomy_truth(rec: StepRecord) -> dict:
+    """Entries the step left in the target's cache: its measured length after the rollback minus before."""
+    return {"kept": rec.target_cache[2] - rec.target_cache[0]}
+
+
+# -- α vs α̂ by hand, from a three-step table ----------------------------------------------------------
+KEPT, REJECTED, UNTESTED = "✓ kept", "✗ rejected", "· not tested"
+
+
+def pick_three(steps: list[StepRecord]) -> list[StepRecord]:
+    """Three chain steps that drafted and emitted all they could (no EOS or length cut), in run order; one of
+    them, when the run has one, rejects before its last draft, so some drafts go untested (α ≠ α̂)."""
+    ok = [s for s in steps if s.n_drafted and not s.is_tree and s.n_emitted == s.n_accepted + 1]
+    early = [s for s in ok if s.n_accepted < s.n_drafted - 1]
+    chosen = early[:1] + [s for s in ok if s not in early[:1]][:3 - len(early[:1])]
+    return sorted(chosen, key=lambda s: s.index)
+
+
+def hand_rows(steps: list[StepRecord]) -> list[dict]:
+    """The table the learner works from: each draft of each step as kept / rejected / not tested."""
+    width = max((s.n_drafted for s in steps), default=0)
+    rows = []
+    for s in steps:
+        row = {"step": s.index + 1}
+        for i in range(width):
+            row[f"d{i + 1}"] = ("" if i >= s.n_drafted else KEPT if i < s.n_accepted
+                                else REJECTED if i < len(s.decisions) else UNTESTED)
+        rows.append(row)
+    return rows
+
+
+@dataclass
+class ByHand:
+    accepted: int
+    tested: int
+    drafted: int
+    passes: int
+    alpha: float       # accepted ÷ tested
+    alpha_hat: float   # accepted ÷ drafted (vLLM: Avg Draft acceptance rate)
+    tau: float         # tokens per pass = 1 + accepted ÷ passes (vLLM: Mean acceptance length)
+
+
+def by_hand(rows: list[dict]) -> ByHand:
+    """α, α̂ and τ from the table alone (what the learner can do with a pencil)."""
+    cells = [v for r in rows for c, v in r.items() if c != "step"]
+    acc, rej, unt = (sum(v == x for v in cells) for x in (KEPT, REJECTED, UNTESTED))
+    tested, drafted, passes = acc + rej, acc + rej + unt, len(rows)
+    return ByHand(acc, tested, drafted, passes, acc / tested if tested else 0.0,
+                  acc / drafted if drafted else 0.0, 1 + acc / passes if passes else 0.0)
+
+
+def hand_guesses(method: str, k: int) -> list[Guess]:
+    ex = f"the three steps in the table ({method}, greedy, k = {k}), counted from the table"
+    return [Guess("α = accepted ÷ tested (0 to 1)", "alpha", lo=0.0, hi=1.0, step=0.01, rel=0.0, abs_tol=0.02,
+                  experiment=ex),
+            Guess("α̂ = accepted ÷ drafted (0 to 1)", "alpha_hat", lo=0.0, hi=1.0, step=0.01, rel=0.0, abs_tol=0.02,
+                  experiment=ex),
+            Guess("τ = tokens per pass", "tau", lo=1.0, hi=float(k + 1), step=0.01, rel=0.0, abs_tol=0.02,
+                  experiment=ex)]
+
+
+# -- heads tied to a checkpoint ------------------------------------------------------------------------
+def heads_guess(head: str, workload: str, k: int, tokens: int) -> Guess:
+    return Guess(f"τ the {head} heads lose on the fine-tuned checkpoint (τ on base − τ on fine-tuned)", "tau_lost",
+                 lo=-4.0, hi=8.0, step=0.1, rel=0.25, abs_tol=0.2,
+                 experiment=f"{head} heads trained on the base, greedy, k = {k}, {tokens} new tokens, on "
+                            f"'{workload}', one run on each checkpoint")
+
+
+def heads_truth(rows: list[dict], head: str) -> dict:
+    """rows: engine.experiments.checkpoint_swap's."""
+    tau = {r["target"]: r["tokens_per_pass"] for r in rows if r["method"] == head}
+    return {"tau_lost": tau["base"] - tau["fine-tuned"]}
+
+
+# -- k = 0: the sweep's best k, 0 when no k beat plain ---------------------------------------------------
+def kzero_guess(method: str, workload: str, ks: list[int], ns: list[int] | None, temperature: float,
+                tokens: int) -> Guess:
+    n = f", n = {ns[0]}–{ns[-1]}" if ns else ""
+    return Guess("the best k (type 0 if no k beats plain decoding: k = 0 is plain, exactly 1.0×)", "best_k",
+                 lo=0.0, hi=float(max(ks)), step=1.0, rel=0.0, abs_tol=0.0,
+                 experiment=f"{method}, {mode_words(temperature)}, k = {ks[0]}–{ks[-1]}{n}, {tokens} new tokens, "
+                            f"on '{workload}', one run per setting against one plain run")
+
+
+def best_k_or_zero(points) -> int:
+    """The sweep's fastest k, or 0 when no setting was faster than plain (speedup ≤ 1: don't speculate)."""
+    best = max(points, key=lambda p: p.speedup)
+    return best.k if best.speedup > 1.0 else 0
+
+
+# -- serving cost: a drafter's memory, on this app's own models ------------------------------------------
+def serving_guess(target: str, drafter: str, memory_gb: float, context: int) -> Guess:
+    return Guess("the share of concurrent sequences the drafter costs (%)", "lost_pct", lo=0.0, hi=100.0, step=1.0,
+                 rel=0.0, abs_tol=5.0,
+                 experiment=f"this app's target ({target}) with its drafter ({drafter}), weights and KV cache per "
+                            f"token measured on the loaded models, {memory_gb:g} GB, {context} tokens per sequence")
