@@ -14,6 +14,7 @@ from specviz.viz import compare as V
 from specviz.viz import step as vz
 from specviz.engine.methods import encode_prompt
 from specviz.engine.workloads import COPY, NOVEL, WORKLOADS, of_kind
+from specviz.teach import predict as P
 from specviz.teach import reality as R
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G
@@ -86,7 +87,8 @@ else:
     kind = c1.radio("Workload", [COPY, NOVEL], horizontal=True, key="pit_kind")
     k = c2.number_input("k", 1, 8, 4, key="pit_k")
     max_new = c3.number_input("max new tokens", 4, 128, 8 if app.TINY else 48, key="pit_max_new")
-    if st.button("Measure on both checkpoints", type="primary", key="pit_run"):
+    HG = P.heads_guess(heads[0], of_kind(kind)[0].name, int(k), int(max_new))
+    if G.ask_and_lock("pit_heads", HG, "Lock in my guess and measure on both checkpoints", type="primary"):
         bar = st.progress(0.0, "loading the fine-tuned target…")
         try:
             from specviz.engine import artifacts
@@ -101,6 +103,7 @@ else:
         bar.empty()
     if "pit_swap" in st.session_state:
         rows, refusals = st.session_state["pit_swap"]
+        G.show("pit_heads", HG, P.heads_truth(rows, heads[0]))
         st.plotly_chart(V.checkpoint_bars(rows), key="pit_swap_fig")
         st.markdown("Measured: " + "; ".join(swap_verdict(rows)) + ".")
         st.caption("Heads that accept little on the base checkpoint have little left to lose: the drop shows "

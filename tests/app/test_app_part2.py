@@ -357,9 +357,11 @@ def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch, tmp_path
     monkeypatch.setattr(artifacts, "load_finetuned_target", tuned_of)  # the fine-tune: another tiny checkpoint
     at = page("pitfalls")
     at.number_input(key="pit_k").set_value(2)
-    ok(at.button(key="pit_run").click().run())
-    # the one error is section (a)'s lesson: a drafter with another tokenizer is refused
-    assert [e.value.split(":")[0] for e in at.error] == ["Pairing refused"]
+    ok(at.button(key="pit_heads_run").click().run())             # no guess: nothing is measured
+    assert "pit_swap" not in at.session_state
+    at.number_input(key="pit_heads_guess").set_value(0.3)
+    ok(at.button(key="pit_heads_run").click().run())
+    assert not at.error, [e.value for e in at.error]              # section (a)'s refusal is an info, as intended
     warned = [w.value for w in at.warning if w.value.startswith("Loading ")]
     assert len(warned) == 1 and warned[0].startswith(
         "Loading medusa on the fine-tuned target — warned: the medusa artifact was trained for another checkpoint")
@@ -368,6 +370,10 @@ def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch, tmp_path
     assert all(tr["x"] == ["medusa", "lookup"] for tr in fig["data"])
     assert any(m.value.startswith("Measured: medusa: τ") for m in at.markdown)
     assert len(at.dataframe[-1].value) == 6
+    tau = {r["target"]: r["tokens_per_pass"] for r in at.session_state["pit_swap"][0] if r["method"] == "medusa"}
+    said = next(x.value for x in [*at.success, *at.info] if "Your guess 0.3" in x.value)
+    assert f"{tau['base'] - tau['fine-tuned']:.3g}" in said     # scored on the τ the heads lost here
+    assert "medusa heads trained on the base, greedy, k = 2" in said and "one run on each checkpoint" in said
 
 
 @pytest.mark.parametrize("shipped,missing,present", [
@@ -380,4 +386,4 @@ def test_pitfalls_names_the_missing_artefacts(monkeypatch, shipped, missing, pre
     at = page("pitfalls")
     said = " ".join(i.value for i in at.info if "not in models/ yet" in i.value)
     assert missing in said and present not in said, said
-    assert not [b for b in at.button if b.key == "pit_run"]  # nothing to measure with
+    assert not [b for b in at.button if b.key == "pit_heads_run"]  # nothing to measure with
