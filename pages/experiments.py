@@ -8,6 +8,8 @@ from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
 from specviz.engine.workloads import ALL, NOVEL, get
+from specviz.teach import predict as P
+from specviz.ui import guess as G
 
 st.title("k / n experiments")
 st.write("Sweep the draft length k (and, for lookup, the match length n) on one workload. The sweep runs "
@@ -38,7 +40,8 @@ ks, ns = list(range(k_lo, k_hi + 1)), list(range(n_lo, n_hi + 1)) if method == "
 st.caption(app.estimate(E.sweep_runs(method, ks, ns), int(max_new))[1]  # the runs E.sweep makes
            + " Any click on the page (or **Cancel**) stops a sweep.")
 
-go = st.button("Run the sweep", type="primary", key="exp_run", disabled=method is None)
+KG = P.kzero_guess(method or "–", wname, ks, ns, 0.0 if mode == "greedy" else float(temp), int(max_new))
+go = G.ask_and_lock("exp", KG, "Lock in my guess and run the sweep", type="primary", disabled=method is None)
 if st.session_state.pop("exp_cancelled", False):
     st.info("Sweep cancelled.")
 if go:
@@ -59,8 +62,12 @@ points = res["points"]
 st.subheader(f"{res['method']} on {res['workload']} ({res['mode']})")
 if res.get("shared"):
     st.warning(app.SHARED_NOTE)
+G.show("exp", KG, {"best_k": P.best_k_or_zero(points)})
 best = max(points, key=lambda p: p.speedup)
 plain_tps = res["plains"][0].tokens_per_s
+if best.speedup <= 1.0:
+    st.info("No k beat plain decoding here, so the best k is 0: k = 0 *is* plain decoding (nothing drafted, "
+            "nothing to verify), exactly 1.0× by definition. A server set up like this should not speculate.")
 st.markdown(f"Fastest measured setting: **k = {best.k}**" + (f", **n = {best.n}**" if best.n else "")
             + f" — {best.speedup:.2f}× plain ({plain_tps:.1f} tokens/s), {best.summary.tokens_per_pass:.2f} "
             "tokens per pass. One repeat: the spread of these speedups is unknown, so differences of a few "

@@ -84,6 +84,7 @@ def test_experiments_sweep_draws_lines_and_heatmap():
     at.selectbox(key="exp_method").set_value("lookup")
     at.slider(key="exp_k").set_value((1, 3))
     at.slider(key="exp_n").set_value((1, 2))
+    at.number_input(key="exp_guess").set_value(0)
     ok(at.button(key="exp_run").click().run())
     assert not at.error
     figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
@@ -100,9 +101,20 @@ def test_experiments_draft_model_sweep_has_no_heatmap():
     at = page("experiments")
     at.selectbox(key="exp_method").set_value("draft")
     at.slider(key="exp_k").set_value((1, 2))
+    ok(at.button(key="exp_run").click().run())                   # no guess: nothing runs
+    assert "exp_result" not in at.session_state
+    assert any("Commit to a guess first" in w.value for w in at.warning)
+    at.number_input(key="exp_guess").set_value(2)
     ok(at.button(key="exp_run").click().run())
     figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
     assert len(figs) == 1 and [tr["x"] for tr in figs[0]["data"]][0] == [1, 2]
+    points = at.session_state["exp_result"]["points"]
+    fastest = max(points, key=lambda p: p.speedup)
+    best = fastest.k if fastest.speedup > 1 else 0              # k = 0: no k beat plain
+    said = next(x.value for x in [*at.success, *at.info] if "Your guess 2" in x.value)
+    assert (f"close to the measured {best}" if best == 2 else f"measured {best} ") in said
+    assert "draft, greedy, k = 1–2, 6 new tokens" in said and "one run per setting against one plain run" in said
+    assert (fastest.speedup <= 1) == any("the best k is 0" in i.value for i in at.info)
 
 
 def test_lossless_lab_converges_to_p_and_refuses_bad_input():

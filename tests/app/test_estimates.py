@@ -27,7 +27,8 @@ def estimated(at) -> tuple[int, int, int]:
 @pytest.mark.parametrize("name,settle,run_key,cancel_key,word", [
     ("compare", lambda at: at.multiselect(key="cmp_ks").set_value([1, 2, 3]), "cmp_run", "cmp_cancelled",
      "Comparison cancelled"),
-    ("experiments", lambda at: at.slider(key="exp_k").set_value((1, 4)), "exp_run", "exp_cancelled",
+    ("experiments", lambda at: at.number_input(key="exp_guess").set_value(0) and at.slider(key="exp_k").set_value(
+        (1, 4)), "exp_run", "exp_cancelled",
      "Sweep cancelled")])
 def test_the_estimate_counts_the_runs_the_job_makes_and_cancel_says_so(name, settle, run_key, cancel_key, word,
                                                                         monkeypatch):
@@ -66,6 +67,7 @@ def test_play_takes_one_turn_per_step():
 def test_the_cancel_button_goes_when_the_run_ends():
     at = page("experiments")
     at.slider(key="exp_k").set_value((1, 2)).run()
+    at.number_input(key="exp_guess").set_value(1)
     at.button(key="exp_run").click().run()
     assert not at.exception
     assert not [b for b in at.button if b.key == "exp_cancel"]  # nothing left to cancel
