@@ -6,6 +6,7 @@ from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.engine.workloads import COPY, NOVEL, of_kind
 from specviz.engine import experiments as E
+from specviz.teach import predict as P
 from specviz.teach import reality as R
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G
@@ -36,9 +37,30 @@ st.caption(f"70B target: 80 layers × 8 KV heads × 128 × 2 (K and V) × 2 byte
            "Lookup adds neither; heads add their weights (an EAGLE head for a 7B target is about 0.24B parameters) "
            "and EAGLE its own small cache.")
 tgt = app.target()
-if tgt is not None:
+names = app.drafter_names()
+if tgt is not None and names:
+    st.markdown("**On this app's own models.** The same budget, the same context, but the target and draft model "
+                "loaded here: weights counted from their parameters, KV cache per token read from a real cache.")
+    MG = P.serving_guess(app.model_key()[0], names[0], float(mem), int(ctx))
+    if G.ask_and_lock("sr_own", MG, "Lock in my guess and measure both models' memory", type="primary"):
+        dm = app.drafter(names[0])
+        if dm is not None:
+            with st.spinner("Prefilling both models and reading their caches…"):
+                st.session_state["sr_own"] = R.measured_memory(tgt, dm, float(mem), int(ctx))
+    own = st.session_state.get("sr_own")
+    if own:
+        G.show("sr_own", MG, own)
+        ob = own["budget"]
+        st.caption(f"Measured: KV per token {own['kv_target'] / R.KIB:.1f} KiB (target) and "
+                   f"{own['kv_drafter'] / R.KIB:.1f} KiB (drafter); weights {own['weights_target'] / 2**20:.0f} MB "
+                   f"and {own['weights_drafter'] / 2**20:.0f} MB; sequences {ob.sequences_without:,} → "
+                   f"{ob.sequences_with:,}. The drafter's share of the KV per token of both models is "
+                   f"{100 * own['kv_drafter'] / (own['kv_target'] + own['kv_drafter']):.0f} %: when the weights are "
+                   "small beside the memory, that is the share of sequences lost — the cache, not the weights, "
+                   "is the serving cost.")
+elif tgt is not None:
     st.caption(f"This app's target: {tgt.kv_bytes_per_token() / R.KIB:.1f} KiB of KV cache per token, "
-               f"{tgt.param_bytes() / 2**20:.0f} MB of weights (read from the loaded model).")
+               f"{tgt.param_bytes() / 2**20:.0f} MB of weights (no draft model shipped to measure beside it).")
 
 # -- 2. v(k) against the batch -------------------------------------------------------------------
 st.header("2 · Verification stops being free as the batch grows")

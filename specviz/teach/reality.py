@@ -53,11 +53,40 @@ class Budget:
 
 def concurrent_sequences(target: Arch, drafter: Arch, memory_gb: float, context: int) -> Budget:
     """Sequences of `context` tokens that fit beside the weights, without and with the drafter."""
-    mem = memory_gb * GB
-    kv_t, kv_d = target.kv_bytes_per_token * context, drafter.kv_bytes_per_token * context
-    free0 = mem - target.weight_bytes
-    free1 = free0 - drafter.weight_bytes
+    return fit(target.weight_bytes, target.kv_bytes_per_token, drafter.weight_bytes, drafter.kv_bytes_per_token,
+               memory_gb, context)
+
+
+def fit(target_weights: float, target_kv: float, drafter_weights: float, drafter_kv: float, memory_gb: float,
+        context: int) -> Budget:
+    """The same from bytes: weights, and KV cache per token, of the target and of the drafter."""
+    kv_t, kv_d = target_kv * context, drafter_kv * context
+    free0 = memory_gb * GB - target_weights
+    free1 = free0 - drafter_weights
     return Budget(max(0, int(free0 // kv_t)), max(0, int(free1 // (kv_t + kv_d))), kv_t, kv_d, free0, free1)
+
+
+def lost_share(b: Budget) -> float:
+    """The share of concurrent sequences the drafter costs, in % (0 when nothing fits without it)."""
+    return 100 * b.lost / b.sequences_without if b.sequences_without else 0.0
+
+
+def measured_kv_bytes_per_token(model, tokens: int = 16) -> float:
+    """Bytes one token occupies in a real KV cache: a prefill of `tokens` tokens, every K and V tensor summed."""
+    dev = next(model.parameters()).device
+    ids = torch.arange(1, tokens + 1, device=dev).view(1, -1) % model.config.vocab_size   # (1, tokens)
+    cache = DynamicCache(config=model.config)
+    with torch.inference_mode():
+        model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
+    return sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values)) / tokens
+
+
+def measured_memory(target, drafter, memory_gb: float, context: int) -> dict:
+    """This app's own pair: weights counted from the loaded parameters, KV per token read from real caches."""
+    kv_t, kv_d = measured_kv_bytes_per_token(target.model), measured_kv_bytes_per_token(drafter.model)
+    b = fit(target.param_bytes(), kv_t, drafter.param_bytes(), kv_d, memory_gb, context)
+    return {"kv_target": kv_t, "kv_drafter": kv_d, "weights_target": target.param_bytes(),
+            "weights_drafter": drafter.param_bytes(), "budget": b, "lost_pct": lost_share(b)}
 
 
 def v_by_batch(model, vocab: int, batches=(1, 4, 16), ks=(1, 4, 8), context: int = 128, repeats: int = 5,

@@ -87,3 +87,24 @@ def test_pitfalls_layer_skipping_is_measured_after_a_guess():
     assert list(table[col]) == [f"{breakeven_alpha(4, n / n_layers, 1.0):.2f}" for n in agree]
     md = " ".join(m.value for m in at.markdown)
     assert "well over half" not in md and "Draft & Verify" in md and "SWIFT" in md
+
+
+def test_serving_reality_own_models_memory_after_a_guess():
+    """Serving cost on this app's own pair: nothing measured before a guess; then the score names the pair, the
+    budget and the context, and equals the share computed from the caches read on the loaded models."""
+    from specviz.teach import reality as R
+
+    at = page("serving_reality")
+    ok(at.button(key="sr_own_run").click().run())              # no guess: nothing is measured
+    assert "sr_own" not in at.session_state
+    at.number_input(key="sr_own_guess").set_value(20.0)
+    ok(at.button(key="sr_own_run").click().run())
+    own = at.session_state["sr_own"]
+    b = own["budget"]
+    assert own["kv_target"] > 0 and own["kv_drafter"] > 0 and b.sequences_without > b.sequences_with
+    assert own["lost_pct"] == 100 * b.lost / b.sequences_without
+    said = next(x.value for x in [*at.success, *at.info] if "Your guess 20" in x.value)
+    assert f"{own['lost_pct']:.3g}" in said
+    assert "with its drafter (tiny:1)" in said and "160 GB, 4096 tokens per sequence" in said
+    assert R.fit(own["weights_target"], own["kv_target"], own["weights_drafter"], own["kv_drafter"], 160.0,
+                 4096) == b

@@ -16,6 +16,20 @@ def test_worked_example_kv_sizes_and_sequences_lost():
     assert R.concurrent_sequences(R.TARGET_70B, none, 160, 4096).lost == 0
 
 
+def test_kv_bytes_read_from_a_real_cache_equal_the_config_arithmetic_and_the_share_lost():
+    t, d = tiny_llama(max_positions=256, seed=0), tiny_llama(max_positions=256, seed=1, layers=1)
+    assert R.measured_kv_bytes_per_token(t.model) == t.kv_bytes_per_token()       # layers x K,V x heads x dim x bytes
+    assert R.measured_kv_bytes_per_token(d.model) == d.kv_bytes_per_token() < t.kv_bytes_per_token()
+    m = R.measured_memory(t, d, 1.0, 512)
+    b = m["budget"]
+    free = 1e9 - t.param_bytes()
+    assert b.sequences_without == int(free // (t.kv_bytes_per_token() * 512))
+    assert b.sequences_with == int((free - d.param_bytes()) // ((t.kv_bytes_per_token() + d.kv_bytes_per_token())
+                                                                 * 512))
+    assert m["lost_pct"] == 100 * (b.sequences_without - b.sequences_with) / b.sequences_without > 0
+    assert R.lost_share(R.fit(2e9, 1.0, 0.0, 0.0, 1.0, 16)) == 0.0                   # nothing fits: nothing lost
+
+
 def test_v_by_batch_has_every_size_and_positive_ratios():
     t = tiny_llama(max_positions=256)
     v = R.v_by_batch(t.model, t.vocab_size, batches=(1, 4), ks=(1, 4), context=16, repeats=2)
