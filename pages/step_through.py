@@ -159,6 +159,8 @@ def show_anatomy(rec, label, method):
     from specviz.viz import tree as vt
 
     st.subheader("Anatomy of this verification pass")
+    if not S.anatomy_opened(rec, method):
+        return
     a = anatomy.of(rec)
     st.markdown(anatomy.inputs_text(a, label))
     st.plotly_chart(vt.mask_figure(rec, label), width="stretch", key="stp_mask")

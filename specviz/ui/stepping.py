@@ -19,6 +19,8 @@ from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine import measure
 from specviz.engine.methods import encode_prompt
+from specviz.teach import predict as P
+from specviz.ui import guess as G
 from specviz.ui import memory
 from specviz.ui import support as app
 from specviz.ui.turns import TURNS
@@ -281,3 +283,16 @@ def verdict(chk: measure.Measured, method: str, label) -> tuple[str, str]:
                            "to compare without bfloat16 rounding (flips become rare there, not impossible).")
     return "error", ("The outputs differ " + where + " That gap is larger than a rounding near-tie: likely a bug — "
                      "confirm in float32 (sidebar), where such flips are rare, though not impossible.")
+
+
+def anatomy_opened(rec, method: str) -> bool:
+    """Guess first: how many of the entries this pass wrote stay in the target's cache. The anatomy of the pass
+    opens once a guess is locked for this step (scored against the cache lengths the step measured)."""
+    g = P.anatomy_guess(rec, method)
+    this = (rec.index, rec.context_len, tuple(rec.drafted), rec.next_token)
+    if G.ask_and_lock("stp_anat", g, "Lock in my guess and open the pass"):
+        st.session_state["stp_anat_open"] = this
+    if st.session_state.get("stp_anat_open") != this:
+        return False
+    G.show("stp_anat", g, P.anatomy_truth(rec))
+    return True

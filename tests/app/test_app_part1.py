@@ -165,6 +165,15 @@ def test_self_draft_greedy_accepts_everything(warm):
     assert "bonus" in text(at)
     # the anatomy of the shown pass, from its record: 4 inputs (root + 3 drafts), a 4 x 4 causal mask, caches measured
     rec = decoder(at).steps[at.slider(key="stp_show").value - 1]
+    assert not any("query (fed position)" in el.proto.spec for el in at.get("plotly_chart"))  # closed until a guess
+    at.button(key="stp_anat_run").click().run()                 # no guess: still closed
+    assert not any("query (fed position)" in el.proto.spec for el in at.get("plotly_chart"))
+    at.number_input(key="stp_anat_guess").set_value(3)
+    at.button(key="stp_anat_run").click().run()
+    assert errors(at) == []
+    said = next(x.value for x in [*at.success, *at.info] if "Your guess 3" in x.value)
+    assert f"is low: measured {rec.target_cache[2] - rec.target_cache[0]} " in said   # root + 3 kept = 4 stay
+    assert f"step {rec.index + 1} of this draft run, greedy, k = 3, 3 drafted, 3 accepted" in said
     mask = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if "query (fed position)" in el.proto.spec)
     assert len(mask["data"][0]["z"]) == 4 and len(mask["data"][0]["z"][0]) == 4
     assert "fed 4 tokens in one pass: the root and the 3 drafts" in text(at)

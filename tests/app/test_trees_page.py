@@ -80,6 +80,9 @@ def test_step_through_lays_a_tree_step_out_as_a_tree(monkeypatch):
         if rec.is_tree:
             break
     assert rec.is_tree
+    at.number_input(key="stp_anat_guess").set_value(1)         # the anatomy opens after a guess
+    at.button(key="stp_anat_run").click().run()
+    assert any("Your guess 1" in x.value for x in [*at.success, *at.info])
     md = " ".join(m.value for m in at.markdown)
     root = rec.context_len - 1
     assert f"the root and the {rec.n_drafted} drafted nodes" in md and "k + 1" not in md
