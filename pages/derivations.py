@@ -9,6 +9,7 @@ from specviz.teach import derivations as D
 from specviz.engine import experiments as E
 from specviz.teach import lab as L
 from specviz.teach.guess import Guess
+from specviz.ui import byhand
 from specviz.ui import guess as G
 from specviz.ui import support as app
 from specviz.viz import servers as VS
@@ -114,6 +115,8 @@ with four:
     sv_new = 12 if app.TINY else 64
     st.caption(f"The run: {sv_method}, greedy, k = 4" + (", n = 3" if sv_method == "lookup" else "")
                + f", {sv_new} new tokens, one run, on {sv_work}.")
+    byhand.exercise(sv_method, next(x for x in WORKLOADS if x.name == sv_work), sv_new)
+    st.markdown("**Now a whole run.**")
     ZERO = Guess("the share of drafting passes that keep nothing (0 to 1)", "zero_share", lo=0.0, hi=1.0, step=0.05,
                  rel=0.0, abs_tol=0.1)
     zguess = G.ask("sv_zero", ZERO)

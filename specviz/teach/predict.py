@@ -143,3 +143,22 @@ def serving_guess(target: str, drafter: str, memory_gb: float, context: int) -> 
                  rel=0.0, abs_tol=5.0,
                  experiment=f"this app's target ({target}) with its drafter ({drafter}), weights and KV cache per "
                             f"token measured on the loaded models, {memory_gb:g} GB, {context} tokens per sequence")
+
+
+def vllm_names(bh: ByHand, v) -> list[dict]:
+    """The learner's three numbers beside what vLLM logs for the same passes (v: teach.acceptance.ServerView).
+    vLLM has no α; with every pass drafting k it follows from its counters: a pass that did not keep all k had
+    one rejection, so tested = accepted + num_drafts × (1 − rate_k)."""
+    rates = ", ".join(f"{r:.3f}" for r in v.per_position)
+    rows = [{"by hand": f"α̂ = {bh.accepted} ÷ {bh.drafted} = {bh.alpha_hat:.2f}",
+             "vLLM logs": "Avg Draft acceptance rate", "value": f"{100 * v.draft_acceptance_rate:.1f}%"},
+            {"by hand": f"τ = 1 + {bh.accepted} ÷ {bh.passes} = {bh.tau:.2f}",
+             "vLLM logs": "Mean acceptance length", "value": f"{v.mean_acceptance_length:.2f}"},
+            {"by hand": "share of passes keeping at least i drafts",
+             "vLLM logs": "Per-position acceptance rate", "value": rates}]
+    same_k = bool(v.per_position) and bh.drafted == bh.passes * len(v.per_position)   # every pass drafted k
+    alpha = (f"not logged; = {bh.accepted} ÷ ({bh.accepted} + {bh.passes} × (1 − {v.per_position[-1]:.3f}))"
+             if same_k else "not logged (the passes drafted different k)")
+    rows.insert(0, {"by hand": f"α = {bh.accepted} ÷ {bh.tested} = {bh.alpha:.2f}", "vLLM logs": "–",
+                    "value": alpha})
+    return rows

@@ -108,3 +108,32 @@ def test_serving_reality_own_models_memory_after_a_guess():
     assert "with its drafter (tiny:1)" in said and "160 GB, 4096 tokens per sequence" in said
     assert R.fit(own["weights_target"], own["kv_target"], own["weights_drafter"], own["kv_drafter"], 160.0,
                  4096) == b
+
+
+def test_alpha_alpha_hat_and_tau_by_hand_from_a_dealt_table():
+    """Derivations, servers tab: three steps of a live run as a table; the reveal waits for all three answers,
+    then scores each against the table's own counts and maps them to vLLM's names."""
+    from specviz.teach import predict as P
+
+    at = page("derivations")
+    at.selectbox(key="sv_method").set_value("draft")          # the tiny drafter: it always drafts
+    ok(at.button(key="hand_deal").click().run())
+    method, _, three, rows = at.session_state["hand"]
+    assert len(three) == 3 and len(at.dataframe[-1].value) == 3
+    ok(at.button(key="hand_run").click().run())               # no answers: nothing revealed
+    assert "hand_revealed" not in at.session_state
+    at.number_input(key="hand_alpha_guess").set_value(0.5)
+    at.number_input(key="hand_alpha_hat_guess").set_value(0.5)
+    ok(at.button(key="hand_run").click().run())               # two of three: still nothing
+    assert "hand_revealed" not in at.session_state
+    at.number_input(key="hand_tau_guess").set_value(2.0)
+    ok(at.button(key="hand_run").click().run())
+    bh = P.by_hand(rows)
+    scored = [x.value for x in [*at.success, *at.info]]
+    for guess, truth in (("0.5", bh.alpha), ("0.5", bh.alpha_hat), ("2", bh.tau)):
+        assert any(f"Your guess {guess}" in s and f"{truth:.3g}" in s for s in scored), (guess, truth, scored)
+    assert all("draft, greedy, k = 4), counted from the table" in s for s in scored if "Your guess" in s)
+    mapped = at.dataframe[-1].value
+    assert list(mapped["vLLM logs"]) == ["–", "Avg Draft acceptance rate", "Mean acceptance length",
+                                         "Per-position acceptance rate"]
+    assert any(f"Mean acceptance length: {bh.tau:.2f}" in c.value for c in at.code)

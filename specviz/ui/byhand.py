@@ -1,0 +1,64 @@
+"""α, α̂ and τ by hand (Derivations, 'Acceptance as servers report it'): three steps of a live run as a table,
+the learner's three answers locked first, then the reveal and the same numbers under the names vLLM logs."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from specviz.core.errors import InputError, ModelError
+from specviz.core.sampling import SamplingConfig
+from specviz.engine import experiments as E
+from specviz.teach import acceptance as A
+from specviz.teach import predict as P
+from specviz.ui import guess as G
+from specviz.ui import support as app
+
+K = 4
+ss = st.session_state
+
+
+def deal(method: str, workload, new: int) -> None:
+    """Run `method` (greedy, k = 4) now and keep three of its steps as the learner's table."""
+    target = app.target()
+    if target is None:
+        return
+    dm = app.drafter(app.drafter_names()[0]) if method == "draft" and app.drafter_names() else None
+    try:
+        with st.spinner(f"Decoding with {method}…"):
+            _, steps = E.run_one(target, workload, method, K, 3, SamplingConfig(), new, drafter=dm)
+    except (InputError, ModelError) as e:
+        st.error(str(e))
+        return
+    three = P.pick_three(steps)
+    if len(three) < 3:
+        st.info(f"This run has only {len(three)} steps that drafted: choose another method or workload.")
+        return
+    ss["hand"] = (method, workload.name, three, P.hand_rows(three))
+
+
+def exercise(method: str, workload, new: int) -> None:
+    st.markdown("**By hand first.** Three steps of a real run, each draft marked kept, rejected or never tested "
+                "(a chain stops testing at its first rejection). From the table alone, work out α = accepted ÷ "
+                "tested, α̂ = accepted ÷ drafted and τ = tokens per pass (each pass adds one token of the target's "
+                "own), then reveal.")
+    if st.button(f"Deal a table: {method} on {workload.name}, greedy, k = {K}", key="hand_deal"):
+        deal(method, workload, new)
+    got = ss.get("hand")
+    if not got:
+        return
+    meth, wname, three, rows = got
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    gs = P.hand_guesses(meth, K)
+    values = [G.ask(f"hand_{g.truth}", g) for g in gs]
+    if st.button("Lock in my three answers and reveal", type="primary", key="hand_run") \
+            and all(G.lock(f"hand_{g.truth}", v, g) for g, v in zip(gs, values)):
+        ss["hand_revealed"] = rows
+    if ss.get("hand_revealed") is not rows:
+        return
+    bh, v = P.by_hand(rows), A.server_view(three)
+    for g in gs:
+        G.show(f"hand_{g.truth}", g, vars(bh))
+    st.dataframe(pd.DataFrame(P.vllm_names(bh, v)), hide_index=True, width="stretch")
+    st.code(A.log_line(v), language=None, wrap_lines=True)
+    st.caption(f"{meth} on {wname}, greedy, k = {K}: these three steps alone, as vLLM would log them "
+               "(vllm/v1/spec_decode/metrics.py, SpecDecodingLogging).")
