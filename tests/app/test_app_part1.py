@@ -182,6 +182,9 @@ def test_self_draft_greedy_accepts_everything(warm):
     t0, t1, t2 = rec.target_cache
     assert f"**{t0}** entries before the pass → **{t1}** after it (+4" in text(at) and "drops nothing" in text(at)
     assert "Drafter: **" in text(at)                         # the draft model's own cache, measured
+    other = 1 if at.slider(key="stp_show").value != 1 else 2   # another step: its pass is closed until a guess
+    at.slider(key="stp_show").set_value(other).run()
+    assert errors(at) == [] and not any("query (fed position)" in el.proto.spec for el in at.get("plotly_chart"))
 
 
 def test_step_through_opens_on_lookup_with_a_copy_heavy_preset_and_labels_plain_tokens(warm):
