@@ -113,10 +113,10 @@ with four:
     sv_method = c1.selectbox("Method", offered, key="sv_method")
     sv_work = c2.selectbox("Workload", [w.name for w in WORKLOADS], key="sv_work")
     sv_new = 12 if app.TINY else 64
-    st.caption(f"The run: {sv_method}, greedy, k = 4" + (", n = 3" if sv_method == "lookup" else "")
-               + f", {sv_new} new tokens, one run, on {sv_work}.")
     byhand.exercise(sv_method, next(x for x in WORKLOADS if x.name == sv_work), sv_new)
     st.markdown("**Now a whole run.**")
+    st.caption(f"The run: {sv_method}, greedy, k = 4" + (", n = 3" if sv_method == "lookup" else "")
+               + f", {sv_new} new tokens, one run, on {sv_work}.")
     ZERO = Guess("the share of drafting passes that keep nothing (0 to 1)", "zero_share", lo=0.0, hi=1.0, step=0.05,
                  rel=0.0, abs_tol=0.1)
     zguess = G.ask("sv_zero", ZERO)
