@@ -98,7 +98,8 @@ def by_hand(rows: list[dict]) -> ByHand:
 
 
 def hand_guesses(method: str, k: int) -> list[Guess]:
-    ex = f"the three steps in the table ({method}, greedy, k = {k}), counted from the table"
+    n = ", n = 3" if method == "lookup" else ""   # the n every lookup run of the servers tab uses
+    ex = f"the three steps in the table ({method}, greedy, k = {k}{n}), counted from the table"
     return [Guess("α = accepted ÷ tested (0 to 1)", "alpha", lo=0.0, hi=1.0, step=0.01, rel=0.0, abs_tol=0.02,
                   experiment=ex),
             Guess("α̂ = accepted ÷ drafted (0 to 1)", "alpha_hat", lo=0.0, hi=1.0, step=0.01, rel=0.0, abs_tol=0.02,

@@ -41,7 +41,8 @@ def exercise(method: str, workload, new: int) -> None:
                 "(a chain stops testing at its first rejection). From the table alone, work out α = accepted ÷ "
                 "tested, α̂ = accepted ÷ drafted and τ = tokens per pass (each pass adds one token of the target's "
                 "own), then reveal.")
-    if st.button(f"Deal a table: {method} on {workload.name}, greedy, k = {K}", key="hand_deal"):
+    n = ", n = 3" if method == "lookup" else ""
+    if st.button(f"Deal a table: {method} on {workload.name}, greedy, k = {K}{n}", key="hand_deal"):
         deal(method, workload, new)
     got = ss.get("hand")
     if not got:
