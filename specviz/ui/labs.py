@@ -78,7 +78,8 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
     methods, _, drafter = app.usable_methods(tgt)
     measured = [m for m in F.MEASURED if m in methods]
     n_layers = int(tgt.model.config.num_hidden_layers)
-    used = st.slider("Layer truncation: layers the drafter runs (N)", 1, n_layers - 1, n_layers // 2, key="fam_n")
+    used = st.number_input(f"Layer truncation: layers the drafter runs (N of L = {n_layers})", 1, max(1, n_layers - 1),
+                           max(1, n_layers // 2), key="fam_n")
     names = [F.LOOKUP, *measured, F.TRUNCATION]
     guesses = {}
     cols = st.columns(len(names))
