@@ -103,7 +103,8 @@ class Settings:
         for name, val, hi in (("k", self.k, K_MAX), ("max new tokens", self.max_new, NEW_MAX),
                               ("n", self.n, N_MAX), ("n-min", self.n_min, N_MAX), ("n-max", self.n_max, N_MAX)):
             if val is not None and not 1 <= val <= hi:
-                raise InputError(f"{name} must be between 1 and {hi}, got {val}")
+                raise InputError(f"{name} must be between 1 and {hi}, got {val}"
+                                 + (" (an empty field, or one with letters, reads as 0)" if val == 0 else ""))
         if self.method == "draft" and not self.drafter:
             raise InputError("type the folder or id of a draft model")
 

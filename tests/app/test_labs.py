@@ -18,7 +18,7 @@ def test_lossless_lossy_rules_are_labelled_and_drift():
 
 def test_breakeven_per_family_after_guesses():
     at = page("breakeven")
-    names = [w.key for w in at.number_input if w.key and w.key.startswith("fam_")]
+    names = [w.key for w in at.number_input if w.key and w.key.startswith("fam_") and w.key.endswith("_guess")]
     assert any(n == "fam_lookup_guess" for n in names) and any(n == "fam_layer truncation_guess" for n in names)
     ok(at.button(key="fam_run").click().run())
     assert "fam_c" not in at.session_state                                    # a guess missing: nothing measured
@@ -42,3 +42,13 @@ def test_serving_reality_roofline_after_a_guess():
     assert any(m.label == "achieved bandwidth" for m in at.metric)
     assert any("Wasted compute per pass" in m.value for m in at.markdown)
     assert list(at.dataframe[-1].value["batch"]) == [1, 4, 16]
+
+
+def test_step_through_max_new_tokens_of_zero_is_an_error_not_a_silent_run():
+    at = page("step_through")
+    at.number_input(key="stp_new").set_value(0)
+    ok(at.run())
+    ok(at.button(key="stp_one").click().run())
+    assert any("max new tokens must be between 1 and" in e.value and "reads as 0" in e.value
+               for e in at.error)
+    assert "stp" not in at.session_state                                     # no run was built
