@@ -33,14 +33,17 @@ def lossy_section(p, q) -> None:
     for name, text in Y.RULES.items():
         st.caption(f"**{name}** — {text}")
     c = st.columns(4)
-    eps = c[0].number_input("ε (Medusa posterior_threshold)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["eps"], 0.01, key="ly_eps")
+    eps = c[0].number_input("ε (Medusa posterior_threshold)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["eps"], 0.01,
+                            key="ly_eps")
     delta = c[1].number_input("δ (Medusa posterior_alpha)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["delta"], 0.05,
                               key="ly_delta")
-    single = c[2].number_input("t_single (SGLang)", 0.0, 1.0, Y.DEFAULTS[Y.THRESHOLD]["single"], 0.05, key="ly_single")
+    single = c[2].number_input("t_single (SGLang)", 0.0, 1.0, Y.DEFAULTS[Y.THRESHOLD]["single"], 0.05,
+                               key="ly_single")
     acc = c[3].number_input("t_acc (SGLang)", 0.01, 1.0, Y.DEFAULTS[Y.THRESHOLD]["acc"], 0.05, key="ly_acc")
     params = {Y.TYPICAL: {"eps": eps, "delta": delta}, Y.THRESHOLD: {"single": single, "acc": acc}}
     guess = G.ask("ly_drift", DRIFT)
-    if st.button("Lock in my guess and draw under each rule", type="primary", key="ly_run") and G.lock("ly_drift", guess):
+    if st.button("Lock in my guess and draw under each rule", type="primary", key="ly_run") \
+            and G.lock("ly_drift", guess):
         trials = 2000 if app.TINY else 20000
         ss["ly_sim"] = (p, q, params, {r: Y.simulate(p, q, r, params[r], trials) for r in Y.RULES}, trials)
     sim = ss.get("ly_sim")
@@ -51,7 +54,8 @@ def lossy_section(p, q) -> None:
     rows = []
     for r, (counts, kept) in draws.items():
         s = Y.summary(sp, sq, r, sparams[r])
-        rows.append({"rule": f"{r} (lossy)", "TV from p, counted": f"{0.5 * float((counts / trials - sp).abs().sum()):.3f}",
+        tv = 0.5 * float((counts / trials - sp).abs().sum())
+        rows.append({"rule": f"{r} (lossy)", "TV from p, counted": f"{tv:.3f}",
                      "TV from p, closed form": f"{s['drift']:.3f}", "drafts kept": f"{kept / trials:.3f}",
                      f"E[τ] at k = {s['k']}": f"{s['tau']:.2f}"})
     ex = Y.summary(sp, sq, Y.TYPICAL, sparams[Y.TYPICAL])
@@ -59,10 +63,10 @@ def lossy_section(p, q) -> None:
                  "drafts kept": f"{ex['kept_exact']:.3f}", f"E[τ] at k = {ex['k']}": f"{ex['tau_exact']:.2f}"})
     G.show("ly_drift", DRIFT, {"drift": ex["drift"]})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    st.caption(f"{trials} draws per rule on part 1's p and q (one draft x ~ q each). E[τ] is the cost model's law at the "
-               "rule's keep rate, as if every position kept drafts at that rate. SGLang's rule ignores q: it keeps x "
-               "with p(x)/t_acc, so with q close to p it can keep fewer drafts than the exact rule; at t_single = "
-               "t_acc = 1 (its defaults) it is exact.")
+    st.caption(f"{trials} draws per rule on part 1's p and q (one draft x ~ q each). E[τ] is the cost model's "
+               "law at the rule's keep rate, as if every position kept drafts at that rate. SGLang's rule ignores "
+               "q: it keeps x with p(x)/t_acc, so with q close to p it can keep fewer drafts than the exact rule; "
+               "at t_single = t_acc = 1 (its defaults) it is exact.")
     st.markdown(NOTES.WARPED)
 
 
@@ -158,8 +162,8 @@ def roofline_section() -> None:
     st.dataframe(pd.DataFrame([{"batch": b, **{f"k = {k}": f"{s:.2f}×" for k, s in row.items()},
                                 "best k": best[b] or "0 (don't speculate)"} for b, row in mine.items()]),
                  hide_index=True, width="stretch")
-    st.markdown("**Wasted compute per pass.** Each sequence's verify pass computes k + 1 positions and keeps τ of them: "
-                + ", ".join(f"k = {k}: {R.wasted_per_pass(float(alpha), k):.2f}" for k in (1, 2, 4, 8))
+    st.markdown("**Wasted compute per pass.** Each sequence's verify pass computes k + 1 positions and keeps τ of "
+                "them: " + ", ".join(f"k = {k}: {R.wasted_per_pass(float(alpha), k):.2f}" for k in (1, 2, 4, 8))
                 + f" positions thrown away per sequence at α = {alpha:.2f}. At batch 1 they ride on the weight read; "
                 "in a full batch they take the place of other sequences' tokens. That is why servers shorten k or stop "
                 "speculating as the batch grows (vLLM's V0 engine had speculative_disable_by_batch_size for it: no "

@@ -113,7 +113,7 @@ def batch_speedup_figure(sp: dict[int, dict[int, float]]) -> go.Figure:
     fig = go.Figure([go.Scatter(x=list(row), y=list(row.values()), mode="lines+markers", name=f"batch {b}")
                      for b, row in sp.items()])
     fig.add_hline(y=1.0, line_dash="dash", line_color="gray", annotation_text="plain decoding")
-    fig.update_layout(title=dict(text="Predicted speedup τ ÷ (v_B(k) + k·c) with v measured at each batch", font_size=14),
+    fig.update_layout(title=dict(text="Predicted speedup τ ÷ (v_B(k) + k·c), v measured at each batch", font_size=14),
                       xaxis_title="draft length k", yaxis_title="speedup (×)", height=360,
                       margin=dict(l=10, r=10, t=40, b=10))
     return fig
