@@ -31,6 +31,7 @@ RULES = {
     THRESHOLD: "LOSSY below 1: keep x when u ≤ p(x)/t_acc or p(x) ≥ t_single; otherwise draw from p without x "
                "(SGLang sgl-kernel speculative_sampling.cuh; --speculative-accept-threshold-single/-acc)",
 }
+# The lab's starting values: Medusa's own defaults; for SGLang values below its defaults (1.0 and 1.0, which are exact)
 DEFAULTS = {TYPICAL: {"eps": 0.09, "delta": 0.3}, THRESHOLD: {"single": 0.3, "acc": 0.5}}
 
 
