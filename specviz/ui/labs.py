@@ -85,12 +85,11 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
     used = st.number_input(f"Layer truncation: layers the drafter runs (N of L = {n_layers})", 1, max(1, n_layers - 1),
                            max(1, n_layers // 2), key="fam_n")
     names = [F.LOOKUP, *measured, F.TRUNCATION]
+    asked = {n: Guess(f"break-even α, {n}", n, lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05) for n in names}
     guesses = {}
-    cols = st.columns(len(names))
-    for col, name in zip(cols, names):
+    for col, name in zip(st.columns(len(names)), names):
         with col:
-            guesses[name] = G.ask(f"fam_{name}", Guess(f"break-even α, {name}", name, lo=0.0, hi=1.0, step=0.05,
-                                                       rel=0.0, abs_tol=0.05))
+            guesses[name] = G.ask(f"fam_{name}", asked[name])
     if st.button("Lock in my guesses and measure c", type="primary", key="fam_run") and all(
             G.lock(f"fam_{n}", guesses[n]) for n in names):
         bar = st.progress(0.0, "measuring…")
@@ -107,7 +106,7 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
     fams = F.families({m: c for m, c in ss["fam_c"].items() if m in measured}, n_layers, int(used))
     alphas = F.breakevens(fams, k, v)
     for name in names:
-        G.show(f"fam_{name}", Guess(name, name), {name: alphas.get(name)})
+        G.show(f"fam_{name}", asked[name], {name: alphas.get(name)})
     st.plotly_chart(vb.families_figure({f.name: f.c for f in fams}, k, v), width="stretch", key="fam_fig")
     st.dataframe(pd.DataFrame([{"family": f.name, "c": f"{f.c:.3f}", "how c was found": f.source,
                                 "break-even α": "pays at any α" if alphas[f.name] == 0.0 else

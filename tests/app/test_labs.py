@@ -30,6 +30,9 @@ def test_breakeven_per_family_after_guesses():
     assert list(table["family"])[0] == "lookup" and list(table["family"])[-1] == "layer truncation"
     assert list(table["break-even α"])[0] == "pays at any α"
     assert len(table) == len(names)                                           # one row per guessed family
+    scores = [m.value for m in [*at.success, *at.info] if "Your guess 0.3" in m.value or "Not scored" in m.value]
+    assert len(scores) == len(names)                                          # every family's guess scored
+    assert any("Your guess 0.3 is high: measured 0 (off by 0.3)" in x for x in scores)  # lookup breaks even at 0
 
 
 def test_serving_reality_roofline_after_a_guess():
