@@ -118,6 +118,15 @@ class Settings:
         return self.n if self.n is not None else (f"{self.n_min}..{self.n_max}" if self.n_min is not None else None)
 
 
+def range_error(s: Settings) -> None:
+    """st.error as soon as a number is out of the app's range (Streamlit turns a number field that is left empty or
+    holds letters into its default, 0 here, without a word), not only when a run is started."""
+    try:
+        s.check()
+    except InputError as e:
+        st.error(f"Check the settings: {e}")
+
+
 def signature(s: Settings) -> tuple:
     """The sidebar's model and the page's settings: a run is kept while this stays the same."""
     return tuple(app.settings().values()), s

@@ -49,8 +49,9 @@ def test_serving_reality_roofline_after_a_guess():
 
 def test_step_through_max_new_tokens_of_zero_is_an_error_not_a_silent_run():
     at = page("step_through")
-    at.number_input(key="stp_new").set_value(0)
+    at.number_input(key="stp_new").set_value(0)            # what the field holds after "abc" (its default, 0)
     ok(at.run())
+    assert any("Check the settings: max new tokens must be between 1 and" in e.value for e in at.error)  # at once
     ok(at.button(key="stp_one").click().run())
     assert any("max new tokens must be between 1 and" in e.value and "reads as 0" in e.value
                for e in at.error)
