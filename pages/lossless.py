@@ -223,3 +223,4 @@ if "lab_real" in st.session_state:
                     f"Σ min(p, q) = min(p(x), 1) = p(x) = **{float(case.p[x]):.3f}**: the rule reduces to "
                     "*accept x with probability p(x)*; otherwise sample from p with x removed and "
                     "renormalised.")
+    labs.lossy_on_real(st.session_state["lab_real"])  # the lossy rules on this real p and q

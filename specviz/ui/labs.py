@@ -70,6 +70,19 @@ def lossy_section(p, q) -> None:
     st.markdown(NOTES.WARPED)
 
 
+def lossy_on_real(real) -> None:
+    """The two lossy rules on part 2's real p and q (its reduced vocabulary), at the lossy section's thresholds."""
+    red = real[3]
+    sparams = {Y.TYPICAL: {"eps": ss.get("ly_eps", Y.DEFAULTS[Y.TYPICAL]["eps"]),
+                           "delta": ss.get("ly_delta", Y.DEFAULTS[Y.TYPICAL]["delta"])},
+               Y.THRESHOLD: {"single": ss.get("ly_single", Y.DEFAULTS[Y.THRESHOLD]["single"]),
+                             "acc": ss.get("ly_acc", Y.DEFAULTS[Y.THRESHOLD]["acc"])}}
+    st.markdown(f"**The lossy rules on this p and q** (over the {len(red.ids)} ids the draws use, thresholds as in "
+                "*Lossy rules, labelled*): " + "; ".join(
+                    f"{r}: drift **{x['drift']:.3f}** from p, keeps **{x['kept']:.3f}** (exact {x['kept_exact']:.3f})"
+                    for r, x in ((r, Y.summary(red.p, red.q, r, sparams[r])) for r in Y.RULES)) + ".")
+
+
 # -- Break-even: per family, side by side ------------------------------------------------------------------
 def families_section(k: int, v: be.VCost, v_text: str) -> None:
     """Guess each family's break-even α, measure the drafter's and the heads' c, then one chart for all."""

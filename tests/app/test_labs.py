@@ -14,6 +14,11 @@ def test_lossless_lossy_rules_are_labelled_and_drift():
                                    "exact (lossless)"]
     assert all(float(x) > 0.0 for x in table["TV from p, closed form"][:2])
     assert any("Your guess 0.1" in m.value for m in [*at.success, *at.info])  # scored
+    at.selectbox(key="lab_real_method").set_value("draft")                   # part 2 on the (tiny) real model ...
+    at.select_slider(key="lab_real_trials").set_value(200)
+    ok(at.button(key="lab_real_run").click().run())
+    real = [m.value for m in at.markdown if m.value.startswith("**The lossy rules on this p and q**")]
+    assert len(real) == 1 and real[0].count("drift **") == 2                 # ... and both lossy rules on its p, q
 
 
 def test_breakeven_per_family_after_guesses():
