@@ -33,13 +33,14 @@ def lossy_section(p, q) -> None:
     for name, text in Y.RULES.items():
         st.caption(f"**{name}** — {text}")
     c = st.columns(4)
-    eps = c[0].number_input("ε (Medusa posterior_threshold)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["eps"], 0.01,
-                            key="ly_eps")
-    delta = c[1].number_input("δ (Medusa posterior_alpha)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["delta"], 0.05,
-                              key="ly_delta")
+    eps = c[0].number_input("ε (Medusa)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["eps"], 0.01, key="ly_eps",
+                            help="posterior_threshold in Medusa's code; 0.09 there by default")
+    delta = c[1].number_input("δ (Medusa)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["delta"], 0.05, key="ly_delta",
+                              help="posterior_alpha in Medusa's code; 0.3 there by default")
     single = c[2].number_input("t_single (SGLang)", 0.0, 1.0, Y.DEFAULTS[Y.THRESHOLD]["single"], 0.05,
-                               key="ly_single")
-    acc = c[3].number_input("t_acc (SGLang)", 0.01, 1.0, Y.DEFAULTS[Y.THRESHOLD]["acc"], 0.05, key="ly_acc")
+                               key="ly_single", help="--speculative-accept-threshold-single; 1.0 by default (exact)")
+    acc = c[3].number_input("t_acc (SGLang)", 0.01, 1.0, Y.DEFAULTS[Y.THRESHOLD]["acc"], 0.05, key="ly_acc",
+                            help="--speculative-accept-threshold-acc; 1.0 by default (exact)")
     params = {Y.TYPICAL: {"eps": eps, "delta": delta}, Y.THRESHOLD: {"single": single, "acc": acc}}
     guess = G.ask("ly_drift", DRIFT)
     if st.button("Lock in my guess and draw under each rule", type="primary", key="ly_run") \
