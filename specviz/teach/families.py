@@ -23,7 +23,7 @@ class Family:
 
 
 def truncation(n_layers: int, used: int) -> Family:
-    return Family(TRUNCATION, used / n_layers, f"c ≈ N/L = {used}/{n_layers}: the first {used} layers run per draft")
+    return Family(TRUNCATION, used / n_layers, f"c ≈ N/L = {used}/{n_layers}: the first {used} layer{'s' if used != 1 else ''} run per draft")
 
 
 def families(measured: dict[str, float], n_layers: int, used: int) -> list[Family]:

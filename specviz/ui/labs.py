@@ -119,8 +119,10 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
         return
     fams = F.families({m: c for m, c in ss["fam_c"].items() if m in measured}, n_layers, int(used))
     alphas = F.breakevens(fams, k, v)
-    for name in names:
-        G.show(f"fam_{name}", asked[name], {name: alphas.get(name)})
+    for col, name in zip(st.columns(len(names)), names):   # each score under its own family's guess
+        with col:
+            st.caption(f"**{name}**")
+            G.show(f"fam_{name}", asked[name], {name: alphas.get(name)})
     st.plotly_chart(vb.families_figure({f.name: f.c for f in fams}, k, v), width="stretch", key="fam_fig")
     st.dataframe(pd.DataFrame([{"family": f.name, "c": f"{f.c:.3f}", "how c was found": f.source,
                                 "break-even α": "pays at any α" if alphas[f.name] == 0.0 else

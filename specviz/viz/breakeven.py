@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import plotly.graph_objects as go
+from plotly import colors as px_colors
 
 from specviz.core import costmodel as be
 
@@ -92,13 +93,16 @@ def families_figure(curves: dict[str, float], k: int, v: be.VCost, points: int =
     """Predicted speedup against α at draft length k, one curve per family ({name: c}), each break-even α marked."""
     alphas = [i / (points - 1) for i in range(points)]
     fig = go.Figure()
-    for name, c in curves.items():
+    colours = px_colors.qualitative.Plotly
+    for i, (name, c) in enumerate(curves.items()):
+        colour = colours[i % len(colours)]
         fig.add_trace(go.Scatter(x=alphas, y=[be.speedup(a, k, c, v) for a in alphas], mode="lines",
-                                 name=f"{name} (c = {c:.2f})",
+                                 name=f"{name} (c = {c:.2f})", line=dict(color=colour),
                                  hovertemplate=f"{name}<br>α = %{{x:.2f}}<br>speedup %{{y:.2f}}×<extra></extra>"))
         a0 = be.breakeven_alpha(k, c, v)
         if a0 is not None:
-            fig.add_trace(go.Scatter(x=[a0], y=[1.0], mode="markers", showlegend=False, marker=dict(size=10),
+            fig.add_trace(go.Scatter(x=[a0], y=[1.0], mode="markers", showlegend=False,
+                                     marker=dict(size=11, color=colour, line=dict(width=1, color="black")),
                                      hovertemplate=f"{name}: breaks even at α = {a0:.2f}<extra></extra>"))
     fig.add_hline(y=1.0, line_dash="dash", line_color="gray", annotation_text="plain decoding",
                   annotation_position="bottom right")
