@@ -23,7 +23,8 @@ class Family:
 
 
 def truncation(n_layers: int, used: int) -> Family:
-    return Family(TRUNCATION, used / n_layers, f"c ≈ N/L = {used}/{n_layers}: the first {used} layer{'s' if used != 1 else ''} run per draft")
+    layers = f"{used} layer{'s' if used != 1 else ''}"
+    return Family(TRUNCATION, used / n_layers, f"c ≈ N/L = {used}/{n_layers}: the first {layers} run per draft")
 
 
 def families(measured: dict[str, float], n_layers: int, used: int) -> list[Family]:
