@@ -4,6 +4,7 @@ import streamlit as st
 from specviz.ui import support as app
 from specviz.core import costmodel as be
 from specviz.viz import breakeven as vb
+from specviz.ui import labs
 
 K_MAX = 16
 CONSTANT, TABLE = "a constant", "the measured table"
@@ -189,5 +190,6 @@ def show(k: int) -> None:
 # (no st.stop(): in Streamlit 1.67 a page that stops on a session's first run shows "Page not found")
 if 1 <= k <= K_MAX:
     show(int(k))
+    labs.families_section(int(k), *v_in_use())
 else:
     st.error(f"k must be between 1 and {K_MAX}, got {k}.")

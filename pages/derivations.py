@@ -8,6 +8,7 @@ from specviz.teach import acceptance as A
 from specviz.teach import derivations as D
 from specviz.engine import experiments as E
 from specviz.teach import lab as L
+from specviz.teach import notes as NOTES
 from specviz.teach.guess import Guess
 from specviz.ui import byhand
 from specviz.ui import guess as G
@@ -101,6 +102,7 @@ The rejection rate *is* the total variation distance: a proposer is exactly as g
                     f"1 − Σ min(p, q) = **{pr:.4f}**, ½ Σ |p − q| = **{0.5 * float((case.p - case.q).abs().sum()):.4f}**.")
     else:
         st.caption("Run part 2 of *Is it lossless?* to see the same equality on the real model's next token.")
+    st.markdown(NOTES.TEMPERATURE + "\n\n" + NOTES.WARPED)  # why acceptance falls with T; warped p and q
 
 with four:
     st.markdown("A server does not show step records; vLLM logs totals over the passes that drafted "

@@ -1,6 +1,7 @@
 """Home: what speculative decoding is, where each page fits, and how to pick a proposer."""
 import streamlit as st
 
+from specviz.teach import notes as NOTES
 from specviz.ui import support as app
 
 st.title("specviz — speculative decoding, step by step")
@@ -105,3 +106,4 @@ st.markdown("""
 - With a small model decoded greedily, the output tends to loop — and a loop is something lookup can copy.
   Sample at a temperature above 0 to see lookup on genuinely novel text.
 """)
+st.markdown(NOTES.OTHER_PROPOSERS)

@@ -11,6 +11,7 @@ from specviz.viz import lab as V
 from specviz.viz import step as vz
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G
+from specviz.ui import labs
 from specviz.engine.workloads import WORKLOADS, get
 
 st.title("Is it lossless?")
@@ -99,6 +100,8 @@ if "lab_sim" in st.session_state:
                    "mass the test took away.")
 else:
     st.info("Commit to a guess, then press **Draw speculative samples** to run the verifier many times.")
+
+labs.lossy_section(p, q)  # Medusa's typical acceptance and SGLang's thresholds, labelled lossy
 
 # -- tree sampling, by hand -----------------------------------------------------------------------
 st.header("Tree sampling, by hand")
@@ -220,3 +223,4 @@ if "lab_real" in st.session_state:
                     f"Σ min(p, q) = min(p(x), 1) = p(x) = **{float(case.p[x]):.3f}**: the rule reduces to "
                     "*accept x with probability p(x)*; otherwise sample from p with x removed and "
                     "renormalised.")
+    labs.lossy_on_real(st.session_state["lab_real"])  # the lossy rules on this real p and q

@@ -105,3 +105,6 @@ mine = st.session_state.get("sr_mine")
 if mine:
     st.dataframe(pd.DataFrame(mine), hide_index=True, width="stretch")
 st.markdown("**Why the numbers differ**\n" + "\n".join(f"- {x}" for x in R.GAP_REASONS))
+
+from specviz.ui import labs  # noqa: E402 - section 4, drawn last (kept apart for merges)
+labs.roofline_section()

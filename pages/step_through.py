@@ -49,6 +49,7 @@ with right:
     seed = c2.number_input("Seed", step=1, key="stp_seed", persist_state="session")
 
 settings = S.Settings(prompt, chat, method, drafter_name, k, new, adaptive, n, n_min, n_max, temp, seed, rule)
+S.range_error(settings)  # a field left empty or with letters reads as 0: say so now, not at Play
 
 
 def label_for(dec):

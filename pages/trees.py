@@ -8,6 +8,7 @@ from specviz.engine.decode import DecodeConfig
 from specviz.engine.methods import encode_prompt
 from specviz.teach import predict as P
 from specviz.teach.trees import PAIRS, chain_vs_tree
+from specviz.teach import notes as NOTES
 from specviz.ui import guess as G
 from specviz.ui import support as app
 from specviz.viz import step as vz
@@ -130,3 +131,4 @@ if rows:
                "are often right; it costs a larger verify pass (v(n) for n nodes), so speed gains less than τ. "
                "Drafting costs the same for Medusa, whose heads give every candidate in the one call a chain "
                "uses; only EAGLE-2's tree drafts more (one batched head call per depth over the best nodes).")
+st.markdown(NOTES.TREES)  # other tree-shaped proposers (teach/notes.py)

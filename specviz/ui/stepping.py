@@ -105,7 +105,8 @@ class Settings:
         for name, val, hi in (("k", self.k, K_MAX), ("max new tokens", self.max_new, NEW_MAX),
                               ("n", self.n, N_MAX), ("n-min", self.n_min, N_MAX), ("n-max", self.n_max, N_MAX)):
             if val is not None and not 1 <= val <= hi:
-                raise InputError(f"{name} must be between 1 and {hi}, got {val}")
+                raise InputError(f"{name} must be between 1 and {hi}, got {val}"
+                                 + (" (an empty field, or one with letters, reads as 0)" if val == 0 else ""))
         if self.method == "draft" and not self.drafter:
             raise InputError("type the folder or id of a draft model")
 
@@ -117,6 +118,15 @@ class Settings:
     def n_label(self):
         """lookup's n as the runs remembered for other pages carry it: n, 'n-min..n-max' or None."""
         return self.n if self.n is not None else (f"{self.n_min}..{self.n_max}" if self.n_min is not None else None)
+
+
+def range_error(s: Settings) -> None:
+    """st.error as soon as a number is out of the app's range (Streamlit turns a number field that is left empty or
+    holds letters into its default, 0 here, without a word), not only when a run is started."""
+    try:
+        s.check()
+    except InputError as e:
+        st.error(f"Check the settings: {e}")
 
 
 def signature(s: Settings) -> tuple:

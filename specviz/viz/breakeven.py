@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import plotly.graph_objects as go
+from plotly import colors as px_colors
 
 from specviz.core import costmodel as be
 
@@ -85,4 +86,38 @@ def per_position_figure(a: list[float], alpha: float | None) -> go.Figure:
                       xaxis_title="draft position i", yaxis_title="a_i = P(kept | earlier kept)",
                       yaxis_range=[0, 1.08], xaxis=dict(tickmode="linear", dtick=1),
                       margin=dict(l=10, r=10, t=40, b=10), showlegend=False)
+    return fig
+
+
+def families_figure(curves: dict[str, float], k: int, v: be.VCost, points: int = 101) -> go.Figure:
+    """Predicted speedup against α at draft length k, one curve per family ({name: c}), each break-even α marked."""
+    alphas = [i / (points - 1) for i in range(points)]
+    fig = go.Figure()
+    colours = px_colors.qualitative.Plotly
+    for i, (name, c) in enumerate(curves.items()):
+        colour = colours[i % len(colours)]
+        fig.add_trace(go.Scatter(x=alphas, y=[be.speedup(a, k, c, v) for a in alphas], mode="lines",
+                                 name=f"{name} (c = {c:.2f})", line=dict(color=colour),
+                                 hovertemplate=f"{name}<br>α = %{{x:.2f}}<br>speedup %{{y:.2f}}×<extra></extra>"))
+        a0 = be.breakeven_alpha(k, c, v)
+        if a0 is not None:
+            fig.add_trace(go.Scatter(x=[a0], y=[1.0], mode="markers", showlegend=False,
+                                     marker=dict(size=11, color=colour, line=dict(width=1, color="black")),
+                                     hovertemplate=f"{name}: breaks even at α = {a0:.2f}<extra></extra>"))
+    fig.add_hline(y=1.0, line_dash="dash", line_color="gray", annotation_text="plain decoding",
+                  annotation_position="bottom right")
+    fig.update_layout(title=dict(text=f"Speedup vs α for each family at k = {k}", font_size=14), height=380,
+                      xaxis_title="acceptance rate α", yaxis_title="predicted speedup (×)",
+                      margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def batch_speedup_figure(sp: dict[int, dict[int, float]]) -> go.Figure:
+    """Predicted speedup against k, one line per batch size ({batch: {k: speedup}})."""
+    fig = go.Figure([go.Scatter(x=list(row), y=list(row.values()), mode="lines+markers", name=f"batch {b}")
+                     for b, row in sp.items()])
+    fig.add_hline(y=1.0, line_dash="dash", line_color="gray", annotation_text="plain decoding")
+    fig.update_layout(title=dict(text="Predicted speedup τ ÷ (v_B(k) + k·c), v measured at each batch", font_size=14),
+                      xaxis_title="draft length k", yaxis_title="speedup (×)", height=360,
+                      margin=dict(l=10, r=10, t=40, b=10))
     return fig

@@ -1,0 +1,186 @@
+"""Three guess-first lab sections drawn on their pages with one call each: lossy rules (Is it lossless?), break-even
+per family (Break-even), batch size and the roofline (Serving reality). Computations in teach/; charts in viz/."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from specviz.core import costmodel as be
+from specviz.core.errors import InputError, ModelError
+from specviz.teach import families as F
+from specviz.teach import lossy as Y
+from specviz.teach import notes as NOTES
+from specviz.teach import reality as R
+from specviz.teach.guess import Guess
+from specviz.ui import guess as G
+from specviz.ui import support as app
+from specviz.viz import breakeven as vb
+
+ss = st.session_state
+
+
+# -- Is it lossless?: lossy rules, labelled ------------------------------------------------------------------
+DRIFT = Guess("TV distance from p of the output under Medusa's typical acceptance (0 to 1)", "drift", lo=0.0, hi=1.0,
+              step=0.05, rel=0.0, abs_tol=0.05)
+
+
+def lossy_section(p, q) -> None:
+    """The part-1 toy p and q under two lossy rules: drift from p, drafts kept and E[τ] bought, draws to check."""
+    st.header("Lossy rules, labelled")
+    st.write("A third kind of broken rule, offered on purpose: papers and servers relax the test to keep more drafts. "
+             "They are **lossy** — the output no longer follows p. How far it drifts, and how much τ it buys, "
+             "depends on p, q and the thresholds.")
+    for name, text in Y.RULES.items():
+        st.caption(f"**{name}** — {text}")
+    c = st.columns(4)
+    eps = c[0].number_input("ε (Medusa)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["eps"], 0.01, key="ly_eps",
+                            help="posterior_threshold in Medusa's code; 0.09 there by default")
+    delta = c[1].number_input("δ (Medusa)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["delta"], 0.05, key="ly_delta",
+                              help="posterior_alpha in Medusa's code; 0.3 there by default")
+    single = c[2].number_input("t_single (SGLang)", 0.0, 1.0, Y.DEFAULTS[Y.THRESHOLD]["single"], 0.05,
+                               key="ly_single", help="--speculative-accept-threshold-single; 1.0 by default (exact)")
+    acc = c[3].number_input("t_acc (SGLang)", 0.01, 1.0, Y.DEFAULTS[Y.THRESHOLD]["acc"], 0.05, key="ly_acc",
+                            help="--speculative-accept-threshold-acc; 1.0 by default (exact)")
+    params = {Y.TYPICAL: {"eps": eps, "delta": delta}, Y.THRESHOLD: {"single": single, "acc": acc}}
+    guess = G.ask("ly_drift", DRIFT)
+    if st.button("Lock in my guess and draw under each rule", type="primary", key="ly_run") \
+            and G.lock("ly_drift", guess):
+        trials = 2000 if app.TINY else 20000
+        ss["ly_sim"] = (p, q, params, {r: Y.simulate(p, q, r, params[r], trials) for r in Y.RULES}, trials)
+    sim = ss.get("ly_sim")
+    if sim is None:
+        st.info("Commit to a guess, then draw: the table shows each rule's drift from p and the τ it buys.")
+        return
+    sp, sq, sparams, draws, trials = sim
+    rows = []
+    for r, (counts, kept) in draws.items():
+        s = Y.summary(sp, sq, r, sparams[r])
+        tv = 0.5 * float((counts / trials - sp).abs().sum())
+        rows.append({"rule": f"{r} (lossy)", "TV from p, counted": f"{tv:.3f}",
+                     "TV from p, closed form": f"{s['drift']:.3f}", "drafts kept": f"{kept / trials:.3f}",
+                     f"E[τ] at k = {s['k']}": f"{s['tau']:.2f}"})
+    ex = Y.summary(sp, sq, Y.TYPICAL, sparams[Y.TYPICAL])
+    rows.append({"rule": "exact (lossless)", "TV from p, counted": "→ 0 (part 1)", "TV from p, closed form": "0.000",
+                 "drafts kept": f"{ex['kept_exact']:.3f}", f"E[τ] at k = {ex['k']}": f"{ex['tau_exact']:.2f}"})
+    G.show("ly_drift", DRIFT, {"drift": ex["drift"]})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(f"{trials} draws per rule on part 1's p and q (one draft x ~ q each). E[τ] is the cost model's "
+               "law at the rule's keep rate, as if every position kept drafts at that rate. SGLang's rule ignores "
+               "q: it keeps x with p(x)/t_acc, so with q close to p it can keep fewer drafts than the exact rule; "
+               "at t_single = t_acc = 1 (its defaults) it is exact.")
+    st.markdown(NOTES.WARPED)
+
+
+def lossy_on_real(real) -> None:
+    """The two lossy rules on part 2's real p and q (its reduced vocabulary), at the lossy section's thresholds."""
+    red = real[3]
+    sparams = {Y.TYPICAL: {"eps": ss.get("ly_eps", Y.DEFAULTS[Y.TYPICAL]["eps"]),
+                           "delta": ss.get("ly_delta", Y.DEFAULTS[Y.TYPICAL]["delta"])},
+               Y.THRESHOLD: {"single": ss.get("ly_single", Y.DEFAULTS[Y.THRESHOLD]["single"]),
+                             "acc": ss.get("ly_acc", Y.DEFAULTS[Y.THRESHOLD]["acc"])}}
+    st.markdown(f"**The lossy rules on this p and q** (over the {len(red.ids)} ids the draws use, thresholds as in "
+                "*Lossy rules, labelled*): " + "; ".join(
+                    f"{r}: drift **{x['drift']:.3f}** from p, keeps **{x['kept']:.3f}** (exact {x['kept_exact']:.3f})"
+                    for r, x in ((r, Y.summary(red.p, red.q, r, sparams[r])) for r in Y.RULES)) + ".")
+
+
+# -- Break-even: per family, side by side ------------------------------------------------------------------
+def families_section(k: int, v: be.VCost, v_text: str) -> None:
+    """Guess each family's break-even α, measure the drafter's and the heads' c, then one chart for all."""
+    st.header("Break-even per family, side by side")
+    st.write(f"The same cost model for every kind of proposer, at k = {k} and v from {v_text}; only c differs. "
+             "Guess each family's break-even α first: the α below which it is slower than plain decoding.")
+    tgt = app.target()
+    if tgt is None:
+        return
+    methods, _, drafter = app.usable_methods(tgt)
+    measured = [m for m in F.MEASURED if m in methods]
+    n_layers = int(tgt.model.config.num_hidden_layers)
+    used = st.number_input(f"Layer truncation: layers the drafter runs (N of L = {n_layers})", 1, max(1, n_layers - 1),
+                           max(1, n_layers // 2), key="fam_n")
+    names = [F.LOOKUP, *measured, F.TRUNCATION]
+    asked = {n: Guess(f"break-even α, {n}", n, lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05) for n in names}
+    guesses = {}
+    for col, name in zip(st.columns(len(names)), names):
+        with col:
+            guesses[name] = G.ask(f"fam_{name}", asked[name])
+    if st.button("Lock in my guesses and measure c", type="primary", key="fam_run") and all(
+            G.lock(f"fam_{n}", guesses[n]) for n in names):
+        bar = st.progress(0.0, "measuring…")
+        try:
+            ss["fam_c"] = F.measure_costs(tgt, drafter, measured, k=k, tokens=6 if app.TINY else 24,
+                                          progress=lambda f, t: bar.progress(f, t))
+        except (InputError, ModelError) as e:
+            st.error(str(e))
+        bar.empty()
+    if "fam_c" not in ss:
+        st.info("Commit to a guess for every family, then measure: the drafter's and the heads' c come from one "
+                "short greedy run each against plain decoding.")
+        return
+    fams = F.families({m: c for m, c in ss["fam_c"].items() if m in measured}, n_layers, int(used))
+    alphas = F.breakevens(fams, k, v)
+    for col, name in zip(st.columns(len(names)), names):   # each score under its own family's guess
+        with col:
+            st.caption(f"**{name}**")
+            G.show(f"fam_{name}", asked[name], {name: alphas.get(name)})
+    st.plotly_chart(vb.families_figure({f.name: f.c for f in fams}, k, v), width="stretch", key="fam_fig")
+    st.dataframe(pd.DataFrame([{"family": f.name, "c": f"{f.c:.3f}", "how c was found": f.source,
+                                "break-even α": "pays at any α" if alphas[f.name] == 0.0 else
+                                "never pays" if alphas[f.name] is None else f"{alphas[f.name]:.2f}"} for f in fams]),
+                 hide_index=True, width="stretch")
+    st.caption("One cost model (core/costmodel.py, breakeven_alpha): speedup = E[τ] ÷ (v(k) + k·c). Lookup's c is "
+               "taken as 0; truncation's as N/L, the worst case for layer skipping (training-free self-speculation "
+               "skips chosen middle layers instead). A method's real α is on Step through or Compare.")
+
+
+# -- Serving reality: batch size and the roofline ------------------------------------------------------------
+ROOF = Guess("speedup at batch 16, k = 4 (α = 0.8, c = 0.05)", "s16", lo=0.0, hi=6.0, step=0.05, rel=0.15,
+             abs_tol=0.1)
+
+
+def roofline_section() -> None:
+    st.header("4 · Batch size and the roofline")
+    st.write("At batch 1 a decode step reads every weight once to produce one token: it is bound by memory bandwidth, "
+             "and the arithmetic units idle. Speculation spends that idle arithmetic on k extra positions. As the "
+             "batch grows, the same weight read serves many sequences, the arithmetic fills up, and the extra "
+             "positions start to cost real time.")
+    tgt = app.target()
+    if tgt is None:
+        return
+    c = st.columns(2)
+    alpha = c[0].slider("α", 0.0, 1.0, 0.8, 0.05, key="rf_alpha")
+    cost = c[1].number_input("c (draft cost per token)", 0.0, 2.0, 0.05, 0.01, key="rf_c")
+    guess = G.ask("rf_s16", ROOF)
+    if st.button("Lock in my guess and measure", type="primary", key="rf_run") and G.lock("rf_s16", guess):
+        bar = st.progress(0.0, "measuring…")
+        small = app.TINY
+        ss["rf_bw"] = R.achieved_bandwidth(tgt.model, tgt.vocab_size, context=32 if small else 128,
+                                           repeats=2 if small else 7)
+        ss["rf_vb"] = R.v_by_batch(tgt.model, tgt.vocab_size, ks=(1, 2, 4, 8), context=32 if small else 128,
+                                   repeats=2 if small else 5, progress=lambda f, t: bar.progress(f, t))
+        bar.empty()
+    if "rf_vb" not in ss:
+        st.info("Commit to a guess, then measure: one batch-1 step for the bandwidth, and v(k) at batch 1, 4 and 16.")
+        return
+    bw, vbt = ss["rf_bw"], ss["rf_vb"]
+    sp = R.batch_speedups(vbt, 0.8, 0.05)
+    G.show("rf_s16", ROOF, {"s16": sp[16][4]})
+    m = st.columns(3)
+    m[0].metric("weights read per token (batch 1)", f"{bw['bytes'] / 2**20:.0f} MiB")
+    m[1].metric("measured step", f"{bw['step_s'] * 1e3:.1f} ms")
+    m[2].metric("achieved bandwidth", f"{bw['gbps']:.1f} GB/s")
+    st.caption("Weights ÷ step time: the bandwidth one decode step achieved on this machine just now (a lower bound "
+               "on what the memory can do: the KV cache reads and Python overhead are in the step too).")
+    mine = R.batch_speedups(vbt, float(alpha), float(cost))
+    best = R.best_k_by_batch(mine)
+    st.plotly_chart(vb.batch_speedup_figure(mine), width="stretch", key="rf_fig")
+    st.dataframe(pd.DataFrame([{"batch": b, **{f"k = {k}": f"{s:.2f}×" for k, s in row.items()},
+                                "best k": best[b] or "0 (don't speculate)"} for b, row in mine.items()]),
+                 hide_index=True, width="stretch")
+    st.markdown("**Wasted compute per pass.** Each sequence's verify pass computes k + 1 positions and keeps τ of "
+                "them: " + ", ".join(f"k = {k}: {R.wasted_per_pass(float(alpha), k):.2f}" for k in (1, 2, 4, 8))
+                + f" positions thrown away per sequence at α = {alpha:.2f}. At batch 1 they ride on the weight read; "
+                "in a full batch they take the place of other sequences' tokens. That is why servers shorten k or stop "
+                "speculating as the batch grows (vLLM's V0 engine had speculative_disable_by_batch_size for it: no "
+                "speculation for new requests once more than that many are queued).")
+
