@@ -15,7 +15,7 @@ from transformers import DynamicCache
 from specviz.core.errors import InputError
 from specviz.core.records import TOP_N, RunSummary, StepRecord, TopTokens, summarize
 from specviz.core.sampling import SamplingConfig, logits_to_probs
-from specviz.core.tree import Tree, position_offsets, tree_mask, verify_tree
+from specviz.core.tree import Tree, depths, position_offsets, tree_mask, verify_tree
 from specviz.core.verify import one_hot_q
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context, Draft, Plain, Proposer, empty_draft
@@ -57,6 +57,15 @@ def draft_tree(draft: Draft, k: int, vocab: int) -> Tree:
     if draft.parents is None:
         return Tree.chain(draft.tokens[:k].long(), q[:k])
     return Tree(draft.tokens.long(), list(draft.parents), q).pruned(k)
+
+
+def draft_origins(draft: Draft, k: int) -> list[str] | None:
+    """The proposer's origin labels for the nodes draft_tree() keeps (None when it gave none)."""
+    if draft.origins is None:
+        return None
+    if draft.parents is None:
+        return list(draft.origins[:k])
+    return [o for o, d in zip(draft.origins, depths(list(draft.parents))) if d <= k]
 
 
 def top_rows(probs: torch.Tensor, n: int = TOP_N) -> list[TopTokens]:
@@ -218,7 +227,7 @@ class Decoder:
         rec = StepRecord(
             index=len(self.steps), k=k_asked, context_len=len(self.ids) - len(emitted),
             drafted=tokens.tolist(), decisions=v.decisions, parents=tree.parents, tested=v.tested, path=v.path,
-            draws=v.draws, ratios=v.ratios, n_accepted=n, next_token=v.next_token,
+            origins=draft_origins(draft, k), draws=v.draws, ratios=v.ratios, n_accepted=n, next_token=v.next_token,
             next_origin=v.origin, emitted=emitted, draft_s=t_drafted - t_start,
             verify_s=t_verified - t_drafted,
             logit_top1=top[:, 0].tolist() if top is not None else [],
