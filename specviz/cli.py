@@ -39,9 +39,9 @@ def add_threads_arg(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from specviz.core.suffix import MAX_SPEC_FACTOR, MAX_TREE_DEPTH, MIN_TOKEN_PROB
+    from specviz.core.suffix import MAX_SPEC_FACTOR, MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
     from specviz.engine.methods import METHODS
-    from specviz.proposers.lookup import K_RULES, MAX_MATCH, RULES
+    from specviz.proposers.lookup import K_RULES, MATCH_FACTOR, MATCH_MIN, MAX_MATCH, RULES
 
     ap = argparse.ArgumentParser(prog="python -m specviz", description="Real speculative decoding, step by step.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -66,8 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--adaptive", action="store_true",
                    help="adaptive draft length: k grows after full acceptance and shrinks after rejections, "
                         "up to --k (default: off)")
-    g.add_argument("--n", type=int, default=3,
-                   help="lookup: length of the context tail to match, >= 1 (default: %(default)s)")
+    g.add_argument("--n", type=int, default=None,
+                   help="lookup: length of the context tail to match, >= 1; with --k-rule match the shortest match "
+                        f"that drafts (default: 3 for --k-rule fixed, {MATCH_MIN} for match)")
     g.add_argument("--n-min", type=int, default=None,
                    help="lookup: shortest tail to try; with --n-max the widest match wins (default: --n)")
     g.add_argument("--n-max", type=int, default=None, help="lookup: longest tail to try (default: --n)")
@@ -82,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                         f"{MAX_MATCH}), drafts --spec-factor × m tokens, at most --k (default: %(default)s)")
     g.add_argument("--spec-factor", type=float, default=None, metavar="F",
                    help="lookup --k-rule match and suffix: draft at most F × the match length, > 0 "
-                        f"(default: {MAX_SPEC_FACTOR}, vLLM's suffix_decoding_max_spec_factor)")
+                        f"(default: {MATCH_FACTOR} for lookup, {SUFFIX_FACTOR} for suffix, measured on this CPU; "
+                        f"vLLM's suffix_decoding_max_spec_factor defaults to {MAX_SPEC_FACTOR})")
     g.add_argument("--max-depth", type=int, default=MAX_TREE_DEPTH,
                    help="suffix: the longest match plus draft, >= 2 (vLLM's suffix_decoding_max_tree_depth; "
                         "default: %(default)s)")
@@ -134,6 +136,9 @@ def cmd_generate(a) -> int:
     from specviz.engine.methods import encode_prompt, make_proposer
     from specviz.engine.models import load_model
 
+    from specviz.proposers.lookup import MATCH_MIN
+    if a.n is None:
+        a.n = MATCH_MIN if (a.method == "lookup" and a.k_rule == "match") else 3
     if a.n_min is not None and a.n_max is not None and a.n_min > a.n_max:
         raise InputError(f"n-min ({a.n_min}) must not exceed n-max ({a.n_max})")
     if a.n < 1 or (a.n_min is not None and a.n_min < 1):

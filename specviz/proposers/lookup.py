@@ -19,13 +19,17 @@ from __future__ import annotations
 import torch
 
 from specviz.core.errors import InputError
-from specviz.core.suffix import MAX_SPEC_FACTOR, MAX_TREE_DEPTH
+from specviz.core.suffix import MAX_TREE_DEPTH
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 
 
 RULES = ("recent", "earliest")  # specviz's rule, vLLM's rule
 K_RULES = ("fixed", "match")    # draft k tokens, or as many as the match length justifies
 MAX_MATCH = MAX_TREE_DEPTH      # the match rule's default longest match (and its default k, as vLLM's suffix method)
+# The match rule's defaults, one setting for every workload: chosen on this 2-core CPU from tokens per pass and
+# the bench's v(k) (drafts up to 1.5 x the match, from 2 matched tokens, beat 1x and 2x, and 1 or 3 tokens, on
+# all four copy-heavy workloads in float32; novel prompts stay at ~1.0x). vLLM's suffix default factor is 1.0.
+MATCH_MIN, MATCH_FACTOR = 2, 1.5
 
 
 def find_continuation(ids: list[int], n: int, k: int, rule: str = "recent") -> list[int]:
@@ -75,7 +79,7 @@ def longest_match(ids: list[int], max_len: int, rule: str = "recent") -> tuple[i
     return best_m, best_p
 
 
-def match_lookup(ids: list[int], n_min: int, n_max: int, k: int, factor: float = MAX_SPEC_FACTOR,
+def match_lookup(ids: list[int], n_min: int, n_max: int, k: int, factor: float = MATCH_FACTOR,
                  rule: str = "recent") -> tuple[list[int], int]:
     """The match rule: (draft, m), draft = the min(k, floor(factor * m)) tokens that followed the longest
     earlier match (m <= n_max); ([], m) when m < n_min."""
@@ -91,7 +95,7 @@ class PromptLookup(Proposer):
     deterministic = True
 
     def __init__(self, n: int = 3, n_min: int | None = None, n_max: int | None = None, rule: str = "recent",
-                 k_rule: str = "fixed", factor: float = MAX_SPEC_FACTOR):
+                 k_rule: str = "fixed", factor: float = MATCH_FACTOR):
         if k_rule not in K_RULES:
             raise InputError(f"unknown lookup k rule '{k_rule}' (choose from: {', '.join(K_RULES)})")
         self.k_rule = k_rule

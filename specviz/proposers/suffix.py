@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from specviz.core.errors import InputError
-from specviz.core.suffix import (MAX_SPEC_FACTOR, MAX_TREE_DEPTH, MIN_TOKEN_PROB, SessionCache, SuffixDraft,
+from specviz.core.suffix import (MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR, SessionCache, SuffixDraft,
                                  TokenSeq, speculate)
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 
@@ -26,7 +26,7 @@ class SuffixProposer(Proposer):
     name = "suffix"
     deterministic = True
 
-    def __init__(self, max_depth: int = MAX_TREE_DEPTH, factor: float = MAX_SPEC_FACTOR,
+    def __init__(self, max_depth: int = MAX_TREE_DEPTH, factor: float = SUFFIX_FACTOR,
                  min_prob: float = MIN_TOKEN_PROB, cache: SessionCache | None = None, min_match: int = 1):
         if max_depth < 2:
             raise InputError(f"the suffix tree's depth must be >= 2 (a match and a draft), got {max_depth}")
