@@ -120,4 +120,4 @@ class PromptLookup(Proposer):
             draft, self.last_n = lookup(ids, self.n_min, self.n_max, k, self.rule)
         if not draft:
             return empty_draft()
-        return Draft(tokens=torch.tensor(draft, dtype=torch.long))
+        return Draft(tokens=torch.tensor(draft, dtype=torch.long))  # (k',)

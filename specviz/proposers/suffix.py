@@ -56,8 +56,8 @@ class SuffixProposer(Proposer):
                               self.min_prob, self.min_match)
         if not self.last.tokens:
             return empty_draft()
-        return Draft(tokens=torch.tensor(self.last.tokens, dtype=torch.long), parents=list(self.last.parents),
-                     origins=list(self.last.origins))
+        return Draft(tokens=torch.tensor(self.last.tokens, dtype=torch.long),     # (n,) nodes, parents first
+                     parents=list(self.last.parents), origins=list(self.last.origins))
 
     def remember(self, include_prompt: bool = False) -> None:
         """This request is finished: keep its output for the session's next requests (SuffixDecoding's
