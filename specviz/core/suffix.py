@@ -102,7 +102,7 @@ class SuffixDraft:
     tokens: list[int] = field(default_factory=list)
     parents: list[int] = field(default_factory=list)    # -1 = the root (the last committed token)
     probs: list[float] = field(default_factory=list)    # estimated from counts, product along the path
-    origins: list[str] = field(default_factory=list)    # where each node's token was seen, most often first
+    seen_in: list[str] = field(default_factory=list)    # where each node's token was seen, most often first
     match_len: int = 0
     score: float = 0.0                                  # sum of probs
 
@@ -149,7 +149,7 @@ def best_first(root: _Node, max_tokens: int, min_prob: float) -> SuffixDraft:
     while heap and len(d.tokens) < max_tokens:
         neg, _, tok, node, parent = heapq.heappop(heap)
         d.tokens.append(tok), d.parents.append(parent), d.probs.append(-neg)
-        d.origins.append(", ".join(f"{seq.name} {'prompt' if in_prompt else 'output'}"
+        d.seen_in.append(", ".join(f"{seq.name} {'prompt' if in_prompt else 'output'}"
                                    for (seq, in_prompt), _ in node.seen.most_common()))
         d.score += -neg
         push(node, -neg, len(d.tokens) - 1)

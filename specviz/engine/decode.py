@@ -59,13 +59,13 @@ def draft_tree(draft: Draft, k: int, vocab: int) -> Tree:
     return Tree(draft.tokens.long(), list(draft.parents), q).pruned(k)
 
 
-def draft_origins(draft: Draft, k: int) -> list[str] | None:
-    """The proposer's origin labels for the nodes draft_tree() keeps (None when it gave none)."""
-    if draft.origins is None:
+def draft_seen_in(draft: Draft, k: int) -> list[str] | None:
+    """Where the proposer saw each node's token, for the nodes draft_tree() keeps (None when it did not say)."""
+    if draft.seen_in is None:
         return None
     if draft.parents is None:
-        return list(draft.origins[:k])
-    return [o for o, d in zip(draft.origins, depths(list(draft.parents))) if d <= k]
+        return list(draft.seen_in[:k])
+    return [o for o, d in zip(draft.seen_in, depths(list(draft.parents))) if d <= k]
 
 
 def top_rows(probs: torch.Tensor, n: int = TOP_N) -> list[TopTokens]:
@@ -227,7 +227,7 @@ class Decoder:
         rec = StepRecord(
             index=len(self.steps), k=k_asked, context_len=len(self.ids) - len(emitted),
             drafted=tokens.tolist(), decisions=v.decisions, parents=tree.parents, tested=v.tested, path=v.path,
-            origins=draft_origins(draft, k), draws=v.draws, ratios=v.ratios, n_accepted=n, next_token=v.next_token,
+            seen_in=draft_seen_in(draft, k), draws=v.draws, ratios=v.ratios, n_accepted=n, next_token=v.next_token,
             next_origin=v.origin, emitted=emitted, draft_s=t_drafted - t_start,
             verify_s=t_verified - t_drafted,
             logit_top1=top[:, 0].tolist() if top is not None else [],

@@ -39,7 +39,7 @@ class SuffixProposer(Proposer):
         self.max_depth, self.factor, self.min_prob, self.min_match = max_depth, factor, min_prob, min_match
         self.cache = cache if cache is not None else SessionCache()
         self.this = TokenSeq(name="this")
-        self.last: SuffixDraft = SuffixDraft()         # the last step's draft, with probs and origins
+        self.last: SuffixDraft = SuffixDraft()         # the last step's draft, with probs and where each token was seen
 
     def reset(self, prompt_ids: torch.Tensor) -> None:
         self.this = TokenSeq(prompt_ids.tolist(), name="this")
@@ -57,7 +57,7 @@ class SuffixProposer(Proposer):
         if not self.last.tokens:
             return empty_draft()
         return Draft(tokens=torch.tensor(self.last.tokens, dtype=torch.long),     # (n,) nodes, parents first
-                     parents=list(self.last.parents), origins=list(self.last.origins))
+                     parents=list(self.last.parents), seen_in=list(self.last.seen_in))
 
     def remember(self, include_prompt: bool = False) -> None:
         """This request is finished: keep its output for the session's next requests (SuffixDecoding's

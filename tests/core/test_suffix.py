@@ -102,18 +102,18 @@ def test_no_match_no_draft_and_the_token_budget():
     assert d.tokens == [12, 13, 14]
 
 
-def test_origins_name_this_prompt_this_output_and_earlier_requests():
+def test_seen_in_names_this_prompt_this_output_and_earlier_requests():
     cache = SessionCache()
     cache.add([40, 41, 42, 43, 44], prompt_len=2)                      # request 1: output 42 43 44
     this = TokenSeq([50, 41, 42, 51], name="this", prompt_len=3)       # 41 42 in this prompt, 51 its output
     this.extend([52, 41, 42])
     d = speculate([this, *cache.seqs], this.tokens, max_tokens=4, factor=2.0, min_prob=0.0)
     assert d.match_len == 2
-    by_token = dict(zip(d.tokens, d.origins))
+    by_token = dict(zip(d.tokens, d.seen_in))
     assert by_token[51] == "this output" and by_token[43] == "request 1 output"
     this2 = TokenSeq([41, 42, 60, 41, 42], name="this", prompt_len=5)
     d = speculate([this2, *cache.seqs], this2.tokens, max_tokens=1, factor=1.0, min_prob=0.0)
-    assert d.tokens and d.origins[0] in ("this prompt", "request 1 output")
+    assert d.tokens and d.seen_in[0] in ("this prompt", "request 1 output")
 
 
 def test_session_cache_evicts_oldest_first_by_requests_and_tokens():
@@ -142,7 +142,7 @@ def test_suffix_proposer_drafts_a_tree_and_remembers_only_when_told():
     p.reset(torch.tensor(BRANCHY[:14]))
     d = p.propose(ctx(BRANCHY), k=4)                                   # the two tokens since reset are indexed
     assert d.parents is not None and d.q is None and len(d.tokens) <= 4 and d.tokens[0] == 3
-    assert len(d.origins) == len(d.tokens)
+    assert len(d.seen_in) == len(d.tokens)
     # a second request: nothing from the first is known until remember()
     p.reset(torch.tensor([70, 9, 1, 2]))
     assert p.propose(ctx([70, 9, 1, 2]), k=4).tokens.tolist() == []
@@ -150,7 +150,7 @@ def test_suffix_proposer_drafts_a_tree_and_remembers_only_when_told():
     p.remember(include_prompt=True)
     p.reset(torch.tensor([70, 9, 1, 2]))
     d = p.propose(ctx([70, 9, 1, 2]), k=4)
-    assert d.tokens.numel() > 0 and all(o.startswith("request 1") for o in d.origins)
+    assert d.tokens.numel() > 0 and all(o.startswith("request 1") for o in d.seen_in)
     for bad in (dict(max_depth=1), dict(factor=0), dict(min_prob=1.5), dict(min_match=0)):
         with pytest.raises(InputError):
             SuffixProposer(**bad)

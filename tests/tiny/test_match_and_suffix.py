@@ -58,7 +58,7 @@ def test_suffix_greedy_equals_plain(target, opts, k):
         s, steps = generate(target, SuffixProposer(**opts), ids, DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
         assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 48))
         assert s.drafted > 0 and all(st.n_drafted <= k for st in steps)
-        assert all(st.origins is not None and len(st.origins) == st.n_drafted for st in steps if st.n_drafted)
+        assert all(st.seen_in is not None and len(st.seen_in) == st.n_drafted for st in steps if st.n_drafted)
         trees += sum(st.is_tree for st in steps)
     assert trees > 0                                                        # really trees, not only chains
 
@@ -72,11 +72,11 @@ def test_a_session_drafts_from_earlier_requests_and_stays_exact(target):
     p.remember()
     s2, steps = generate(target, p, ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
     assert torch.equal(torch.tensor(s2.token_ids), plain(target, ids, 40)) and s2.token_ids == s1.token_ids
-    seen = {o for st in steps for o in (st.origins or [])}
+    seen = {o for st in steps for o in (st.seen_in or [])}
     assert any("request 1 output" in o for o in seen)
     # without remember() nothing carries over: a fresh proposer on request 2 drafts from this request only
     _, alone = generate(target, SuffixProposer(), ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
-    assert not any("request" in o for st in alone for o in (st.origins or []))
+    assert not any("request" in o for st in alone for o in (st.seen_in or []))
 
 
 def test_make_proposer_builds_both_and_refuses_bad_settings(target):
