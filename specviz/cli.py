@@ -41,8 +41,9 @@ def add_threads_arg(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from specviz.core.suffix import MAX_SPEC_FACTOR, MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
     from specviz.engine.methods import METHODS
-    from specviz.proposers.lookup import RULES
+    from specviz.proposers.lookup import K_RULES, MATCH_FACTOR, MATCH_MIN, MAX_MATCH, RULES
 
     ap = argparse.ArgumentParser(prog="python -m specviz", description="Real speculative decoding, step by step.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -60,12 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--chat", action="store_true",
                    help="wrap the prompt in the model's chat template (built-in workloads set it themselves; "
                         "default: off)")
-    g.add_argument("--k", type=int, default=4, help="draft length: tokens proposed per step, >= 1 (default: %(default)s)")
+    g.add_argument("--k", type=int, default=None,
+                   help="draft length: tokens proposed per step, >= 1; for methods that size their own drafts "
+                        f"(lookup with --k-rule match, suffix) the most per step (default: {MAX_MATCH} for those, "
+                        "as vLLM's suffix method; 4 for the others)")
     g.add_argument("--adaptive", action="store_true",
                    help="adaptive draft length: k grows after full acceptance and shrinks after rejections, "
                         "up to --k (default: off)")
-    g.add_argument("--n", type=int, default=3,
-                   help="lookup: length of the context tail to match, >= 1 (default: %(default)s)")
+    g.add_argument("--n", type=int, default=None,
+                   help="lookup: length of the context tail to match, >= 1; with --k-rule match the shortest match "
+                        f"that drafts (default: 3 for --k-rule fixed, {MATCH_MIN} for match)")
     g.add_argument("--n-min", type=int, default=None,
                    help="lookup: shortest tail to try; with --n-max the widest match wins (default: --n)")
     g.add_argument("--n-max", type=int, default=None, help="lookup: longest tail to try (default: --n)")
@@ -73,6 +78,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"lookup: which earlier occurrence to copy from, one of: {', '.join(RULES)}. recent = the most recent (specviz), "
                         "earliest = the earliest of the longest matches (vLLM's n-gram proposer) "
                         "(default: %(default)s)")
+    g.add_argument("--k-rule", default="match", metavar="RULE",
+                   help=f"lookup: how many tokens to draft, one of: {', '.join(K_RULES)}. fixed = k whenever the "
+                        "n-token tail matches (the k/n sweep's rule); match = as far as the match goes: the longest "
+                        "earlier match of the tail, m tokens (at least --n, counted up to --n-max or "
+                        f"{MAX_MATCH}), drafts --spec-factor × m tokens, at most --k (default: %(default)s)")
+    g.add_argument("--spec-factor", type=float, default=None, metavar="F",
+                   help="lookup --k-rule match and suffix: draft at most F × the match length, > 0 "
+                        f"(default: {MATCH_FACTOR} for lookup, {SUFFIX_FACTOR} for suffix, measured on this CPU; "
+                        f"vLLM's suffix_decoding_max_spec_factor defaults to {MAX_SPEC_FACTOR})")
+    g.add_argument("--max-depth", type=int, default=MAX_TREE_DEPTH,
+                   help="suffix: the longest match plus draft, >= 2 (vLLM's suffix_decoding_max_tree_depth; "
+                        "default: %(default)s)")
+    g.add_argument("--min-token-prob", type=float, default=MIN_TOKEN_PROB, metavar="P",
+                   help="suffix: leave out continuations seen in under this fraction of the matches, in [0, 1] "
+                        "(vLLM's suffix_decoding_min_token_prob; default: %(default)s)")
     g.add_argument("--temperature", type=float, default=0.0,
                    help="0 = greedy (argmax); above 0 samples, and the acceptance test is the lossless "
                         "min(1, p/q) rule (default: %(default)s)")
@@ -118,16 +138,29 @@ def cmd_generate(a) -> int:
     from specviz.engine.methods import encode_prompt, make_proposer
     from specviz.engine.models import load_model
 
+    from specviz.proposers.lookup import MATCH_MIN
+    if a.n is None:
+        a.n = MATCH_MIN if (a.method == "lookup" and a.k_rule == "match") else 3
     if a.n_min is not None and a.n_max is not None and a.n_min > a.n_max:
         raise InputError(f"n-min ({a.n_min}) must not exceed n-max ({a.n_max})")
     if a.n < 1 or (a.n_min is not None and a.n_min < 1):
         raise InputError("n must be >= 1")
-    from specviz.proposers.lookup import RULES
+    from specviz.proposers.lookup import K_RULES, MAX_MATCH, RULES
     if a.lookup_rule not in RULES:
         raise InputError(f"unknown lookup rule '{a.lookup_rule}' (choose from: {', '.join(RULES)})")
+    if a.k_rule not in K_RULES:
+        raise InputError(f"unknown lookup k rule '{a.k_rule}' (choose from: {', '.join(K_RULES)})")
     if a.against_plain < 0:
         raise InputError("--against-plain takes a number of repeats >= 1")
-    cfg = DecodeConfig(k=a.k, max_new_tokens=a.max_new_tokens, seed=a.seed, adaptive=a.adaptive,
+    if a.spec_factor is not None and not a.spec_factor > 0:
+        raise InputError(f"the spec factor must be > 0, got {a.spec_factor}")
+    if a.max_depth < 2:
+        raise InputError(f"the suffix tree's depth must be >= 2 (a match and a draft), got {a.max_depth}")
+    if not 0 <= a.min_token_prob <= 1:
+        raise InputError(f"the minimum token probability must be in [0, 1], got {a.min_token_prob}")
+    self_sized = a.method == "suffix" or (a.method == "lookup" and a.k_rule == "match")
+    k = a.k if a.k is not None else (MAX_MATCH if self_sized else 4)
+    cfg = DecodeConfig(k=k, max_new_tokens=a.max_new_tokens, seed=a.seed, adaptive=a.adaptive,
                        sampling=SamplingConfig(a.temperature, a.top_k, a.top_p), record=False)
     cfg.check()
     text, chat = read_prompt(a)
@@ -140,7 +173,9 @@ def cmd_generate(a) -> int:
     drafter = None
     if a.method == "draft" and a.drafter:   # without --drafter: the shipped trained drafter (default target)
         drafter = load_model(a.drafter, a.device, a.dtype)
-    proposer = make_proposer(a.method, target, a.n, a.n_min, a.n_max, drafter, lookup_rule=a.lookup_rule)
+    proposer = make_proposer(a.method, target, a.n, a.n_min, a.n_max, drafter, lookup_rule=a.lookup_rule,
+                             k_rule=a.k_rule, spec_factor=a.spec_factor,
+                             suffix=dict(max_depth=a.max_depth, min_prob=a.min_token_prob))
     ids = encode_prompt(target.tokenizer, text, chat)
     eos = target.tokenizer.eos_token_id
     check = None

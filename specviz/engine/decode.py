@@ -19,7 +19,7 @@ from specviz import runtime
 from specviz.core.errors import InputError
 from specviz.core.records import TOP_N, RunSummary, StepRecord, TopTokens, summarize
 from specviz.core.sampling import SamplingConfig, logits_to_probs
-from specviz.core.tree import Tree, TreeVerdict, position_offsets, tree_mask, verify_tree
+from specviz.core.tree import Tree, TreeVerdict, depths, position_offsets, tree_mask, verify_tree
 from specviz.core.verify import one_hot_q
 from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
@@ -64,6 +64,15 @@ def draft_tree(draft: Draft, k: int, vocab: int) -> Tree:
     return Tree(draft.tokens.long(), list(draft.parents), q).pruned(k)
 
 
+def draft_seen_in(draft: Draft, k: int) -> list[str] | None:
+    """Where the proposer saw each node's token, for the nodes draft_tree() keeps (None when it did not say)."""
+    if draft.seen_in is None:
+        return None
+    if draft.parents is None:
+        return list(draft.seen_in[:k])
+    return [o for o, d in zip(draft.seen_in, depths(list(draft.parents))) if d <= k]
+
+
 def top_rows(probs: torch.Tensor, n: int = TOP_N) -> list[TopTokens]:
     """The n most likely tokens of every row, in one topk call. (r, V) -> r records."""
     v, i = torch.topk(probs, min(n, probs.shape[-1]), dim=-1)          # (r, n), (r, n)
@@ -80,6 +89,7 @@ class _Pass:
     drafter_cache: list[int | None]      # the proposer's own: before, after drafting, after its rollback
     draft: Draft | None = None           # 1. the proposer's output
     tree: Tree | None = None             # 1. the draft as a tree of n nodes
+    k: int = 0                           # 1. the depth drafted to this step (k, capped by what is left)
     t_drafted: float = 0.0
     start: int = 0                       # 2. the target cache's length before the pass
     fed: torch.Tensor | None = None      # 2. (n+1,) the root, then every node
@@ -209,7 +219,7 @@ class Decoder:
         return rec
 
     def _draft(self, s: _Pass) -> None:
-        k = min(self.k, s.remaining - 1)
+        k = s.k = min(self.k, s.remaining - 1)
         s.draft = self.proposer.propose(self.context(), k) if k > 0 else empty_draft()
         s.drafter_cache.append(self.proposer.cache_length())
         s.tree = draft_tree(s.draft, k, self.vocab)                      # n nodes
@@ -257,6 +267,7 @@ class Decoder:
         rec = StepRecord(
             index=len(self.steps), k=s.k_asked, context_len=len(self.ids) - len(emitted),
             drafted=tree.tokens.tolist(), decisions=v.decisions, parents=tree.parents, tested=v.tested, path=v.path,
+            seen_in=draft_seen_in(s.draft, s.k),
             draws=v.draws, ratios=v.ratios, n_accepted=len(v.path), next_token=v.next_token,
             next_origin=v.origin, emitted=emitted, draft_s=s.t_drafted - s.t_start,
             verify_s=s.t_verified - s.t_drafted,

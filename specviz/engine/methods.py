@@ -12,11 +12,12 @@ from specviz.core.errors import InputError
 from specviz.engine.models import LoadedModel, check_same_tokenizer, token_id_count
 from specviz.proposers.base import Plain, Proposer
 from specviz.proposers.draft_model import DraftModel
-from specviz.proposers.lookup import RULES as LOOKUP_RULES, PromptLookup
+from specviz.proposers.lookup import K_RULES, RULES as LOOKUP_RULES, PromptLookup
 
 METHODS = {
     "plain": "plain decoding (no draft)",
     "lookup": "n-gram prompt lookup",
+    "suffix": "suffix decoding: a tree of the most frequent continuations, this request and earlier ones",
     "draft": "separate draft model",
     "medusa": "Medusa heads (trained for the default model)",
     "eagle": "EAGLE-style head (trained for the default model)",
@@ -58,12 +59,22 @@ def available_methods(drafter_available: bool = True) -> list[str]:
 
 def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | None = None,
                   n_max: int | None = None, drafter: LoadedModel | None = None,
-                  lookup_rule: str = "recent") -> Proposer:
+                  lookup_rule: str = "recent", k_rule: str = "fixed", spec_factor: float | None = None,
+                  suffix: dict | None = None) -> Proposer:
     """The proposer of `method` for `target`. 'draft' uses `drafter`, else the shipped trained drafter.
 
-    lookup_rule (method lookup): 'recent' = specviz's most recent match, 'earliest' = vLLM's rule."""
+    lookup_rule (method lookup): 'recent' = specviz's most recent match, 'earliest' = vLLM's rule.
+    k_rule (lookup): 'fixed' = k tokens per match, 'match' = as many as the match length justifies
+    (spec_factor x match length, at most k). suffix (method suffix): SuffixProposer's settings
+    (max_depth, min_prob, min_match, cache: a SessionCache shared by a session's requests); spec_factor too."""
     if method == "plain":
         return Plain()
+    if method == "suffix":
+        from specviz.proposers.suffix import SuffixProposer
+        opts = dict(suffix or {})
+        if spec_factor is not None:
+            opts["factor"] = spec_factor
+        return SuffixProposer(**opts)
     if method == "lookup":
         if n_min is not None or n_max is not None:
             lo, hi = (n_min or 1), (n_max or max(n, n_min or 1))
@@ -75,6 +86,11 @@ def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | Non
             raise InputError(f"n-min ({lo}) must not exceed n-max ({hi})")
         if lookup_rule not in LOOKUP_RULES:
             raise InputError(f"unknown lookup rule '{lookup_rule}' (choose from: {', '.join(LOOKUP_RULES)})")
+        if k_rule not in K_RULES:
+            raise InputError(f"unknown lookup k rule '{k_rule}' (choose from: {', '.join(K_RULES)})")
+        if k_rule == "match":  # the shortest match is n (or n-min); the longest counted is n-max, else MAX_MATCH
+            return PromptLookup(n_min=n_min or n, n_max=n_max, rule=lookup_rule, k_rule="match",
+                                **({} if spec_factor is None else {"factor": spec_factor}))
         return PromptLookup(n_min=lo, n_max=hi, rule=lookup_rule)
     if method == "draft":
         if drafter is None:

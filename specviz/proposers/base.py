@@ -29,6 +29,7 @@ class Draft:
     q: torch.Tensor | None = None      # (k', V) draft distributions; None for a deterministic proposer
     parents: list[int] | None = None   # a tree (core/tree.py): parent node of each token, -1 = the root;
                                        # None = a chain (token i follows token i-1)
+    seen_in: list[str] | None = None   # where each token was seen (suffix: 'this prompt', 'request 2 output')
 
 
 class Proposer:

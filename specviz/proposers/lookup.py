@@ -4,6 +4,13 @@ Search: take the last n tokens of the context, find an earlier occurrence, and p
 k tokens that followed it. With n_min < n_max the widest n that matches wins (as vLLM's
 prompt_lookup_min/max). No match: a step with no draft.
 
+How many tokens (`K_RULES`):
+  fixed  k every time a match is found (transformers' and vLLM's n-gram proposers; what the k/n sweep teaches);
+  match  as far as the evidence goes: the longest earlier match of the context's tail, m tokens (up to
+         n_max, default MAX_MATCH), drafts floor(factor * m) tokens, at most k; no draft when m < n_min.
+         This is SuffixDecoding's length rule (arXiv 2411.04975; vLLM's suffix_decoding_max_spec_factor)
+         applied to one copied chain: a long match is a copy in progress, a short one is a guess.
+
 Which occurrence: specviz's rule ("recent") takes the most recent one; vLLM's n-gram proposer
 ("earliest", its KMP search over the reversed context) takes the earliest among the longest matches.
 """
@@ -11,10 +18,18 @@ from __future__ import annotations
 
 import torch
 
+from specviz.core.errors import InputError
+from specviz.core.suffix import MAX_TREE_DEPTH
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 
 
 RULES = ("recent", "earliest")  # specviz's rule, vLLM's rule
+K_RULES = ("fixed", "match")    # draft k tokens, or as many as the match length justifies
+MAX_MATCH = MAX_TREE_DEPTH      # the match rule's default longest match (and its default k, as vLLM's suffix method)
+# The match rule's defaults, one setting for every workload: chosen on this 2-core CPU from tokens per pass and
+# the bench's v(k) (drafts up to 1.5 x the match, from 2 matched tokens, beat 1x and 2x, and 1 or 3 tokens, on
+# all four copy-heavy workloads in float32; novel prompts stay at ~1.0x). vLLM's suffix default factor is 1.0.
+MATCH_MIN, MATCH_FACTOR = 2, 1.5
 
 
 def find_continuation(ids: list[int], n: int, k: int, rule: str = "recent") -> list[int]:
@@ -41,24 +56,68 @@ def lookup(ids: list[int], n_min: int, n_max: int, k: int, rule: str = "recent")
     return [], 0
 
 
+def longest_match(ids: list[int], max_len: int, rule: str = "recent") -> tuple[int, int]:
+    """(m, p): the longest m <= max_len such that the m tokens ending at an earlier position p (p < T - 1,
+    so something follows it) equal the context's last m tokens; among equal m the most recent p (or the
+    earliest, rule 'earliest'). (0, -1) when the last token never occurred before."""
+    T = len(ids)
+    if T < 2 or max_len < 1:
+        return 0, -1
+    last = ids[-1]
+    order = range(T - 2, -1, -1) if rule == "recent" else range(0, T - 1)
+    best_m, best_p = 0, -1
+    for p in order:
+        if ids[p] != last:
+            continue
+        m = 1
+        while m < max_len and m <= p and ids[p - m] == ids[T - 1 - m]:
+            m += 1
+        if m > best_m:                   # strictly longer: ties keep the first found in `order`
+            best_m, best_p = m, p
+            if m == max_len:
+                break
+    return best_m, best_p
+
+
+def match_lookup(ids: list[int], n_min: int, n_max: int, k: int, factor: float = MATCH_FACTOR,
+                 rule: str = "recent") -> tuple[list[int], int]:
+    """The match rule: (draft, m), draft = the min(k, floor(factor * m)) tokens that followed the longest
+    earlier match (m <= n_max); ([], m) when m < n_min."""
+    m, p = longest_match(ids, n_max, rule)
+    if m < n_min or m == 0:
+        return [], m
+    length = min(k, int(factor * m + 1e-6))
+    return ids[p + 1: p + 1 + length], m
+
+
 class PromptLookup(Proposer):
     name = "lookup"
     deterministic = True
 
-    def __init__(self, n: int = 3, n_min: int | None = None, n_max: int | None = None, rule: str = "recent"):
+    def __init__(self, n: int = 3, n_min: int | None = None, n_max: int | None = None, rule: str = "recent",
+                 k_rule: str = "fixed", factor: float = MATCH_FACTOR):
+        if k_rule not in K_RULES:
+            raise InputError(f"unknown lookup k rule '{k_rule}' (choose from: {', '.join(K_RULES)})")
+        self.k_rule = k_rule
         self.n_min = n_min if n_min is not None else n
-        self.n_max = n_max if n_max is not None else n
+        self.n_max = n_max if n_max is not None else (MAX_MATCH if k_rule == "match" else n)
         if self.n_min < 1:
-            raise ValueError(f"n must be >= 1, got {self.n_min}")
+            raise InputError(f"n must be >= 1, got {self.n_min}")
         if self.n_min > self.n_max:
-            raise ValueError(f"n-min ({self.n_min}) must not exceed n-max ({self.n_max})")
+            raise InputError(f"n-min ({self.n_min}) must not exceed n-max ({self.n_max})")
         if rule not in RULES:
-            raise ValueError(f"lookup rule must be one of {', '.join(RULES)}, got {rule!r}")
-        self.rule = rule
-        self.last_n = 0  # the n that matched at the last step (0: no match)
+            raise InputError(f"lookup rule must be one of {', '.join(RULES)}, got {rule!r}")
+        if not factor > 0:
+            raise InputError(f"the spec factor must be > 0, got {factor}")
+        self.rule, self.factor = rule, factor
+        self.last_n = 0  # the n that matched at the last step (0: no match; the match rule: the match length)
 
     def propose(self, ctx: Context, k: int) -> Draft:
-        draft, self.last_n = lookup(ctx.ids.tolist(), self.n_min, self.n_max, k, self.rule)
+        ids = ctx.ids.tolist()
+        if self.k_rule == "match":
+            draft, self.last_n = match_lookup(ids, self.n_min, self.n_max, k, self.factor, self.rule)
+        else:
+            draft, self.last_n = lookup(ids, self.n_min, self.n_max, k, self.rule)
         if not draft:
             return empty_draft()
-        return Draft(tokens=torch.tensor(draft, dtype=torch.long))
+        return Draft(tokens=torch.tensor(draft, dtype=torch.long))  # (k',)

@@ -45,11 +45,11 @@ def test_compare_measures_every_method_and_recommends_per_kind():
     # one subplot per run of the first workload; the draft model's passes show, lookup's search does not
     titles = [a["text"] for a in timeline["layout"]["annotations"]]
     draft_ms = [sum(_values(tr["y"])) for tr in timeline["data"] if tr["name"] == "draft"]
-    assert len(titles) == len(draft_ms) == 5
+    assert len(titles) == len(draft_ms) == 7                       # plain + lookup, suffix, draft at k = 1, 2
     per_run = dict(zip([t.split(" · ")[1] for t in titles], draft_ms))
     assert per_run["draft k=2"] > 5 * per_run["lookup k=2"] and per_run["plain"] < per_run["draft k=1"]
     df = at.dataframe[0].value
-    assert set(df["method"]) == {"plain", "lookup", "draft"} and len(df) == 2 * 5  # plain rows: medians
+    assert set(df["method"]) == {"plain", "lookup", "suffix", "draft"} and len(df) == 2 * 7  # plain rows: medians
     plain = df[df["method"] == "plain"]
     assert set(plain["k"]) == {"–"} and set(plain["alpha"]) == {"–"}   # no raw None: a dash, and the caption says why
     assert "None" not in df.to_string() and any("–: k for plain" in c.value for c in at.caption)

@@ -56,3 +56,17 @@ def test_tree_methods_equal_plain_in_float32(target32, method):
         tree, steps = measure.run(target32, make_proposer(method, target32), ids, cfg, eos)
         assert torch.equal(torch.tensor(tree.token_ids), torch.tensor(plain.token_ids))
         assert any(len(s.drafted) > s.depth for s in steps)          # trees were verified, not chains
+
+
+def test_lookup_match_rule_and_suffix_equal_plain_in_float32(target32):
+    """The drafts sized by the match (lookup's match rule, up to 24 tokens) and suffix decoding's trees:
+    greedy float32 output is plain greedy's on a copy-heavy and a novel prompt, token for token."""
+    eos = target32.tokenizer.eos_token_id
+    for w in (workloads.get("summarise-passage"), workloads.get("story")):
+        ids = encode_prompt(target32.tokenizer, w.prompt, w.chat)
+        cfg = DecodeConfig(k=24, max_new_tokens=64, record=False)
+        plain, _ = generate(target32, None, ids, cfg, eos)
+        for kw in (dict(method="lookup", k_rule="match"), dict(method="suffix")):
+            s, steps = generate(target32, make_proposer(target=target32, **kw), ids, cfg, eos)
+            assert torch.equal(torch.tensor(s.token_ids), torch.tensor(plain.token_ids)), kw
+            assert s.drafted > 0

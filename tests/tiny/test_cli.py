@@ -58,6 +58,10 @@ def one_clear_line(rc, err):
     (["--prompt", "hi", "--n-min", "4", "--n-max", "2"], "n-min"),
     (["--workload", "nope"], "unknown workload"),
     (["--prompt", "hi", "--lookup-rule", "latest"], "unknown lookup rule"),
+    (["--prompt", "hi", "--k-rule", "longest"], "unknown lookup k rule"),
+    (["--prompt", "hi", "--spec-factor", "0"], "spec factor"),
+    (["--prompt", "hi", "--method", "suffix", "--min-token-prob", "1.5"], "minimum token probability"),
+    (["--prompt", "hi", "--method", "suffix", "--max-depth", "1"], "depth"),
     (["--prompt", "hi", "--target", "/nonexistent/model"], "could not load"),
 ])
 def test_bad_input_one_line(args, expect):

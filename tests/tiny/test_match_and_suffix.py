@@ -1,0 +1,132 @@
+"""Lookup's match-length rule and the suffix proposer on tiny random models (float32): greedy output equals
+plain decoding's, a session's earlier requests are drafted from, and sampled output follows the target's
+joint distribution over two tokens (with a negative control)."""
+import pytest
+import torch
+
+from specviz.core import tree as tree_module
+from specviz.core.errors import InputError
+from specviz.core.sampling import SamplingConfig
+from specviz.core.suffix import SessionCache
+from specviz.engine.decode import DecodeConfig, Decoder, generate
+from specviz.engine.methods import make_proposer
+from specviz.engine.models import tiny_llama
+from specviz.proposers.lookup import PromptLookup, match_lookup
+from specviz.proposers.suffix import SuffixProposer
+from tests.stats import matches
+
+V = 96
+
+
+@pytest.fixture(scope="module")
+def target():
+    return tiny_llama(vocab_size=V, layers=2, hidden=64, seed=0)
+
+
+def prompt(seed=0, length=48, alphabet=8):
+    """A block of random tokens from a small alphabet, repeated: the tail matches long (the repeats) and
+    short (the small alphabet), so drafts are long and short, chains and branches."""
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randint(2, 2 + alphabet, (16,), generator=g).tolist() * 4)[:length]
+
+
+def plain(t, ids, n):
+    s, _ = generate(t, None, ids, DecodeConfig(k=1, max_new_tokens=n, stop_at_eos=False))
+    return torch.tensor(s.token_ids)
+
+
+@pytest.mark.parametrize("factor,n_min,k", [(1.0, 1, 24), (0.5, 2, 24), (2.0, 3, 6)])
+def test_lookup_match_rule_greedy_equals_plain(target, factor, n_min, k):
+    for seed in range(3):
+        ids = prompt(seed)
+        s, steps = generate(target, PromptLookup(n_min=n_min, k_rule="match", factor=factor), ids,
+                            DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
+        assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 48))
+        assert s.drafted > 0
+        full = ids + s.token_ids
+        for st in steps:                                                    # each draft as long as its match says
+            k_step = min(k, 48 - (st.context_len - len(ids)) - 1)
+            want, _ = match_lookup(full[: st.context_len], n_min, 24, k_step, factor)
+            assert st.drafted == want
+
+
+@pytest.mark.parametrize("opts,k", [({}, 24), (dict(factor=2.0, min_prob=0.0), 8), (dict(max_depth=6), 4)])
+def test_suffix_greedy_equals_plain(target, opts, k):
+    trees = 0
+    for seed in range(3):
+        ids = prompt(seed)
+        s, steps = generate(target, SuffixProposer(**opts), ids, DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
+        assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 48))
+        assert s.drafted > 0 and all(st.n_drafted <= k for st in steps)
+        assert all(st.seen_in is not None and len(st.seen_in) == st.n_drafted for st in steps if st.n_drafted)
+        trees += sum(st.is_tree for st in steps)
+    assert trees > 0                                                        # really trees, not only chains
+
+
+def test_a_session_drafts_from_earlier_requests_and_stays_exact(target):
+    """Request 2 repeats request 1's prompt: its output can be drafted from request 1's output (the
+    cache), and the output is still plain decoding's."""
+    ids = prompt(7, length=24, alphabet=40)
+    p = SuffixProposer(cache=SessionCache(max_requests=4))
+    s1, _ = generate(target, p, ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
+    p.remember()
+    s2, steps = generate(target, p, ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
+    assert torch.equal(torch.tensor(s2.token_ids), plain(target, ids, 40)) and s2.token_ids == s1.token_ids
+    seen = {o for st in steps for o in (st.seen_in or [])}
+    assert any("request 1 output" in o for o in seen)
+    # without remember() nothing carries over: a fresh proposer on request 2 drafts from this request only
+    _, alone = generate(target, SuffixProposer(), ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
+    assert not any("request" in o for st in alone for o in (st.seen_in or []))
+
+
+def test_make_proposer_builds_both_and_refuses_bad_settings(target):
+    assert make_proposer("suffix", target, spec_factor=2.0, suffix=dict(max_depth=8)).factor == 2.0
+    lk = make_proposer("lookup", target, n=2, k_rule="match", spec_factor=0.5)
+    assert (lk.k_rule, lk.n_min, lk.n_max, lk.factor) == ("match", 2, 24, 0.5)
+    assert make_proposer("lookup", target, n=3).k_rule == "fixed"        # the app's and bench's lookup, for now
+    for kw in (dict(k_rule="longest"), dict(k_rule="match", spec_factor=-1.0)):
+        with pytest.raises(InputError):
+            make_proposer("lookup", target, **kw)
+    with pytest.raises(InputError, match="probability"):
+        make_proposer("suffix", target, suffix=dict(min_prob=2.0))
+
+
+def first_two_counts(tgt, make, ids, runs, vs):
+    """Counts of the first two sampled tokens (a joint over vs² pairs); three are generated, so the first
+    step may draft two nodes."""
+    counts = torch.zeros(vs * vs)
+    dec = Decoder(tgt, make(), ids, DecodeConfig(k=3, max_new_tokens=3, stop_at_eos=False,
+                                                 sampling=SamplingConfig(temperature=1.0)))
+    drafted = 0
+    for seed in range(runs):
+        dec.cfg.seed = seed
+        dec.reset()
+        list(dec.run())
+        a, b = dec.new_tokens[:2]
+        counts[a * vs + b] += 1
+        drafted += dec.steps[0].n_drafted
+    assert drafted > 0
+    return counts
+
+
+# the tail [2, 5] occurred three times before: followed by 7, 1 and 7 (then 3, 3 and 6)
+SESSION_IDS = [2, 5, 7, 3, 2, 5, 1, 3, 2, 5, 7, 6, 2, 5]
+
+
+@pytest.mark.parametrize("make", [lambda: SuffixProposer(min_prob=0.0),
+                                  lambda: PromptLookup(n_min=1, k_rule="match", factor=1.0)],
+                         ids=["suffix", "lookup-match"])
+def test_sampling_is_lossless_over_two_tokens(monkeypatch, make):
+    vs = 8
+    tgt = tiny_llama(vocab_size=vs, layers=1, hidden=32, seed=4)
+    ids = SESSION_IDS
+    with torch.no_grad():
+        p1 = tgt.model(input_ids=torch.tensor([ids])).logits[0, -1].softmax(-1)                      # (vs,)
+        nxt = torch.stack([tgt.model(input_ids=torch.tensor([ids + [a]])).logits[0, -1].softmax(-1)
+                           for a in range(vs)])                                                        # (vs, vs)
+    joint = (p1[:, None] * nxt).flatten()                                                              # (vs*vs,)
+    d = make().propose(Decoder(tgt, make(), ids, DecodeConfig(k=2)).context(), 2)
+    assert len(d.tokens) == 2                                     # the first step drafts two nodes
+    assert matches(first_two_counts(tgt, make, ids, 2000, vs), joint)
+    monkeypatch.setattr(tree_module, "residual", lambda r, q: r)  # the broken rule: ignore rejections
+    assert not matches(first_two_counts(tgt, make, ids, 2000, vs), joint)
