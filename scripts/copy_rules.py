@@ -14,16 +14,16 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import torch  # noqa: E402
+import torch
 
-from specviz.core.sampling import SamplingConfig  # noqa: E402
-from specviz.engine import workloads  # noqa: E402
-from specviz.engine.decode import DecodeConfig, generate  # noqa: E402
-from specviz.engine.methods import encode_prompt, make_proposer  # noqa: E402
-from specviz.engine.models import load_model  # noqa: E402
+from specviz.core.sampling import SamplingConfig
+from specviz.engine import workloads
+from specviz.engine.decode import DecodeConfig
+from specviz.engine.measure import run
+from specviz.engine.methods import encode_prompt, make_proposer
+from specviz.engine.models import load_model
 
 SETTINGS = {  # name: (method, k, make_proposer keywords)
     "fixed k4 n3 (old CLI default)": ("lookup", 4, dict(n=3)),
@@ -71,7 +71,7 @@ def main() -> None:
         ids = encode_prompt(t.tokenizer, w.prompt, w.chat)
         for name, (method, k, kw) in SETTINGS.items():
             cfg = DecodeConfig(k=k, max_new_tokens=a.new, record=False, sampling=SamplingConfig(a.temp))
-            s, steps = generate(t, make_proposer(method, t, **kw), ids, cfg, eos)
+            s, steps = run(t, make_proposer(method, t, **kw), ids, cfg, eos)
             cost = sum((v_tree if st.is_tree else v_chain)(st.n_drafted) for st in steps)   # in plain steps
             rows.setdefault(name, []).append((s.tokens_per_pass, len(s.token_ids) / cost))
             print(f"{w.name:18s} {name:34s} τ {s.tokens_per_pass:.2f}  k̄ {s.mean_k:5.2f}  "

@@ -8,7 +8,8 @@ from specviz.core import tree as tree_module
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.core.suffix import SessionCache
-from specviz.engine.decode import DecodeConfig, Decoder, generate
+from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine.measure import run
 from specviz.engine.methods import make_proposer
 from specviz.engine.models import tiny_llama
 from specviz.proposers.lookup import PromptLookup, match_lookup
@@ -31,7 +32,7 @@ def prompt(seed=0, length=48, alphabet=8):
 
 
 def plain(t, ids, n):
-    s, _ = generate(t, None, ids, DecodeConfig(k=1, max_new_tokens=n, stop_at_eos=False))
+    s, _ = run(t, None, ids, DecodeConfig(k=1, max_new_tokens=n, stop_at_eos=False))
     return torch.tensor(s.token_ids)
 
 
@@ -39,7 +40,7 @@ def plain(t, ids, n):
 def test_lookup_match_rule_greedy_equals_plain(target, factor, n_min, k):
     for seed in range(3):
         ids = prompt(seed)
-        s, steps = generate(target, PromptLookup(n_min=n_min, k_rule="match", factor=factor), ids,
+        s, steps = run(target, PromptLookup(n_min=n_min, k_rule="match", factor=factor), ids,
                             DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
         assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 48))
         assert s.drafted > 0
@@ -55,7 +56,7 @@ def test_suffix_greedy_equals_plain(target, opts, k):
     trees = 0
     for seed in range(3):
         ids = prompt(seed)
-        s, steps = generate(target, SuffixProposer(**opts), ids, DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
+        s, steps = run(target, SuffixProposer(**opts), ids, DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
         assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 48))
         assert s.drafted > 0 and all(st.n_drafted <= k for st in steps)
         assert all(st.seen_in is not None and len(st.seen_in) == st.n_drafted for st in steps if st.n_drafted)
@@ -68,14 +69,14 @@ def test_a_session_drafts_from_earlier_requests_and_stays_exact(target):
     cache), and the output is still plain decoding's."""
     ids = prompt(7, length=24, alphabet=40)
     p = SuffixProposer(cache=SessionCache(max_requests=4))
-    s1, _ = generate(target, p, ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
+    s1, _ = run(target, p, ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
     p.remember()
-    s2, steps = generate(target, p, ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
+    s2, steps = run(target, p, ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
     assert torch.equal(torch.tensor(s2.token_ids), plain(target, ids, 40)) and s2.token_ids == s1.token_ids
     seen = {o for st in steps for o in (st.seen_in or [])}
     assert any("request 1 output" in o for o in seen)
     # without remember() nothing carries over: a fresh proposer on request 2 drafts from this request only
-    _, alone = generate(target, SuffixProposer(), ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
+    _, alone = run(target, SuffixProposer(), ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
     assert not any("request" in o for st in alone for o in (st.seen_in or []))
 
 
