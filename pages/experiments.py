@@ -47,7 +47,7 @@ if st.session_state.pop("exp_cancelled", False):
 if go:
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
     done = app.run_job("exp", lambda progress: E.sweep(target, get(wname), method, ks, ns, sampling, int(max_new),
-                                                       drafter=drafter, progress=progress))
+                                                       drafter=drafter, progress=progress, k_rule="fixed"))
     if done:
         (points, plains), shared = done
         st.session_state["exp_result"] = {"points": points, "plains": plains, "method": method,

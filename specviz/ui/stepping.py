@@ -18,7 +18,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine import measure
-from specviz.engine.methods import encode_prompt
+from specviz.engine.methods import MATCH_MIN, draft_cap, encode_prompt
 from specviz.teach import predict as P
 from specviz.ui import guess as G
 from specviz.ui import memory
@@ -37,7 +37,7 @@ PRESETS = [OWN] + [f"{w.name} · {w.kind}" for w in workloads.ALL]
 FIRST = workloads.of_kind(workloads.COPY)[0]  # a copy-heavy preset: lookup has something to copy on the first Play
 DEFAULTS = {"stp_prompt": FIRST.prompt, "stp_preset": f"{FIRST.name} · {FIRST.kind}",
             "stp_chat": FIRST.chat, "stp_k": 4, "stp_new": 16 if app.TINY else 48,
-            "stp_n": 3, "stp_nmin": 1, "stp_nmax": 4, "stp_temp": 0.0, "stp_seed": 0}
+            "stp_n": MATCH_MIN, "stp_nmin": 1, "stp_nmax": 4, "stp_temp": 0.0, "stp_seed": 0}
 
 
 def init_state(offered: list[str]) -> None:
@@ -76,8 +76,8 @@ def lookup_choice() -> tuple[str, int | None, int | None, int | None]:
                     format_func={"recent": "most recent (specviz)", "earliest": "earliest of the longest (vLLM)"}.get)
     if st.radio("Match length", ["fixed n", "widest of n-min..n-max"], horizontal=True,
                 key="stp_nmode", persist_state="session") == "fixed n":
-        return rule, st.number_input("n (tokens matched)", step=1, key="stp_n", persist_state="session",
-                                     help=f"1 to {N_MAX}"), None, None
+        return rule, st.number_input("n (shortest match that drafts)", step=1, key="stp_n", persist_state="session",
+                                     help=f"1 to {N_MAX}; the draft then grows with the match"), None, None
     c1, c2 = st.columns(2)
     return (rule, None, c1.number_input("n-min", step=1, key="stp_nmin", persist_state="session"),
             c2.number_input("n-max", step=1, key="stp_nmax", persist_state="session"))
@@ -111,7 +111,7 @@ class Settings:
             raise InputError("type the folder or id of a draft model")
 
     def config(self) -> DecodeConfig:
-        return DecodeConfig(k=int(self.k), max_new_tokens=int(self.max_new), seed=int(self.seed),
+        return DecodeConfig(k=draft_cap(self.method, int(self.k)), max_new_tokens=int(self.max_new), seed=int(self.seed),
                             sampling=SamplingConfig(float(self.temperature)), adaptive=self.adaptive, record=True)
 
     @property
@@ -148,7 +148,7 @@ def build(s: Settings) -> tuple[Decoder, dict]:
             raise InputError("the draft model did not load (see above)")
 
     def make():
-        return app.proposer_for(s.method, tgt, s.n or 3, s.n_min, s.n_max, dm, lookup_rule=s.rule)
+        return app.proposer_for(s.method, tgt, s.n, s.n_min, s.n_max, dm, lookup_rule=s.rule)
 
     cfg = s.config()
     dec = Decoder(tgt, make(), ids, cfg, eos_token_id=tgt.tokenizer.eos_token_id)
