@@ -8,12 +8,32 @@ def check_outputs(out, dtype):
     res = json.loads((out / "results.json").read_text())
     assert res["meta"]["dtype"] == dtype and res["meta"]["quick"]
     sp = res["speedup"]["greedy"]["per_workload"]
-    for label in ("plain", "hf plain", "lookup", "lookup (recording off)", "hf lookup k=10"):
+    for label in ("plain", "hf plain", "lookup", "suffix", "lookup (recording off)", "hf lookup k=10"):
         assert set(sp[label]) == {"summarise-passage", "story"}, label
     assert all(x == 1.0 for x in sp["plain"].values())
     assert set(res["speedup"]["sampled"]["per_workload"]["lookup"]) == {"story"}  # novel only
     assert {(c["mode"], c["kind"]) for c in res["chosen"] if c["method"] == "lookup"} == \
         {("greedy", "copy-heavy"), ("greedy", "novel"), ("sampled", "novel")}
+    assert not any(t["method"] in ("lookup", "suffix") for t in res["tuning"])    # the copying methods: defaults
+    assert {c["setting"] for c in res["chosen"] if c["method"] == "lookup"} == {"match rule, k≤24, from n=2"}
+    # copying methods side by side, transformers' τ from its forward passes
+    cp = {r["method"]: r for r in res["copying"]}
+    assert set(cp) == {"lookup", "suffix", "hf lookup k=10"}
+    assert cp["hf lookup k=10"]["tau"] >= 1.0 and cp["hf lookup k=10"]["vs_hf_lookup"] == pytest.approx(1.0)
+    assert cp["lookup"]["k_bar"] is not None and cp["lookup"]["c"] is not None
+    hf_plain = res["per_run"]["greedy"]["hf plain"]["summarise-passage"]
+    assert hf_plain["tokens_per_pass"] == pytest.approx(1.0)         # one forward pass per token
+    # the session phase: plain, suffix with the cache on and off, lookup, over every request
+    sess = {r["label"]: r for r in res["sessions"]}
+    assert set(sess) == {"suffix (cache on)", "suffix (cache off)", "lookup"}
+    for r in sess.values():
+        n = len(r["requests"])
+        assert n >= 2 and len(r["request_speedups"]) == n and r["speedup"] > 0 and r["same_as_plain"] == [True] * n
+    assert sess["suffix (cache on)"]["cache"] is True and sess["suffix (cache off)"]["cache"] is False
+    names = [t["target"] for t in res["targets"]]
+    for part in ("§4 default lookup on copy-heavy", "§4 default lookup ÷ hf lookup k=10", "§4 suffix ÷ lookup on every",
+                 "§4 suffix (cross-request cache on)", "§4 default lookup on each sampled novel"):
+        assert any(x.startswith(part) for x in names), part
     f32 = [e for e in res["equality"] if e["dtype"] == "float32"]
     assert f32 and all(e["identical"] for e in f32)
     assert any(e["method"] == "hf plain" for e in f32)  # specviz plain == transformers' greedy
@@ -26,5 +46,6 @@ def check_outputs(out, dtype):
     assert any(t["target"].startswith("recording overhead") for t in res["targets"])
     md = (out / "results.md").read_text()
     assert "## Targets" in md and "## Cost-model check" in md
+    assert "## Copying methods side by side" in md and "## Sessions" in md and "suffix (cache on)" in md
     assert "plotly" in (out / "results.html").read_text()
     return res

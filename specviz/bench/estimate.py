@@ -7,7 +7,10 @@ its max new tokens, and the elapsed time of each phase. The estimate sums the pl
                  the previous run's own tuning plan come out at its measured tuning time (tuning runs
                  other settings than the timed ones);
   equality       likewise, calibrated on the previous equality phase (float32 runs, and the float32 load);
+  sessions       per request, plain's and lookup's median wall time on the copy-heavy workloads at the
+                 request's max new tokens (plain for the plain row, lookup for every copying row);
   load and v(k)  as measured.
+A row the previous run did not have takes the wall time of the row in STAND_IN (suffix: lookup's), else plain's.
 A run of n new tokens is taken to cost (n + FIXED) / (N + FIXED) of a run of N: FIXED is the prefill
 and per-run setup, in decode-token equivalents (an assumption, stated here: about 0.6 s of a ~40 ms step).
 """
@@ -16,9 +19,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from specviz.bench.plan import GREEDY, REFERENCE_LABELS, SAMPLED, candidates, is_tree
+from specviz.bench.plan import GREEDY, REFERENCE_LABELS, SAMPLED, SESSION_ROWS, UNTUNED, candidates, is_tree, tuned
+from specviz.core.stats import median
 
 FIXED = 16
+STAND_IN = {"suffix": "lookup"}   # a new row's wall time, until a full run has measured it
 REFERENCE = Path(__file__).resolve().parents[2] / "bench" / "results.json"
 
 
@@ -43,14 +48,17 @@ def _at(wall: float, n: int, N: int) -> float:
 
 
 def _wall(ref: dict, mode: str, label: str, w: str) -> float:
-    return ref["walls"].get((mode, label, w)) or ref["walls"][(mode, "plain", w)]
+    return (ref["walls"].get((mode, label, w)) or ref["walls"].get((mode, STAND_IN.get(label, "plain"), w))
+            or ref["walls"][(mode, "plain", w)])
 
 
-def timed(plan, ref: dict, mode: str, trained: list[str]) -> float:
+def timed(plan, ref: dict, mode: str, trained: list[str], copying=UNTUNED, references=REFERENCE_LABELS) -> float:
+    """The timed phase of this mode: plain, the copying methods, the trained ones; the reference rows in the
+    first ref_repeats greedy repeats (copying, references: another plan's rows, e.g. an earlier run's)."""
     ws = [w for w in plan.workloads if mode == GREEDY or w.kind == "novel"]
     rounds = plan.repeats if mode == GREEDY else len(plan.seeds)
-    rows = ["plain", "lookup", *[m for m in trained if mode != GREEDY or not is_tree(m)]]
-    refs = [x for x in REFERENCE_LABELS if x != "hf assisted (drafter)" or "draft" in trained]
+    rows = ["plain", *copying, *[m for m in trained if mode != GREEDY or not is_tree(m)]]
+    refs = [x for x in references if x != "hf assisted (drafter)" or "draft" in trained]
     refs += [m for m in trained if mode == GREEDY and is_tree(m)]    # trees run with the references
     total = 0.0
     for i in range(rounds):
@@ -70,8 +78,7 @@ def tuning(plan, ref: dict, trained: list[str]) -> float:
     for mode in (GREEDY, SAMPLED):
         for w in plan.tuning_workloads(mode):
             planned.append((mode, "plain", w.name))
-            planned += [(mode, m, w.name) for m in ["lookup", *trained] if not is_tree(m)
-                        for _ in candidates(m, plan.quick)]
+            planned += [(mode, m, w.name) for m in trained if tuned(m) for _ in candidates(m, plan.quick)]
     return factor * cost(planned, plan.tune_new)
 
 
@@ -83,8 +90,18 @@ def equality(plan, ref: dict, trained: list[str]) -> float:
     before = sum(_at(per_workload(w, k, before_methods), ref["equality_N"], ref["N"])  # at its own length
                  for w, k in ref["kinds"].items())
     factor = ref["phases"]["equality (float32)"] / before
-    return factor * sum(_at(per_workload(w.name, w.kind, ["lookup", *trained]), plan.equality_new, ref["N"])
+    return factor * sum(_at(per_workload(w.name, w.kind, [*UNTUNED, *trained]), plan.equality_new, ref["N"])
                         for w in plan.workloads)
+
+
+def sessions(plan, ref: dict) -> float:
+    """Every session request run by plain and every SESSION_ROWS row, per repeat, plus one short warm-up each."""
+    copy = [w for w, k in ref["kinds"].items() if k == "copy-heavy"]
+    wall = {lab: median([_wall(ref, GREEDY, lab, w) for w in copy]) for lab in ("plain", "lookup")}
+    per_request = _at(wall["plain"], plan.session_new, ref["N"]) + \
+        len(SESSION_ROWS) * _at(wall["lookup"], plan.session_new, ref["N"])
+    warm = (1 + len(SESSION_ROWS)) * _at(wall["plain"], 4, ref["N"])
+    return sum(plan.session_repeats * len(s.requests) * per_request + warm for s in plan.sessions)
 
 
 def estimate(plan, ref: dict, trained: list[str]) -> dict[str, float]:
@@ -93,4 +110,5 @@ def estimate(plan, ref: dict, trained: list[str]) -> dict[str, float]:
             "tuning": tuning(plan, ref, trained),
             "greedy (timed)": timed(plan, ref, GREEDY, trained),
             "sampled (timed)": timed(plan, ref, SAMPLED, trained),
+            "sessions": sessions(plan, ref),
             "equality (float32)": equality(plan, ref, trained)}

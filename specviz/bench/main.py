@@ -2,17 +2,19 @@
 
 Phases (each printed with its elapsed time; results are written even when a check fails):
   1. load the target, warm up, measure v(k)                         (passcost.measure_v)
-  2. tune k (and n) for every chain proposer on separate runs (48 new tokens), per workload kind, on the
+  2. tune k for every trained chain proposer on separate runs (48 new tokens), per workload kind, on the
      first workload of each kind (the timed phases then run every workload, so three in four are
-     held out): greedy, and sampled on the novel kind. Grid: lookup k in {2,4,8} x n in {2,3,4} and
-     adaptive k up to 16; the trained proposers k in {2,4} and adaptive k up to 8. Never picked from
-     the timed repeats. The tree rows (the same Medusa and EAGLE heads drafting a tree) run at one
-     fixed shape (TREE_DEPTH), beside their chains.
+     held out): greedy, and sampled on the novel kind. Grid: k in {2,4} and adaptive k up to 8. Never
+     picked from the timed repeats. Nothing else is tuned: the copying methods (lookup's match rule,
+     suffix) run at their defaults, drafting up to 24 tokens as far as the match goes; the tree rows
+     (the same Medusa and EAGLE heads drafting a tree) run at one fixed shape (TREE_DEPTH).
   3. greedy, timed: 3 interleaved repeats of every specviz method on every workload, one plain run
      per repeat shared by all; transformers' rows, 'lookup (recording off)' (references) and the tree
      rows in the first 2 repeats
   4. sampled at T=0.8, timed: 3 seeds of every specviz method on the novel workloads
-  5. equality pass in float32 (64 new tokens): every chosen method's greedy ids against plain
+  5. sessions, greedy: each session's requests in order (engine/experiments.session_against_plain),
+     plain decoding, suffix with its cross-request cache on and off, and lookup, interleaved
+  6. equality pass in float32 (64 new tokens): every chosen method's greedy ids against plain
      decoding's (the bfloat16 timed runs are checked too, over all 128 tokens: differences only at
      near-ties); a failure exits with code 1
 Speedup (engine/measure.py, docs/metrics.md) = method tokens/s ÷ plain tokens/s within one repeat (or
@@ -49,8 +51,9 @@ from specviz.engine.methods import ARTIFACT, METHODS, encode_prompt, make_propos
 from specviz.engine import methods as M
 from specviz.engine.models import DEFAULT, LoadedModel, load_model, load_tokenizer, resolve_dtype, tiny_llama
 from specviz.core.sampling import SamplingConfig
-from specviz.bench.plan import (GREEDY, QUICK_V_KS, SAMPLED, TRAINED_METHODS, TREE_DEPTH, TREE_V_KS, Plan, candidates,
-                                is_tree, tree_spec)
+from specviz.bench.plan import (GREEDY, QUICK_V_KS, SAMPLED, SESSION_ROWS, TRAINED_METHODS, TREE_DEPTH, TREE_V_KS,
+                                UNTUNED, Plan, candidates, is_tree, tuned)
+from specviz.engine import experiments as E
 
 @dataclass
 class Bench:
@@ -66,6 +69,7 @@ class Bench:
     equality: list = field(default_factory=list)     # Equality rows (float32 pass and bfloat16 timed runs)
     skipped: dict = field(default_factory=dict)      # {method: why}
     load: list = field(default_factory=list)         # (phase, elapsed_s, loadavg 1 min)
+    sessions: list = field(default_factory=list)     # session rows (SessionMeasured.row() + per-request names)
     t0: float = field(default_factory=time.perf_counter)
 
     def log(self, msg: str) -> None:
@@ -142,14 +146,12 @@ def timed_specs(b: Bench, mode: str, kind: str, trained: list[str], has_drafter:
     generate() and lookup with recording off) run in greedy mode only, and only when `references`."""
     lk = b.chosen[(mode, kind, "lookup")]
     # greedy: the tree rows, like the references, run in the first ref_repeats repeats only (bench time)
-    out = [Spec("plain", "specviz", "plain"), lk] + [b.chosen[(mode, kind, m)] for m in trained
-                                                     if mode == SAMPLED or references or not is_tree(m)]
+    out = [Spec("plain", "specviz", "plain"), lk] + [b.chosen[(mode, kind, m)] for m in UNTUNED if m != "lookup"] + \
+        [b.chosen[(mode, kind, m)] for m in trained if mode == SAMPLED or references or not is_tree(m)]
     if mode == GREEDY and references:
         out += [Spec("hf plain", "hf", "plain"),  # transformers' plain greedy: what specviz plain is held to
                 Spec("lookup (recording off)", "specviz", "lookup", lk.k, lk.n, lk.adaptive, record=False),
-                Spec("hf lookup k=10", "hf", "lookup", 10)]
-        if lk.k != 10:
-            out.append(Spec("hf lookup (specviz's k)", "hf", "lookup", lk.k))
+                Spec("hf lookup k=10", "hf", "lookup", 10)]   # transformers' usual prompt_lookup_num_tokens
         if has_drafter and "draft" in trained:
             out.append(Spec("hf assisted (drafter)", "hf", "assisted", b.chosen[(mode, kind, "draft")].k))
     return out
@@ -170,7 +172,7 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
         samp = sampling_of(plan, mode)
         for wi, w in enumerate(ws):   # the order rotates from one tuning workload to the next
             plain = Spec("plain", "specviz", "plain")
-            specs = [plain] + [s for m in methods if not is_tree(m) for s in candidates(m, plan.quick)]
+            specs = [plain] + [s for m in methods if tuned(m) for s in candidates(m, plan.quick)]
             got = measure.one_repeat(specs, wi, lambda s: run(env, s, prompts[w.name], plan.tune_new, samp,
                                                             plan.tune_seed))
             ref = got[plain]
@@ -185,8 +187,8 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
             b.log(f"tuned {mode} {w.name}")
         for kind in {w.kind for w in ws}:
             for m in methods:
-                if is_tree(m):                      # one fixed shape: nothing to tune
-                    b.chosen[(mode, kind, m)] = tree_spec(m)
+                if not tuned(m):                    # a tree's one shape, a copying method's default
+                    b.chosen[(mode, kind, m)] = candidates(m)[0]
                     continue
                 best, best_sp = None, -1.0
                 for s in candidates(m, plan.quick):
@@ -247,6 +249,26 @@ def equality_pass(b: Bench, env32: Env, prompts: dict) -> None:
         b.log(f"equality float32 {w.name}")
 
 
+def sessions(b: Bench, env: Env) -> None:
+    """Each session's requests in order, greedy: plain, suffix with its cross-request cache on and off, lookup,
+    interleaved over plan.session_repeats (engine/experiments.session_against_plain: plain runs every request)."""
+    plan = b.plan
+    cfg = E.session_config(M.SELF_SIZED_CAP, SamplingConfig(), plan.session_new)
+    plain_cfg = E.session_config(1, SamplingConfig(), plan.session_new)
+    for s in plan.sessions:
+        contenders = {lab: ((lambda m=m: make_proposer(m, env.target)), cfg, cache) for lab, m, cache in SESSION_ROWS}
+        got, _ = E.session_against_plain(env.target, s, contenders, plain_cfg, plan.session_repeats)
+        for lab, meas in got.items():
+            row = meas.row()
+            row.update(requests=[w.name for w in s.requests], kind=s.kind, task=s.task,
+                       tokens=median([r.tokens for r in meas.runs]),
+                       c=median([draft_cost([st for sts in r.steps for st in sts],
+                                            plain_step_time([st for sts in p.steps for st in sts]))
+                                 for r, p in zip(meas.runs, meas.plains)]))
+            b.sessions.append(row)
+        b.log(f"session {s.name}: " + ", ".join(f"{lab} {m.speedup:.2f}×" for lab, m in got.items()))
+
+
 # -- aggregation -------------------------------------------------------------------------------------------
 def speedups(b: Bench, mode: str) -> dict:
     """{(workload, label): median over repeats of (label tokens/s ÷ plain tokens/s in the same repeat)}."""
@@ -278,7 +300,7 @@ def cost_checks(b: Bench) -> list:
         a_i = [median([r.per_position[i] for r in rs]) for i in range(m)]
         decode = median([r.decode_tokens_per_s / p.decode_tokens_per_s for r, p in zip(rs, plain)
                          if r.decode_tokens_per_s and p.decode_tokens_per_s])
-        v_table = b.v_tree if is_tree(s.method) and b.v_tree else b.v
+        v_table = b.v_tree if (is_tree(s.method) or s.method == "suffix") and b.v_tree else b.v
         out.append(cost_check(wn, label, tau, k_bar, c, v_table, sp[(wn, label)], alpha,
                               tokens=median([r.tokens for r in rs]), prefill_s=median([r.prefill_s for r in rs]),
                               t1=t1, measured_decode=decode,
@@ -298,6 +320,9 @@ def make_plan(a) -> Plan:
     plan = Plan(workloads=ws, quick=a.quick)
     if a.quick:
         plan.repeats, plan.ref_repeats, plan.seeds, plan.max_new, plan.tune_new, plan.equality_new = 1, 1, (1,), 24, 16, 24
+        plan.sessions, plan.session_new, plan.session_repeats = [W.SESSIONS[1]], 8, 1   # one session (four requests), 8 tokens each
+    if a.no_sessions:
+        plan.sessions = []
     if a.repeats is not None:
         plan.repeats = a.repeats
         plan.ref_repeats = min(plan.ref_repeats, a.repeats)
@@ -340,7 +365,9 @@ def cmd_bench(a) -> int:
                   repeats=plan.repeats, ref_repeats=plan.ref_repeats, seeds=list(plan.seeds),
                   max_new_tokens=plan.max_new, equality_tokens=plan.equality_new, tune_per_kind=plan.tune_per_kind,
                   tuning_tokens=plan.tune_new,
-                  temperature=plan.temperature, methods=["plain", "lookup"] + trained,
+                  temperature=plan.temperature, methods=["plain", *UNTUNED] + trained,
+                  sessions=[s.name for s in plan.sessions], session_repeats=plan.session_repeats,
+                  session_new_tokens=plan.session_new,
                   started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                   command=("python -m specviz " + " ".join(sys.argv[1:])) if sys.argv[0].endswith("__main__.py") else None)
     for s in (Spec("plain", "specviz", "plain"), Spec("hf plain", "hf", "plain")):  # warm-up
@@ -352,7 +379,7 @@ def cmd_bench(a) -> int:
         b.v_tree = measure_v(env.target, ks=QUICK_V_KS if plan.quick else TREE_V_KS, repeats=3 if plan.quick else 9,
                              prompt_ids=prompts[plan.workloads[0].name], tree=True)
     b.phase("tuning")
-    tune(b, env, prompts, ["lookup"] + trained)
+    tune(b, env, prompts, [*UNTUNED] + trained)
     b.phase("greedy")
     timed(b, env, prompts, GREEDY, trained)
     bf16_equality(b, dtype_name)
@@ -360,6 +387,10 @@ def cmd_bench(a) -> int:
     b.phase("sampled")
     timed(b, env, prompts, SAMPLED, trained)
     save(b, a.out, complete=False)
+    if plan.sessions:
+        b.phase("sessions")
+        sessions(b, env)
+        save(b, a.out, complete=False)
     if not a.skip_equality:
         b.phase("equality (float32)")
         env32 = env if dtype_name == "float32" else load_env(a.target, a.device, "float32")[0]
@@ -413,4 +444,5 @@ def add_parser(sub) -> None:
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: $SPECVIZ_THREADS, else one per core up to 8)")
     p.add_argument("--skip-equality", action="store_true", help="skip the float32 equality pass")
     p.add_argument("--no-trees", action="store_true", help="leave out the tree rows (medusa-tree, eagle-tree)")
+    p.add_argument("--no-sessions", action="store_true", help="leave out the session phase (several requests in order)")
     p.set_defaults(func=cmd_bench)

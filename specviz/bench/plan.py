@@ -1,21 +1,24 @@
-"""The bench's plan: what it runs (the tuning grid, the trained methods and trees, the reference rows)
-and how many times. bench.main runs a Plan; bench.estimate prices one from a previous run's times."""
+"""The bench's plan: what it runs (the tuning grid of the trained methods, the copying methods at their
+defaults, the trees, the reference rows, the sessions) and how many times. bench.main runs a Plan; bench.estimate prices one from a previous run's times."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from specviz.bench.runs import Spec
 from specviz.engine import workloads as W
+from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP
 
 GREEDY, SAMPLED = "greedy", "sampled"
-KS, NS = (2, 4, 8), (2, 3, 4)
+KS = (2, 4, 8)
+# the copying methods run at their defaults, untuned (issue 23 §1): lookup's match rule and suffix size
+# their own drafts, up to SELF_SIZED_CAP tokens (vLLM's suffix depth, 24); lookup drafts from a MATCH_MIN-token match
+UNTUNED = ("lookup", "suffix")
 # a model's every drafted token costs c of about 0.04-0.11 of a plain step here, and no trained
 # proposer was ever chosen at k = 8 (bench/results.md), so its grid stops at 4 (adaptive reaches 8)
 KS_MODEL = (2, 4)
-# adaptive k's ceiling: lookup drafts cost nothing and come right or wrong in runs, so it may grow
-# further than a model's drafts, whose every token costs a draft step
-ADAPTIVE_MAX_LOOKUP, ADAPTIVE_MAX_MODEL = 16, 8
-QUICK_KS, QUICK_NS = (2,), (3,)          # --quick: k = 2 and adaptive only, to keep the bench working
+# adaptive k's ceiling for the model-based proposers (each drafted token costs a draft step)
+ADAPTIVE_MAX_MODEL = 8
+QUICK_KS = (2,)                          # --quick: k = 2 and adaptive only, to keep the bench working
 QUICK_V_KS = (1, 4, 16)                  # --quick: v(k) at a few sizes (interpolated between)
 TRAINED_METHODS = ("draft", "medusa", "eagle")  # the trained proposers the bench runs when they build
 # the same heads drafting a tree (one target pass verifies it with a tree mask), at a fixed shape, not
@@ -23,8 +26,11 @@ TRAINED_METHODS = ("draft", "medusa", "eagle")  # the trained proposers the benc
 # nodes, depth <= 5, width 3 (proposers/medusa.py, proposers/eagle_tree.py; chosen by scripts/tree_shape.py)
 TREE_DEPTH = {"medusa-tree": 4, "eagle-tree": 5}    # its chain: engine.methods.ARTIFACT[tree]
 TREE_V_KS = (4, 8, 12, 16, 20, 24)       # v of a tree of m nodes is the entry for m - 1 drafted nodes
-REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf lookup (specviz's k)", "hf assisted (drafter)",
+REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf assisted (drafter)",
                     "lookup (recording off)")   # rows run in the first ref_repeats greedy repeats only
+# the session phase (issue 23 §3): each session's requests in order, plain and these rows, greedy
+SESSION_ROWS = (("suffix (cache on)", "suffix", True), ("suffix (cache off)", "suffix", False),
+                ("lookup", "lookup", False))
 
 
 @dataclass
@@ -40,6 +46,13 @@ class Plan:
     equality_new: int = 64   # float32 equality pass
     temperature: float = 0.8
     quick: bool = False
+    sessions: list = None    # the session workloads (None: every one in engine.workloads.SESSIONS)
+    session_repeats: int = 2
+    session_new: int = 64    # new tokens per request
+
+    def __post_init__(self):
+        if self.sessions is None:
+            self.sessions = list(W.SESSIONS)
 
     def tuning_workloads(self, mode: str) -> list:
         ws = self.workloads if mode == GREEDY else [w for w in self.workloads if w.kind == W.NOVEL]
@@ -55,14 +68,22 @@ def tree_spec(method: str) -> Spec:
     return Spec(method, "specviz", method, TREE_DEPTH[method])
 
 
+def default_spec(method: str) -> Spec:
+    """A copying method at its default (UNTUNED): drafts as far as the match goes, at most SELF_SIZED_CAP."""
+    return Spec(method, "specviz", method, SELF_SIZED_CAP, MATCH_MIN if method == "lookup" else 3)
+
+
+def tuned(method: str) -> bool:
+    """Whether the bench tunes this method (the trained chains); trees and the copying methods run one setting."""
+    return not is_tree(method) and method not in UNTUNED
+
+
 def candidates(method: str, quick: bool = False) -> list[Spec]:
-    """The fixed tuning grid: k in {2,4,8} (x n in {2,3,4} for lookup), and adaptive k (up to 16 for
-    lookup, 8 for the model-based proposers); a tree's one fixed shape."""
+    """The fixed tuning grid of the trained chains: k in {2,4} and adaptive k up to 8; a tree's one fixed
+    shape; a copying method's default."""
     if is_tree(method):
         return [tree_spec(method)]
-    ks, ns = (QUICK_KS, QUICK_NS) if quick else (KS, NS)
-    if method == "lookup":
-        fixed = [Spec(method, "specviz", method, k, n) for k in ks for n in ns]
-        return fixed + [Spec(method, "specviz", method, ADAPTIVE_MAX_LOOKUP, n, adaptive=True) for n in ns]
+    if method in UNTUNED:
+        return [default_spec(method)]
     return [Spec(method, "specviz", method, k) for k in (QUICK_KS if quick else KS_MODEL)] + \
         [Spec(method, "specviz", method, ADAPTIVE_MAX_MODEL, adaptive=True)]

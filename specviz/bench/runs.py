@@ -44,8 +44,12 @@ class Spec:
             return ""
         if self.method.endswith("-tree"):
             return f"tree, depth≤{self.k}"
+        if self.engine == "specviz" and self.method == "lookup":   # the bench's lookup: the match rule
+            return f"match rule, k≤{self.k}, from n={self.n}"
+        if self.method == "suffix":
+            return f"tree, k≤{self.k} nodes"
         s = f"k≤{self.k} adaptive" if self.adaptive else f"k={self.k}"
-        return f"{s}, n={self.n}" if self.method == "lookup" and self.engine == "specviz" else s
+        return s
 
 
 @dataclass
@@ -158,6 +162,13 @@ def run_hf(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: Samp
     elif spec.method != "plain":
         raise ValueError(f"unknown hf method {spec.method}")
     torch.manual_seed(seed)
-    out, wall = measure.timed(env.target.device, lambda: m.generate(x, **kw))  # (1, P + new)
-    return Result(ids=out[0, len(prompt):].tolist(), wall_s=wall)
+    passes = [0]   # the target's forward passes (prefill included, as specviz counts them): its τ
+    hook = m.register_forward_pre_hook(lambda *_: passes.__setitem__(0, passes[0] + 1))
+    try:
+        out, wall = measure.timed(env.target.device, lambda: m.generate(x, **kw))  # (1, P + new)
+    finally:
+        hook.remove()
+    ids = out[0, len(prompt):].tolist()
+    return Result(ids=ids, wall_s=wall, passes=passes[0],
+                  tokens_per_pass=len(ids) / passes[0] if passes[0] else None)
 

@@ -110,15 +110,16 @@ def test_home_links_every_page_and_says_what_loads(warm):
 
 # -- Step through ------------------------------------------------------------------------------
 def test_one_lookup_step_draws_one_hot_q_and_same_argmax(warm):
-    # n = 1: the chat prompt ends in a newline that occurs earlier, so lookup always drafts at step 1
+    # n = 1: the chat prompt ends in a newline that occurs earlier, so lookup always drafts at step 1 (as many
+    # tokens as its match rule says: k applies to the fixed-k methods)
     at = step_page(warm, stp_method="lookup", stp_n=1, stp_k=4)
     at.button(key="stp_one").click().run()
     assert errors(at) == []
     rec = decoder(at).steps[0]
-    assert rec.n_drafted == 4 and rec.greedy
+    assert rec.n_drafted >= 1 and rec.greedy
     m = metrics(at)
     assert m["Target passes"] == "1"
-    assert m["Accepted / drafted"] == f"{rec.n_accepted} / 4"
+    assert m["Accepted / drafted"] == f"{rec.n_accepted} / {rec.n_drafted}"
     assert "same argmax" in text(at)
     pq = [f for f in figures(at) if title(f).startswith("Position")]
     assert len(pq) == len(rec.decisions)                     # one p-vs-q chart per tested position
