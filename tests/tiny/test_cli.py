@@ -116,7 +116,7 @@ def test_help_says_what_each_option_does_its_default_and_choices():
         if opt.dest == "help":
             continue
         assert opt.help, opt.dest
-        assert "default" in opt.help or opt.dest in ("prompt", "prompt_file", "workload"), opt.dest
+        assert "default" in opt.help or opt.dest in ("prompt", "prompt_file", "workload", "session"), opt.dest
 
 
 def test_prompt_file_drops_one_final_newline(tmp_path):
