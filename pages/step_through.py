@@ -39,16 +39,19 @@ with right:
                           help=f"1 to {NEW_MAX}")
     adaptive = st.checkbox("Adaptive k", key="stp_adaptive", persist_state="session",
                            help="k shrinks by one after a rejection and grows by one after a fully accepted draft")
-    n = n_min = n_max = None
-    rule = "recent"
+    n = n_min = n_max = factor = depth = min_prob = None
+    rule, k_rule = "recent", "fixed"
     if method == "lookup":
-        rule, n, n_min, n_max = S.lookup_choice()
+        rule, n, n_min, n_max, k_rule, factor = S.lookup_choice()
+    elif method == "suffix":
+        depth, factor, min_prob = S.suffix_choice()
     c1, c2 = st.columns(2)
     temp = c1.number_input("Temperature (0 = greedy)", min_value=0.0, max_value=2.0, step=0.1,
                            key="stp_temp", persist_state="session")
     seed = c2.number_input("Seed", step=1, key="stp_seed", persist_state="session")
 
-settings = S.Settings(prompt, chat, method, drafter_name, k, new, adaptive, n, n_min, n_max, temp, seed, rule)
+settings = S.Settings(prompt, chat, method, drafter_name, k, new, adaptive, n, n_min, n_max, temp, seed, rule,
+                      k_rule, factor, depth, min_prob)
 S.range_error(settings)  # a field left empty or with letters reads as 0: say so now, not at Play
 
 
@@ -131,6 +134,8 @@ def show_step(run, dec, label):
     rec = dec.steps[i]
     chips = " ".join(f"`{label(t)}`" for t in rec.drafted) or "*(nothing)*"
     st.markdown(f"**Step {rec.index + 1}** · context {rec.context_len} tokens · k = {rec.k} · drafted: {chips}")
+    for line in T.seen_in_lines(rec, label):  # lookup and suffix: which earlier text each branch was copied from
+        st.markdown("Copied from: " + line)
     if not rec.drafted:
         st.markdown(T.no_draft(rec, run["method"], label))
     elif rec.is_tree:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 from specviz.core.errors import InputError, ModelError
+from specviz.core.suffix import MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
+from specviz.proposers.lookup import MATCH_FACTOR
 from specviz.core.neartie import bf16_ulp
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import workloads
@@ -37,7 +39,10 @@ PRESETS = [OWN] + [f"{w.name} · {w.kind}" for w in workloads.ALL]
 FIRST = workloads.of_kind(workloads.COPY)[0]  # a copy-heavy preset: lookup has something to copy on the first Play
 DEFAULTS = {"stp_prompt": FIRST.prompt, "stp_preset": f"{FIRST.name} · {FIRST.kind}",
             "stp_chat": FIRST.chat, "stp_k": 4, "stp_new": 16 if app.TINY else 48,
-            "stp_n": 3, "stp_nmin": 1, "stp_nmax": 4, "stp_temp": 0.0, "stp_seed": 0}
+            "stp_n": 3, "stp_nmin": 1, "stp_nmax": 4, "stp_temp": 0.0, "stp_seed": 0,
+            "stp_krule": "fixed", "stp_factor": MATCH_FACTOR,
+            "stp_depth": MAX_TREE_DEPTH, "stp_sfactor": SUFFIX_FACTOR, "stp_minprob": MIN_TOKEN_PROB}
+DEPTH_MAX = 64  # suffix's depth cap: match + draft (vLLM's default is 24)
 
 
 def init_state(offered: list[str]) -> None:
@@ -69,18 +74,48 @@ def drafter_choice() -> str:
                          persist_state="session").strip()
 
 
-def lookup_choice() -> tuple[str, int | None, int | None, int | None]:
-    """Method 'lookup': (which earlier occurrence to copy, n, n-min, n-max); a fixed n or an n-min..n-max."""
+def lookup_choice() -> tuple[str, int | None, int | None, int | None, str, float | None]:
+    """Method 'lookup': (which earlier occurrence to copy, n, n-min, n-max, k rule, factor); a fixed n or an
+    n-min..n-max; k tokens per match, or as many as the match length justifies."""
+    k_rule = st.radio("Draft length", ["fixed", "match"], horizontal=True, key="stp_krule", persist_state="session",
+                      format_func={"fixed": "fixed k", "match": "follows the match length"}.get,
+                      help="fixed: k tokens whenever the last n tokens occurred before (transformers' and vLLM's "
+                           "n-gram lookup). Match length: find the longest earlier match of the context's tail "
+                           "(m tokens) and draft factor × m tokens, at most k; n is then the shortest match that "
+                           "drafts. A long match is a copy in progress; a short one is a guess.")
+    factor = None
+    if k_rule == "match":
+        factor = st.number_input("Spec factor (draft ≤ factor × match length)", step=0.5, key="stp_factor",
+                                 persist_state="session", help="SuffixDecoding's rule (vLLM: "
+                                 "suffix_decoding_max_spec_factor). Above 0; specviz's default for lookup is "
+                                 f"{MATCH_FACTOR:g}.")
     rule = st.radio("Copy from which earlier occurrence", ["recent", "earliest"], horizontal=True,
                     key="stp_rule", persist_state="session",
                     format_func={"recent": "most recent (specviz)", "earliest": "earliest of the longest (vLLM)"}.get)
     if st.radio("Match length", ["fixed n", "widest of n-min..n-max"], horizontal=True,
                 key="stp_nmode", persist_state="session") == "fixed n":
         return rule, st.number_input("n (tokens matched)", step=1, key="stp_n", persist_state="session",
-                                     help=f"1 to {N_MAX}"), None, None
+                                     help=f"1 to {N_MAX}"), None, None, k_rule, factor
     c1, c2 = st.columns(2)
     return (rule, None, c1.number_input("n-min", step=1, key="stp_nmin", persist_state="session"),
-            c2.number_input("n-max", step=1, key="stp_nmax", persist_state="session"))
+            c2.number_input("n-max", step=1, key="stp_nmax", persist_state="session"), k_rule, factor)
+
+
+def suffix_choice() -> tuple[int, float, float]:
+    """Method 'suffix': (depth cap, spec factor, minimum probability), with vLLM's names in the help."""
+    c = st.columns(3)
+    depth = c[0].number_input("Depth cap", step=1, key="stp_depth", persist_state="session",
+                              help=f"Match plus draft stay within this many tokens (2 to {DEPTH_MAX}; vLLM: "
+                                   f"suffix_decoding_max_tree_depth, default {MAX_TREE_DEPTH}). k caps the tree's "
+                                   "nodes.")
+    factor = c[1].number_input("Spec factor", step=0.5, key="stp_sfactor", persist_state="session",
+                               help="A match of m tokens drafts at most factor × m deep (vLLM: "
+                                    f"suffix_decoding_max_spec_factor, default 1.0; specviz's {SUFFIX_FACTOR:g}).")
+    min_prob = c[2].number_input("Minimum probability", step=0.05, key="stp_minprob", persist_state="session",
+                                 help="A continuation is drafted only if it followed at least this share of the "
+                                      "times its path did (0 to 1; vLLM: suffix_decoding_min_token_prob, default "
+                                      f"{MIN_TOKEN_PROB:g}).")
+    return depth, factor, min_prob
 
 
 @dataclass(frozen=True)
@@ -99,20 +134,35 @@ class Settings:
     temperature: float
     seed: int
     rule: str = "recent"         # lookup: which earlier occurrence to copy
+    k_rule: str = "fixed"        # lookup: k per match, or 'match' (factor x the match length, at most k)
+    factor: float | None = None  # lookup's match rule, or suffix: the spec factor
+    max_depth: int | None = None  # suffix: match + draft within this many tokens
+    min_prob: float | None = None  # suffix: continuations below this share are not drafted
 
     def check(self) -> None:
         """The app's ranges; the rest (n-min <= n-max, an empty prompt, the context window) is the engine's."""
-        for name, val, hi in (("k", self.k, K_MAX), ("max new tokens", self.max_new, NEW_MAX),
-                              ("n", self.n, N_MAX), ("n-min", self.n_min, N_MAX), ("n-max", self.n_max, N_MAX)):
-            if val is not None and not 1 <= val <= hi:
-                raise InputError(f"{name} must be between 1 and {hi}, got {val}"
+        for name, val, lo, hi in (("k", self.k, 1, K_MAX), ("max new tokens", self.max_new, 1, NEW_MAX),
+                                  ("n", self.n, 1, N_MAX), ("n-min", self.n_min, 1, N_MAX),
+                                  ("n-max", self.n_max, 1, N_MAX), ("the depth cap", self.max_depth, 2, DEPTH_MAX)):
+            if val is not None and not lo <= val <= hi:
+                raise InputError(f"{name} must be between {lo} and {hi}, got {val}"
                                  + (" (an empty field, or one with letters, reads as 0)" if val == 0 else ""))
+        if self.factor is not None and not 0 < self.factor <= 16:
+            raise InputError(f"the spec factor must be above 0 and at most 16, got {self.factor:g}")
+        if self.min_prob is not None and not 0 <= self.min_prob <= 1:
+            raise InputError(f"the minimum probability must be between 0 and 1, got {self.min_prob:g}")
         if self.method == "draft" and not self.drafter:
             raise InputError("type the folder or id of a draft model")
 
     def config(self) -> DecodeConfig:
         return DecodeConfig(k=int(self.k), max_new_tokens=int(self.max_new), seed=int(self.seed),
                             sampling=SamplingConfig(float(self.temperature)), adaptive=self.adaptive, record=True)
+
+    def suffix_opts(self) -> dict | None:
+        """Method 'suffix': the proposer's depth cap and minimum probability (the factor goes as spec_factor)."""
+        if self.method != "suffix":
+            return None
+        return {k: v for k, v in (("max_depth", self.max_depth), ("min_prob", self.min_prob)) if v is not None}
 
     @property
     def n_label(self):
@@ -148,7 +198,8 @@ def build(s: Settings) -> tuple[Decoder, dict]:
             raise InputError("the draft model did not load (see above)")
 
     def make():
-        return app.proposer_for(s.method, tgt, s.n or 3, s.n_min, s.n_max, dm, lookup_rule=s.rule)
+        return app.proposer_for(s.method, tgt, s.n or 3, s.n_min, s.n_max, dm, lookup_rule=s.rule, k_rule=s.k_rule,
+                                spec_factor=s.factor, suffix=s.suffix_opts())
 
     cfg = s.config()
     dec = Decoder(tgt, make(), ids, cfg, eos_token_id=tgt.tokenizer.eos_token_id)

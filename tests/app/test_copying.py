@@ -1,0 +1,80 @@
+"""Copying methods in the app (issue 23): lookup's match-length rule and suffix's knobs on Step through, the
+text each drafted branch was copied from, bad knobs as st.error, and the vLLM export of the suffix method."""
+import json
+
+from apptools import ok, page
+
+
+def errors(at) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def play_to_a_copy(at):
+    """Play, then open the last step that drafted (Play does): the step detail names where its draft was seen."""
+    ok(at.button(key="stp_play").click().run())
+    assert errors(at) == []
+    dec = at.session_state["stp"]["dec"]
+    drafted = [r for r in dec.steps if r.n_drafted]
+    assert drafted, "nothing was drafted on a copy-heavy prompt"
+    return dec, drafted[-1]
+
+
+def test_lookup_match_rule_and_its_factor_reach_the_proposer_and_each_draft_names_its_source():
+    at = page("step_through")
+    at.number_input(key="stp_new").set_value(24).run()
+    at.radio(key="stp_krule").set_value("match").run()
+    at.number_input(key="stp_factor").set_value(2.0).run()
+    at.number_input(key="stp_n").set_value(1).run()
+    dec, rec = play_to_a_copy(at)
+    assert dec.proposer.k_rule == "match" and dec.proposer.factor == 2.0 and dec.proposer.n_min == 1
+    assert rec.seen_in and set(rec.seen_in) <= {"this prompt", "this output"}
+    md = " ".join(m.value for m in at.markdown)
+    assert "Copied from: " in md and f"seen in **{rec.seen_in[0]}**" in md
+
+
+def test_suffix_knobs_reach_the_proposer_and_its_tree_is_drawn_with_where_each_node_was_seen():
+    at = page("step_through")
+    at.selectbox(key="stp_method").set_value("suffix").run()
+    at.number_input(key="stp_new").set_value(24).run()
+    for key, value in (("stp_depth", 12), ("stp_sfactor", 3.0), ("stp_minprob", 0.05)):
+        at.number_input(key=key).set_value(value).run()
+    dec, rec = play_to_a_copy(at)
+    p = dec.proposer
+    assert (p.max_depth, p.factor, p.min_prob) == (12, 3.0, 0.05)
+    assert rec.seen_in and len(rec.seen_in) == rec.n_drafted
+    assert "Copied from: " in " ".join(m.value for m in at.markdown)
+    if rec.is_tree:  # the tree drawing tags each node with where it was seen, and says so on hover
+        spec = next(el.proto.spec for el in at.get("plotly_chart") if "depth (draft position)" in el.proto.spec)
+        hover = " ".join(h for tr in json.loads(spec)["data"] for h in tr.get("hovertext") or [])
+        assert f"seen in {rec.seen_in[0]}" in hover
+
+
+def test_bad_copying_knobs_are_errors_at_once_and_build_no_run():
+    for method, key, value, said in (("suffix", "stp_depth", 1, "the depth cap must be between 2 and"),
+                                     ("suffix", "stp_minprob", 1.5, "the minimum probability must be between 0 and 1"),
+                                     ("suffix", "stp_sfactor", 0.0, "the spec factor must be above 0"),
+                                     ("lookup", "stp_factor", -1.0, "the spec factor must be above 0")):
+        at = page("step_through")
+        at.selectbox(key="stp_method").set_value(method).run()
+        if method == "lookup":
+            at.radio(key="stp_krule").set_value("match").run()
+        at.number_input(key=key).set_value(value).run()
+        assert any(said in e for e in errors(at)), (key, errors(at))
+        ok(at.button(key="stp_one").click().run())
+        assert "stp" not in at.session_state
+
+
+def test_serve_exports_suffix_with_vllm_keys_as_its_source_spells_them():
+    at = page("serve")
+    at.selectbox(key="srv_method").set_value("suffix").run()
+    at.number_input(key="srv_sfx_depth").set_value(32).run()
+    at.number_input(key="srv_sfx_minprob").set_value(0.2).run()
+    assert errors(at) == []
+    cfg = at.session_state["srv_last"]
+    assert cfg["method"] == "suffix"
+    assert {k: cfg[k] for k in cfg if k.startswith("suffix_")} == {
+        "suffix_decoding_max_tree_depth": 32, "suffix_decoding_max_cached_requests": 10000,
+        "suffix_decoding_max_spec_factor": 1.0, "suffix_decoding_min_token_prob": 0.2}
+    assert any("arctic-inference" in m.value for m in [*at.markdown, *at.warning, *at.caption])
+    at.number_input(key="srv_sfx_factor").set_value(0.0).run()
+    assert any("suffix_decoding_max_spec_factor" in e for e in errors(at))
