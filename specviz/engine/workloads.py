@@ -105,3 +105,87 @@ def get(name: str) -> Workload:
     if name not in BY_NAME:
         raise KeyError(f"unknown workload '{name}' (known: {', '.join(BY_NAME)})")
     return BY_NAME[name]
+
+
+# -- sessions: several requests that revisit the same material (issue 23 §3) ---------------------------------
+# Agents and coding assistants send request after request about the same code, table or document, each
+# restating it. Within one request lookup and suffix copy from the prompt; across requests only a cache
+# of earlier requests (suffix decoding's) can copy what the model itself wrote last time.
+SESSION = "session"
+
+
+@dataclass(frozen=True)
+class Session:
+    name: str
+    kind: str                          # SESSION
+    task: str                          # what the session does, in a few words
+    requests: tuple[Workload, ...]     # sent in this order, each a whole request (its own prompt)
+
+
+_FN = ['''def average(values):
+    total = 0
+    for v in values:
+        total += v
+    return total / len(values)
+''', '''def average(values):
+    """Return the mean of values."""
+    total = 0
+    for v in values:
+        total += v
+    return total / len(values)
+''', '''def average(values):
+    """Return the mean of values."""
+    if not values:
+        return 0.0
+    total = 0
+    for v in values:
+        total += v
+    return total / len(values)
+''', '''def average(values: list[float]) -> float:
+    """Return the mean of values."""
+    if not values:
+        return 0.0
+    total = 0
+    for v in values:
+        total += v
+    return total / len(values)
+''', '''def average(values: list[float]) -> float:
+    """Return the mean of values (0.0 for an empty list)."""
+    if not values:
+        return 0.0
+    return sum(values) / len(values)
+''']
+_FN_ASKS = ["Add a docstring saying what the function returns.",
+            "Make it return 0.0 when the list is empty.",
+            "Add type hints: a list of floats in, a float out.",
+            "Replace the loop with the built-in sum().",
+            "Rename the function to mean_value."]
+
+_TABLE_ASKS = ["Convert this CSV to a Markdown table.",
+               "Convert this CSV to a JSON list of objects with the keys name, city, age and role.",
+               "Rewrite this CSV with the rows sorted by age, youngest first. Keep the header.",
+               "Convert this CSV to YAML: a list with one entry per person."]
+
+_DOC_ASKS = ["When is the main reading room open? Quote the sentence.",
+             "How many books may a member borrow, and for how long? Quote the sentence.",
+             "What do late returns cost? Quote the sentence.",
+             "Is food allowed in the library? Quote the sentence."]
+
+SESSIONS: list[Session] = [
+    Session("edit-function-session", SESSION, "five successive edits of one function, each restating the code",
+            tuple(Workload(f"edit-function-{i + 1}", SESSION, ask, f"```python\n{code}```\n\n{ask} Show the full function.")
+                  for i, (code, ask) in enumerate(zip(_FN, _FN_ASKS)))),
+    Session("reformat-table-session", SESSION, "one table reformatted four ways",
+            tuple(Workload(f"reformat-table-{i + 1}", SESSION, ask, f"{ask}\n\n{_CSV}")
+                  for i, ask in enumerate(_TABLE_ASKS))),
+    Session("question-document-session", SESSION, "one document questioned four times",
+            tuple(Workload(f"question-document-{i + 1}", SESSION, ask, f"Read this document:\n\n{_DOC}\n\n{ask}")
+                  for i, ask in enumerate(_DOC_ASKS))),
+]
+SESSION_BY_NAME = {s.name: s for s in SESSIONS}
+
+
+def get_session(name: str) -> Session:
+    if name not in SESSION_BY_NAME:
+        raise KeyError(f"unknown session '{name}' (known: {', '.join(SESSION_BY_NAME)})")
+    return SESSION_BY_NAME[name]

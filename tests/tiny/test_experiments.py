@@ -174,3 +174,40 @@ def test_bench_rows_read_the_committed_results_file():
     assert path.exists(), "bench/results.json ships with the repository"
     rows = BR.bench_rows(json.loads(path.read_text()))
     assert rows and all(r["kind"] in (COPY, NOVEL) for r in rows)
+
+
+def test_sessions_are_several_requests_revisiting_one_text():
+    from specviz.engine.workloads import SESSION, SESSIONS, get_session
+    assert len(SESSIONS) >= 3
+    for s in SESSIONS:
+        assert s.kind == SESSION and len(s.requests) >= 4 and get_session(s.name) is s
+        prompts = [w.prompt for w in s.requests]
+        assert len(set(prompts)) == len(prompts)                      # each request asks something else
+        for a, b in zip(prompts, prompts[1:]):                        # ... about material they share
+            assert len(set(a.split()) & set(b.split())) >= 10
+    with pytest.raises(KeyError, match="unknown session"):
+        get_session("nope")
+
+
+def test_a_session_runs_its_requests_in_order_with_the_cache_on_and_off(tiny):
+    """Two identical requests: with the cache on, the second drafts from the first's output; off, it cannot.
+    Plain decoding runs every request of every repeat; greedy float32 output is plain's either way."""
+    from specviz.engine import methods as M
+    from specviz.engine.workloads import Session
+    t, _ = tiny
+    w = get("csv-to-json")
+    sess = Session("twice", "session", "the same request twice", (w, w))
+    cfg = E.session_config(24, SamplingConfig(), 12)
+    make = lambda: M.make_proposer("suffix", t)  # noqa: E731
+    got, plains = E.session_against_plain(t, sess, {"on": (make, cfg, True), "off": (make, cfg, False),
+                                                    "lookup": (lambda: M.make_proposer("lookup", t), cfg, True)},
+                                          E.session_config(1, SamplingConfig(), 12), repeats=2)
+    assert len(plains) == 2 and all(len(p.requests) == 2 and p.method == "plain" for p in plains)
+    for m in got.values():
+        assert len(m.runs) == 2 and m.same_as_plain == [True, True] and len(m.request_speedups()) == 2
+        assert m.runs[0].tokens == 24 and m.speedup > 0 and m.row()["tokens_per_pass"] >= 1.0
+    seen = lambda run: {o for st in run.steps[1] for o in (st.seen_in or [])}  # noqa: E731
+    assert any("request 1" in o for o in seen(got["on"].runs[0]))
+    assert not any("request" in o for o in seen(got["off"].runs[0]))
+    assert got["on"].runs[0].requests[1].target_passes < got["off"].runs[0].requests[1].target_passes
+    assert E.session_runs(2, 3, repeats=2).timed == 2 * 4 * 2
