@@ -21,9 +21,12 @@ from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine import measure
 from specviz.engine.methods import encode_prompt
+from specviz.teach import anatomy
 from specviz.teach import predict as P
+from specviz.viz import tree as vt
 from specviz.ui import guess as G
 from specviz.ui import memory
+from specviz.ui import sessions
 from specviz.ui import support as app
 from specviz.ui.turns import TURNS
 
@@ -35,7 +38,8 @@ CHECK_REPEATS = 2  # the check against plain decoding: plain and the method, int
 KEY = "stp"       # the session's run: {"sig", "dec", "recipe", "method", "k", "n", "check", ...}
 
 OWN = "(your own prompt)"
-PRESETS = [OWN] + [f"{w.name} · {w.kind}" for w in workloads.ALL]
+PRESETS = ([OWN] + [f"{w.name} · {w.kind}" for w in workloads.ALL]
+           + [f"{s.name} · {len(s.requests)} requests, the last one here" for s in workloads.SESSIONS])
 FIRST = workloads.of_kind(workloads.COPY)[0]  # a copy-heavy preset: lookup has something to copy on the first Play
 DEFAULTS = {"stp_prompt": FIRST.prompt, "stp_preset": f"{FIRST.name} · {FIRST.kind}",
             "stp_chat": FIRST.chat, "stp_k": 4, "stp_new": 16 if app.TINY else 48,
@@ -56,7 +60,11 @@ def init_state(offered: list[str]) -> None:
 def use_preset() -> None:
     """The preset selectbox's on_change: copy the workload's prompt and chat flag into the widgets."""
     name = st.session_state["stp_preset"]
-    if name != OWN:
+    ses = sessions.session_of(name)
+    if ses is not None:
+        w = ses.requests[-1]
+        st.session_state["stp_prompt"], st.session_state["stp_chat"] = w.prompt, w.chat
+    elif name != OWN:
         w = workloads.get(name.split(" · ")[0])
         st.session_state["stp_prompt"], st.session_state["stp_chat"] = w.prompt, w.chat
 
@@ -138,6 +146,8 @@ class Settings:
     factor: float | None = None  # lookup's match rule, or suffix: the spec factor
     max_depth: int | None = None  # suffix: match + draft within this many tokens
     min_prob: float | None = None  # suffix: continuations below this share are not drafted
+    session: str | None = None   # a session preset: this prompt is its last request ...
+    cache: bool = False          # ... and suffix's cache holds the earlier ones (run first, in order)
 
     def check(self) -> None:
         """The app's ranges; the rest (n-min <= n-max, an empty prompt, the context window) is the engine's."""
@@ -197,11 +207,20 @@ def build(s: Settings) -> tuple[Decoder, dict]:
         if dm is None:
             raise InputError("the draft model did not load (see above)")
 
-    def make():
-        return app.proposer_for(s.method, tgt, s.n or 3, s.n_min, s.n_max, dm, lookup_rule=s.rule, k_rule=s.k_rule,
-                                spec_factor=s.factor, suffix=s.suffix_opts())
-
     cfg = s.config()
+    cache = None
+    if s.method == "suffix" and s.session and s.cache:  # the session's earlier requests first, remembered in order
+        ses = workloads.SESSION_BY_NAME[s.session]
+        with st.spinner(f"Running the session's {len(ses.requests) - 1} earlier requests to fill suffix's cache…"), \
+                TURNS.turn(app.waiter(st.empty())):
+            cache = sessions.prime(tgt, ses, lambda c: app.proposer_for(
+                "suffix", tgt, spec_factor=s.factor, suffix={**s.suffix_opts(), "cache": c}), cfg)
+
+    def make():
+        opts = s.suffix_opts() if cache is None else {**s.suffix_opts(), "cache": cache}
+        return app.proposer_for(s.method, tgt, s.n or 3, s.n_min, s.n_max, dm, lookup_rule=s.rule, k_rule=s.k_rule,
+                                spec_factor=s.factor, suffix=opts)
+
     dec = Decoder(tgt, make(), ids, cfg, eos_token_id=tgt.tokenizer.eos_token_id)
     return dec, {"make": make, "ids": ids, "cfg": cfg, "target": tgt}
 
@@ -346,6 +365,20 @@ def verdict(chk: measure.Measured, method: str, label) -> tuple[str, str]:
                      "confirm in float32 (sidebar), where such flips are rare, though not impossible.")
 
 
+def session_choice(preset: str) -> tuple[str | None, bool]:
+    """A session preset: (its name, whether suffix's cache holds its earlier requests); (None, False) otherwise."""
+    ses = sessions.session_of(preset)
+    if ses is None:
+        return None, False
+    cache = st.checkbox(f"Suffix remembers the session's {len(ses.requests) - 1} earlier requests", value=True,
+                        key="stp_cache", persist_state="session",
+                        help=f"{ses.task}. On: the earlier requests run first, in order, and suffix's cache keeps "
+                             "their outputs, so this last request can copy from them (Step through names the "
+                             "request each branch came from). Off: an empty cache. Lookup copies within this "
+                             "request only.")
+    return ses.name, cache
+
+
 def anatomy_opened(rec, method: str) -> bool:
     """Guess first: how many of the entries this pass wrote stay in the target's cache. The anatomy of the pass
     opens once a guess is locked for this step (scored against the cache lengths the step measured)."""
@@ -357,3 +390,21 @@ def anatomy_opened(rec, method: str) -> bool:
         return False
     G.show("stp_anat", g, P.anatomy_truth(rec))
     return True
+
+
+def anatomy_panel(rec, label, method):
+    """The verification pass opened up, from this step's record (the texts come from teach/anatomy.py)."""
+    st.subheader("Anatomy of this verification pass")
+    if not anatomy_opened(rec, method):
+        return
+    a = anatomy.of(rec)
+    st.markdown(anatomy.inputs_text(a, label))
+    st.plotly_chart(vt.mask_figure(rec, label), width="stretch", key="stp_mask")
+    st.caption(("Tree attention mask" if a.is_tree else "Causal mask") + " of the pass: row = the token fed "
+               "(query), column = what it may attend to (key); the cached context, seen by every row, is left "
+               "out. Green: the root and the accepted path.")
+    st.markdown(anatomy.shift_text(a))
+    st.dataframe([{"output row": r.row, "fed": r.fed, "sees": r.sees, "is p for": r.scores, "this step": r.verdict}
+                  for r in a.rows], hide_index=True, width="stretch")
+    st.markdown(anatomy.cache_text(a, rec))
+    st.markdown(anatomy.drafter_text(a, method))

@@ -4,6 +4,9 @@ import json
 
 from apptools import ok, page
 
+from specviz.engine.workloads import SESSIONS, get_session
+from specviz.ui.stepping import PRESETS
+
 
 def errors(at) -> list[str]:
     return [e.value for e in at.error]
@@ -78,3 +81,36 @@ def test_serve_exports_suffix_with_vllm_keys_as_its_source_spells_them():
     assert any("arctic-inference" in m.value for m in [*at.markdown, *at.warning, *at.caption])
     at.number_input(key="srv_sfx_factor").set_value(0.0).run()
     assert any("suffix_decoding_max_spec_factor" in e for e in errors(at))
+
+
+def test_a_session_preset_steps_through_its_last_request_with_suffix_cache_on_and_off():
+    ses = SESSIONS[0]
+    preset = next(p for p in PRESETS if p.startswith(ses.name + " · "))
+    at = page("step_through")
+    at.selectbox(key="stp_method").set_value("suffix").run()
+    at.selectbox(key="stp_preset").set_value(preset).run()
+    assert at.text_area(key="stp_prompt").value == ses.requests[-1].prompt
+    at.number_input(key="stp_new").set_value(6).run()
+    ok(at.button(key="stp_one").click().run())
+    assert errors(at) == []
+    cache = at.session_state["stp"]["dec"].proposer.cache
+    assert len(cache) == len(ses.requests) - 1                # the earlier requests ran, in order, remembered
+    assert [q.name for q in cache.seqs] == [f"request {i + 1}" for i in range(len(ses.requests) - 1)]
+    at.checkbox(key="stp_cache").set_value(False).run()
+    ok(at.button(key="stp_one").click().run())
+    assert len(at.session_state["stp"]["dec"].proposer.cache) == 0
+
+
+def test_compare_runs_a_session_with_the_cache_on_and_off_and_shows_the_measured_numbers():
+    at = page("compare")
+    at.number_input(key="cmp_sess_new").set_value(4).run()
+    ok(at.button(key="cmp_sess_run").click().run())
+    assert errors(at) == []
+    name, rows, _ = at.session_state["cmp_sess"]
+    assert {(r["label"], r["cache"]) for r in rows} == {("suffix, cache on", True), ("suffix, cache off", False),
+                                                        ("lookup (match length)", False)}
+    table = next(d.value for d in at.dataframe if "cross-request cache" in d.value.columns)
+    assert sorted(table["cross-request cache"]) == ["off", "off", "on"]
+    assert all(len(r["request_speedups"]) == len(get_session(name).requests) for r in rows)
+    md = " ".join(m.value for m in at.markdown)
+    assert "When does a suffix cache pay?" in md and "With the cache on the session ran at" in md

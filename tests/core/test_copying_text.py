@@ -1,0 +1,30 @@
+"""The session panel's table and its sentence on the cache (teach/copying.py), from hand-made rows."""
+from specviz.teach.copying import cache_verdict, session_rows
+
+
+def row(label, cache, speedup, per_request, same=(True, True, True)):
+    return {"label": label, "cache": cache, "speedup": speedup, "spread": None, "tokens_per_pass": 2.5,
+            "mean_k": 3.0, "tokens_per_s": 20.0, "plain_tokens_per_s": 10.0, "request_speedups": list(per_request),
+            "same_as_plain": list(same)}
+
+
+def test_the_verdict_compares_the_same_method_with_the_cache_on_and_off():
+    rows = [row("lookup (match length)", False, 1.5, [1.5, 1.5, 1.5]),
+            row("suffix, cache on", True, 2.4, [1.2, 3.0, 3.0]), row("suffix, cache off", False, 1.2, [1.2, 1.2, 1.2])]
+    said = cache_verdict(rows)
+    assert said.startswith("With the cache on the session ran at 2.40× plain, with it off at 1.20×: 2.00× from")
+    assert "(1.20× vs 1.20×)" in said and "averaged 3.00× with it and 1.20× without" in said
+    assert "Little or nothing" not in said
+
+
+def test_no_gain_is_said_and_no_pair_gives_no_sentence():
+    said = cache_verdict([row("suffix, cache on", True, 1.0, [1.0, 1.0]), row("suffix, cache off", False, 1.0, [1.0, 1.0])])
+    assert "Little or nothing gained" in said
+    assert cache_verdict([row("lookup (match length)", False, 1.5, [1.5])]) is None
+    assert cache_verdict([row("suffix, cache on", True, 1.5, [1.5])]) is None
+
+
+def test_table_rows():
+    [r] = session_rows([row("suffix, cache on", True, 2.4, [1.2, 3.0], same=(True, False, None))])
+    assert r["cross-request cache"] == "on" and r["speedup"] == "2.40×" and r["spread"] == "–"
+    assert r["speedup per request"] == "1.20 · 3.00" and r["same text as plain"] == "1 of 2 requests"
