@@ -114,3 +114,22 @@ def test_compare_runs_a_session_with_the_cache_on_and_off_and_shows_the_measured
     assert all(len(r["request_speedups"]) == len(get_session(name).requests) for r in rows)
     md = " ".join(m.value for m in at.markdown)
     assert "When does a suffix cache pay?" in md and "With the cache on the session ran at" in md
+
+
+def test_the_k_n_page_sweeps_a_suffix_knob_and_refuses_bad_values():
+    at = page("experiments")
+    at.selectbox(key="exp_method").set_value("suffix").run()
+    at.selectbox(key="exp_knob").set_value("min_prob").run()
+    at.text_input(key="exp_vals_min_prob").set_value("0.1, 2").run()
+    assert any("the minimum probability must be between 0 and 1; got 2" in e for e in errors(at))
+    at.text_input(key="exp_vals_min_prob").set_value("0.05, 0.5").run()
+    assert errors(at) == []
+    at.slider(key="exp_k").set_value((1, 2)).run()
+    at.number_input(key="exp_guess").set_value(0)
+    ok(at.button(key="exp_run").click().run())
+    assert errors(at) == []
+    points = at.session_state["exp_result"]["points"]
+    assert {(p.k, p.n, p.axis) for p in points} == {(k, v, "min_prob") for k in (1, 2) for v in (0.05, 0.5)}
+    lines = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert {tr["name"] for tr in lines["data"]} == {"min_prob=0.05", "min_prob=0.5"}
+    assert "min_prob" in at.dataframe[0].value.columns

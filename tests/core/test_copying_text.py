@@ -28,3 +28,20 @@ def test_table_rows():
     [r] = session_rows([row("suffix, cache on", True, 2.4, [1.2, 3.0], same=(True, False, None))])
     assert r["cross-request cache"] == "on" and r["speedup"] == "2.40×" and r["spread"] == "–"
     assert r["speedup per request"] == "1.20 · 3.00" and r["same text as plain"] == "1 of 2 requests"
+
+
+def test_suffix_sweep_values_are_parsed_and_checked():
+    import pytest
+
+    from specviz.core.errors import InputError
+    from specviz.engine.experiments import SUFFIX_KNOBS, SUFFIX_VALUES, suffix_values
+
+    assert suffix_values("max_depth", "8, 16,24") == [8, 16, 24]
+    assert suffix_values("factor", "0.5; 1, 1") == [0.5, 1.0]
+    assert all(suffix_values(k, SUFFIX_VALUES[k]) for k in SUFFIX_KNOBS)   # the defaults the page opens on
+    for knob, text, said in (("max_depth", "1, 8", "whole numbers from 2 to 64"), ("max_depth", "8.5", "whole"),
+                             ("factor", "0", "above 0"), ("min_prob", "-0.1", "between 0 and 1"),
+                             ("factor", "a, b", "numbers separated by commas"), ("factor", " ", "at least one"),
+                             ("factor", "1,2,3,4,5,6,7", "at most 6"), ("depth", "8", "unknown suffix knob")):
+        with pytest.raises(InputError, match=said):
+            suffix_values(knob, text)
