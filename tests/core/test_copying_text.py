@@ -45,3 +45,12 @@ def test_suffix_sweep_values_are_parsed_and_checked():
                              ("factor", "1,2,3,4,5,6,7", "at most 6"), ("depth", "8", "unknown suffix knob")):
         with pytest.raises(InputError, match=said):
             suffix_values(knob, text)
+
+
+def test_the_anatomy_says_suffix_keeps_no_kv_cache_rather_than_calling_it_medusa():
+    from types import SimpleNamespace
+
+    from specviz.teach.anatomy import drafter_text
+
+    said = drafter_text(SimpleNamespace(drafter_cache=None), "suffix")
+    assert "suffix decoding searches token ids" in said and "Medusa" not in said
