@@ -85,7 +85,8 @@ plain_tps = res["plains"][0].tokens_per_s
 if best.speedup <= 1.0:
     st.info("No k beat plain decoding here, so the best k is 0: k = 0 *is* plain decoding (nothing drafted, "
             "nothing to verify), exactly 1.0× by definition. A server set up like this should not speculate.")
-st.markdown(f"Fastest measured setting: **k = {best.k}**" + (f", **{E.SUFFIX_KNOBS.get(best.axis, best.axis)} = {best.n:g}**" if best.n else "")
+knob_said = f", **{E.SUFFIX_KNOBS.get(best.axis, best.axis)} = {best.n:g}**" if best.n else ""
+st.markdown(f"Fastest measured setting: **k = {best.k}**" + knob_said
             + f" — {best.speedup:.2f}× plain ({plain_tps:.1f} tokens/s), {best.summary.tokens_per_pass:.2f} "
             "tokens per pass. One repeat: the spread of these speedups is unknown, so differences of a few "
             "percent between settings may be the machine's noise; tokens per pass does not depend on it.")

@@ -55,9 +55,10 @@ elif method in S.NGRAM:
     st.caption(S.LOOKUP_MATCH_NOTE)
 elif method == "suffix":
     c = st.columns(4)
+    knobs = zip(S.SUFFIX_KEYS.items(), S.SUFFIX_SHORT, S.SUFFIX_HELP)
     suffix = {key: c[i].number_input(key, value=default, step=0.05 if isinstance(default, float) else 1,
                                      key=f"srv_sfx_{short}", help=hlp)
-              for i, ((key, default), short, hlp) in enumerate(zip(S.SUFFIX_KEYS.items(), S.SUFFIX_SHORT, S.SUFFIX_HELP))}
+              for i, ((key, default), short, hlp) in enumerate(knobs)}
     st.caption(S.SUFFIX_DEPENDENCY)
 elif method in S.NEEDS_MODEL:
     model = st.text_input("model — the draft checkpoint (Hugging Face id or path)", "", key="srv_model",

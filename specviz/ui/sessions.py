@@ -38,8 +38,8 @@ def panel(target, methods: list[str]) -> None:
         st.info("This needs the suffix method, which is not available here.")
         return
     c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
-    name = c1.selectbox("Session", [s.name for s in W.SESSIONS], key="cmp_sess_name",
-                        format_func=lambda n: f"{n}: {W.get_session(n).task} ({len(W.get_session(n).requests)} requests)")
+    name = c1.selectbox("Session", [s.name for s in W.SESSIONS], key="cmp_sess_name", format_func=lambda n: (
+        f"{n}: {W.get_session(n).task} ({len(W.get_session(n).requests)} requests)"))
     k = c2.number_input("k (node budget)", 1, 16, 4 if app.TINY else 8, key="cmp_sess_k",
                         help="suffix drafts a tree of at most k nodes; lookup at most k tokens")
     max_new = c3.number_input("max new tokens", 4, 256, 8 if app.TINY else 48, key="cmp_sess_new")

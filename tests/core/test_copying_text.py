@@ -18,7 +18,8 @@ def test_the_verdict_compares_the_same_method_with_the_cache_on_and_off():
 
 
 def test_no_gain_is_said_and_no_pair_gives_no_sentence():
-    said = cache_verdict([row("suffix, cache on", True, 1.0, [1.0, 1.0]), row("suffix, cache off", False, 1.0, [1.0, 1.0])])
+    said = cache_verdict([row("suffix, cache on", True, 1.0, [1.0, 1.0]),
+                          row("suffix, cache off", False, 1.0, [1.0, 1.0])])
     assert "Little or nothing gained" in said
     assert cache_verdict([row("lookup (match length)", False, 1.5, [1.5])]) is None
     assert cache_verdict([row("suffix, cache on", True, 1.5, [1.5])]) is None
