@@ -8,7 +8,7 @@ from specviz.ui import sessions
 from specviz.engine import experiments as E
 from specviz.bench.results import bench_rows, latest_bench
 from specviz.engine.measure import too_noisy
-from specviz.engine.methods import trained_available
+from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, trained_available
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
@@ -36,7 +36,9 @@ CHOICES = {f"every {COPY} workload": of_kind(COPY), f"every {NOVEL} workload": o
 CHOICES.update({f"{w.name} ({w.kind})": [w] for w in ALL})  # incl. the translation-like one
 c1, c3 = st.columns([4, 1])
 which = c1.selectbox("Workload", list(CHOICES), index=2, key="cmp_workloads")
-n = c3.number_input("lookup n", 1, 6, 3, key="cmp_n")
+n = c3.number_input("lookup n", 1, 6, MATCH_MIN, key="cmp_n",
+                    help=f"the shortest match that drafts; lookup and suffix draft as far as the match goes (up to "
+                         f"{SELF_SIZED_CAP} tokens), so the k values apply to the other methods")
 # the methods on a row of their own: at a third of the page width the fifth chip was cut off
 chosen = st.multiselect("Methods (plain always runs)", methods, default=methods, key="cmp_methods")
 c1, c2, c3, c4 = st.columns(4)

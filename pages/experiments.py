@@ -64,7 +64,8 @@ if go:
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
     done = app.run_job("exp", lambda progress: E.suffix_sweep(
         target, get(wname), ks, knob, values, sampling, int(max_new), progress=progress) if method == "suffix" else
-        E.sweep(target, get(wname), method, ks, ns, sampling, int(max_new), drafter=drafter, progress=progress))
+        E.sweep(target, get(wname), method, ks, ns, sampling, int(max_new), drafter=drafter, progress=progress,
+               k_rule="fixed"))
     if done:
         (points, plains), shared = done
         st.session_state["exp_result"] = {"points": points, "plains": plains, "method": method,

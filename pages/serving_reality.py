@@ -94,7 +94,7 @@ if st.button("Measure this app's lookup speedups now", key="sr_mine_run") and tg
     try:
         run = dict(R.APP_RUN, tokens=8 if app.TINY else R.APP_RUN["tokens"])
         runs = E.compare(tgt, [of_kind(COPY)[0], of_kind(NOVEL)[0]], ["lookup"], [run["k"]], n=run["n"],
-                         sampling=SamplingConfig(), max_new_tokens=run["tokens"], repeats=run["repeats"],
+                         sampling=SamplingConfig(), max_new_tokens=run["tokens"], repeats=run["repeats"], k_rule="fixed",
                          progress=lambda f, t=None: bar.progress(min(1.0, f)))
         st.session_state["sr_mine"] = R.app_rows([r for r in E.table(runs) if r["method"] != "plain"],
                                                  run["tokens"], run["repeats"], run["n"])

@@ -6,7 +6,7 @@ import streamlit as st
 
 from specviz.ui import support as app
 from specviz.ui import stepping as S
-from specviz.engine.methods import METHODS
+from specviz.engine.methods import METHODS, SELF_SIZED_CAP
 from specviz.viz import step as vz
 from specviz.teach import anatomy
 from specviz.teach import steps as T
@@ -35,7 +35,9 @@ with right:
                           key="stp_method", persist_state="session")
     drafter_name = S.drafter_choice() if method == "draft" else None
     c1, c2 = st.columns(2)
-    k = c1.number_input("Draft length k", step=1, key="stp_k", persist_state="session", help=f"1 to {K_MAX}")
+    k = c1.number_input("Draft length k", step=1, key="stp_k", persist_state="session",
+                        help=f"1 to {K_MAX}; suffix and lookup's match rule size their own drafts (up to "
+                             f"{SELF_SIZED_CAP} tokens), so k applies to the other methods and lookup's fixed rule")
     new = c2.number_input("Max new tokens", step=8, key="stp_new", persist_state="session",
                           help=f"1 to {NEW_MAX}")
     adaptive = st.checkbox("Adaptive k", key="stp_adaptive", persist_state="session",

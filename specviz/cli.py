@@ -58,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="read the prompt from a text file; its one final newline is dropped")
     src.add_argument("--workload", metavar="NAME",
                      help=f"a built-in prompt, one of: {', '.join(workloads.BY_NAME)}")
+    src.add_argument("--session", metavar="NAME",
+                     help="a built-in session: several requests about the same material, run in order, one of: "
+                          f"{', '.join(workloads.SESSION_BY_NAME)}")
+    g.add_argument("--session-cache", default="on", metavar="{on,off}",
+                   help="--session with suffix: remember each finished request for the next ones (on), or start "
+                        "every request with an empty cache (off) (default: %(default)s)")
     g.add_argument("--chat", action="store_true",
                    help="wrap the prompt in the model's chat template (built-in workloads set it themselves; "
                         "default: off)")
@@ -163,9 +169,14 @@ def cmd_generate(a) -> int:
     cfg = DecodeConfig(k=k, max_new_tokens=a.max_new_tokens, seed=a.seed, adaptive=a.adaptive,
                        sampling=SamplingConfig(a.temperature, a.top_k, a.top_p), record=False)
     cfg.check()
-    text, chat = read_prompt(a)
-    if not text or not text.strip():
-        raise InputError("the prompt is empty")
+    if a.session_cache not in ("on", "off"):
+        raise InputError(f"--session-cache takes on or off, got '{a.session_cache}'")
+    if a.session:
+        session = workloads.get_session(a.session)
+    else:
+        text, chat = read_prompt(a)
+        if not text or not text.strip():
+            raise InputError("the prompt is empty")
     from specviz.engine.methods import METHODS
     if a.method not in METHODS:
         raise InputError(f"unknown method '{a.method}' (choose from: {', '.join(METHODS)})")
@@ -173,9 +184,13 @@ def cmd_generate(a) -> int:
     drafter = None
     if a.method == "draft" and a.drafter:   # without --drafter: the shipped trained drafter (default target)
         drafter = load_model(a.drafter, a.device, a.dtype)
-    proposer = make_proposer(a.method, target, a.n, a.n_min, a.n_max, drafter, lookup_rule=a.lookup_rule,
+    def build():
+        return make_proposer(a.method, target, a.n, a.n_min, a.n_max, drafter, lookup_rule=a.lookup_rule,
                              k_rule=a.k_rule, spec_factor=a.spec_factor,
                              suffix=dict(max_depth=a.max_depth, min_prob=a.min_token_prob))
+    proposer = build()   # bad settings stop here, before anything runs
+    if a.session:
+        return run_session(a, target, session, build, cfg)
     ids = encode_prompt(target.tokenizer, text, chat)
     eos = target.tokenizer.eos_token_id
     check = None
@@ -204,6 +219,43 @@ def cmd_generate(a) -> int:
         same = ("" if not check.compared else "; same tokens as plain greedy decoding" if check.identical
                 else f"; {check.divergence.describe()}")
         print(f"[against plain] speedup {check.quote()}{same}", file=sys.stderr)
+    return 0
+
+
+def run_session(a, target, session, build, cfg) -> int:
+    """--session: the session's requests in order with one proposer (the cross-request cache on or off),
+    per request and in total; with --against-plain, plain decoding's session interleaved, and the speedups."""
+    from specviz.engine import experiments as E
+    from specviz.engine.measure import quote
+
+    cache = a.session_cache == "on"
+    if a.against_plain:
+        from specviz.engine.measure import plain_config
+        got, plains = E.session_against_plain(target, session, {a.method: (build, cfg, cache)}, plain_config(cfg),
+                                              a.against_plain)
+        m = got[a.method]
+        r, per = m.typical, m.request_speedups()
+    else:
+        m, r, per = None, E.run_session(target, session, build, cfg, cache, method=a.method), None
+    if a.json:
+        out = {"session": session.name, "method": a.method, "cache": cache,
+               "requests": [{"request": name, **s.as_dict()} for name, s in zip(r.names, r.requests)],
+               "total": {"tokens": r.tokens, "wall_s": r.wall_s, "tokens_per_s": r.tokens_per_s,
+                         "target_passes": r.target_passes, "tokens_per_pass": r.tokens_per_pass}}
+        if m is not None:
+            out["against_plain"] = {"speedup": m.speedup, "spread": m.spread, "ratios": m.ratios,
+                                    "request_speedups": per, "same_as_plain": m.same_as_plain}
+        print(json.dumps(out))
+        return 0
+    print(f"session {session.name}: {session.task}; {a.method}, cross-request cache {a.session_cache}")
+    for i, (name, s) in enumerate(zip(r.names, r.requests)):
+        vs = "" if per is None else f", {per[i]:.2f}× plain"
+        same = "" if m is None or m.same_as_plain[i] is None else ("" if m.same_as_plain[i] else ", differs from plain")
+        print(f"  {i + 1}. {name}: {len(s.token_ids)} tokens, τ {s.tokens_per_pass:.2f}, "
+              f"{s.tokens_per_s:.1f} tokens/s{vs}{same}")
+    print(f"  total: {r.tokens} tokens in {r.wall_s:.1f} s, τ {r.tokens_per_pass:.2f}, {r.tokens_per_s:.1f} tokens/s")
+    if m is not None:
+        print(f"[against plain] whole-session speedup {quote(m.speedup, m.spread, len(m.runs))}")
     return 0
 
 

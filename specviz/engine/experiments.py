@@ -47,10 +47,11 @@ class Run:
 
 def run_one(target: LoadedModel, workload: Workload, method: str, k: int, n: int | None,
             sampling: SamplingConfig, max_new_tokens: int, seed: int = 0,
-            drafter: LoadedModel | None = None, proposer=None) -> tuple[RunSummary, list[StepRecord]]:
-    """One measured run of `method` on `workload` (proposer may be given ready-made)."""
+            drafter: LoadedModel | None = None, proposer=None, k_rule: str = M.DEFAULT_K_RULE
+            ) -> tuple[RunSummary, list[StepRecord]]:
+    """One measured run of `method` on `workload` at this k (proposer may be given ready-made)."""
     ids = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)
-    prop = proposer if proposer is not None else M.make_proposer(method, target, n=n or 3, drafter=drafter)
+    prop = proposer if proposer is not None else M.make_proposer(method, target, n=n, drafter=drafter, k_rule=k_rule)
     return measure.run(target, prop, ids, _cfg(k, sampling, max_new_tokens, seed), target.tokenizer.eos_token_id)
 
 
@@ -70,27 +71,32 @@ class RunCount:
         return self.timed + self.warm_ups
 
 
-def compare_settings(methods: list[str], ks: list[int]) -> list[tuple[str, int]]:
-    """The (method, k) contenders of compare(): every speculative method at every k (plain runs anyway)."""
-    return [(m, k) for m in dict.fromkeys(methods) if m != "plain" for k in dict.fromkeys(ks)]
+def compare_settings(methods: list[str], ks: list[int], k_rule: str = M.DEFAULT_K_RULE) -> list[tuple[str, int]]:
+    """The (method, k) contenders of compare(): every speculative method at every k (plain runs anyway); a
+    method that sizes its own drafts (lookup's match rule, suffix) once, at its cap (methods.draft_cap)."""
+    return list(dict.fromkeys((m, M.draft_cap(m, k, k_rule)) for m in dict.fromkeys(methods) if m != "plain"
+                              for k in dict.fromkeys(ks)))
 
 
-def compare_runs(n_workloads: int, methods: list[str], ks: list[int], repeats: int = 1) -> RunCount:
+def compare_runs(n_workloads: int, methods: list[str], ks: list[int], repeats: int = 1,
+                 k_rule: str = M.DEFAULT_K_RULE) -> RunCount:
     """The runs compare() makes: per workload, warm-ups of plain and every contender, then per repeat plain
     once and every contender once."""
-    per_round = 1 + len(compare_settings(methods, ks))
+    per_round = 1 + len(compare_settings(methods, ks, k_rule))
     return RunCount(n_workloads * repeats * per_round, n_workloads * per_round)
 
 
 def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], ks: list[int],
-            n: int = 3, sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 48,
+            n: int | None = None, sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 48,
             seed: int = 0, repeats: int = 1, drafter: LoadedModel | None = None,
-            proposers: dict | None = None, progress=None) -> list[Run]:
+            proposers: dict | None = None, progress=None, k_rule: str = M.DEFAULT_K_RULE) -> list[Run]:
     """Plain + every method at every k, per workload, through measure.interleaved: each repeat runs
     plain once and every (method, k) once, and each run's speedup is against that repeat's plain run.
     table() takes the median over repeats (docs/metrics.md).
 
     proposers: optional {method: callable() -> Proposer} for methods built outside make_proposer.
+    n, k_rule: lookup's (make_proposer's defaults: the match rule, drafting up to methods.SELF_SIZED_CAP
+    tokens whatever ks says; ks apply to the fixed-k methods).
     """
     if not workloads:
         raise InputError("choose at least one workload")
@@ -102,7 +108,7 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
         def make():
             if m not in built:
                 built[m] = proposers[m]() if proposers and m in proposers else \
-                    M.make_proposer(m, target, n=n, drafter=drafter)
+                    M.make_proposer(m, target, n=n, drafter=drafter, k_rule=k_rule)
             return built[m]
         return make
 
@@ -110,7 +116,7 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
     for wi, w in enumerate(workloads):
         ids = M.encode_prompt(target.tokenizer, w.prompt, w.chat)
         contenders = {(m, k): (factory(m), _cfg(k, sampling, max_new_tokens, seed))
-                      for m, k in compare_settings(methods, ks)}
+                      for m, k in compare_settings(methods, ks, k_rule)}
         sub = (lambda f, t, wi=wi, w=w: progress((wi + f) / len(workloads), f"{w.name}: {t}")) if progress else None
         got, plains = measure.interleaved(target, ids, contenders, _cfg(1, sampling, max_new_tokens, seed),
                                           repeats, target.tokenizer.eos_token_id, sub)
@@ -118,7 +124,7 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
             out.append(Run(w.name, w.kind, "plain", 0, None, plain, psteps, plain.tokens_per_s, r, plain))
             for (m, k), meas in got.items():
                 rp = meas.repeats[r]
-                out.append(Run(w.name, w.kind, m, k, n if m == "lookup" else None, rp.summary, rp.steps,
+                out.append(Run(w.name, w.kind, m, k, getattr(built[m], "n_min", n) if m == "lookup" else None, rp.summary, rp.steps,
                                plain.tokens_per_s, r, plain))
     return out
 
@@ -254,10 +260,11 @@ class SweepPoint:
 
 def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], ns: list[int] | None,
           sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 32, seed: int = 0,
-          drafter: LoadedModel | None = None, proposer_factory=None, progress=None, repeats: int = 1
-          ) -> tuple[list[SweepPoint], list[RunSummary]]:
+          drafter: LoadedModel | None = None, proposer_factory=None, progress=None, repeats: int = 1,
+          k_rule: str = "fixed") -> tuple[list[SweepPoint], list[RunSummary]]:
     """Every k (and every n for lookup) through measure.interleaved; each point's speedup is the
-    median over repeats of its tokens/s ÷ the same repeat's plain tokens/s. Returns (points, plain runs)."""
+    median over repeats of its tokens/s ÷ the same repeat's plain tokens/s. Returns (points, plain runs).
+    Lookup is swept under the fixed-k rule (k tokens per match) unless k_rule says otherwise."""
     if method == "plain":
         raise InputError("choose a speculative method to sweep")
     if not ks or min(ks) < 1:
@@ -273,7 +280,7 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
             if proposer_factory:
                 return proposer_factory()
             if n not in shared:
-                shared[n] = M.make_proposer(method, target, n=n or 3, drafter=drafter)
+                shared[n] = M.make_proposer(method, target, n=n or 3, drafter=drafter, k_rule=k_rule)
             return shared[n]
         return make
 
@@ -348,12 +355,13 @@ def greedy_vs_sampled(target: LoadedModel, workloads: list[Workload], k: int = 5
                       progress=None) -> list[dict]:
     """Lookup vs plain on the same prompts, greedy and sampled: table rows with a 'mode' column.
 
-    With a small model, greedy output loops, and lookup copies the loop; sampling breaks the loops."""
+    With a small model, greedy output loops, and lookup copies the loop; sampling breaks the loops.
+    Lookup runs the fixed-k rule here: k tokens per match, the k the caller chose."""
     rows = []
     modes = [("greedy", SamplingConfig()), (f"sampled T={temperature:g}", SamplingConfig(temperature))]
     for i, (mode, samp) in enumerate(modes):
         sub = (lambda f, t, i=i: progress((i + f) / len(modes), f"{mode}: {t}")) if progress else None  # noqa: E731
-        runs = compare(target, workloads, ["lookup"], [k], n, samp, max_new_tokens, seed, progress=sub)
+        runs = compare(target, workloads, ["lookup"], [k], n, samp, max_new_tokens, seed, progress=sub, k_rule="fixed")
         for row in table(runs):
             row["mode"] = mode
             rows.append(row)

@@ -12,7 +12,7 @@ from specviz.core.errors import InputError
 from specviz.engine.models import LoadedModel, check_same_tokenizer, token_id_count
 from specviz.proposers.base import Plain, Proposer
 from specviz.proposers.draft_model import DraftModel
-from specviz.proposers.lookup import K_RULES, RULES as LOOKUP_RULES, PromptLookup
+from specviz.proposers.lookup import K_RULES, MATCH_FACTOR, MATCH_MIN, MAX_MATCH, RULES as LOOKUP_RULES, PromptLookup
 
 METHODS = {
     "plain": "plain decoding (no draft)",
@@ -27,6 +27,23 @@ METHODS = {
 }
 NEEDS_ARTIFACT = {"medusa", "eagle", "hybrid", "medusa-tree", "eagle-tree"}  # need a shipped artifact in models/
 ARTIFACT = {"hybrid": "eagle", "medusa-tree": "medusa", "eagle-tree": "eagle"}  # method -> artifact, where they differ
+
+
+DEFAULT_K_RULE = "match"   # lookup drafts as far as the match goes (issue 23 §1); "fixed" is the k/n sweep's rule
+SELF_SIZED_CAP = MAX_MATCH  # their most tokens per step: vLLM's suffix_decoding_max_tree_depth default (24)
+LOOKUP_DEFAULT = (f"as far as the match goes: {MATCH_FACTOR:g} × the matched length, at most {SELF_SIZED_CAP} "
+                  f"tokens, from a {MATCH_MIN}-token match on")   # the default lookup's rule, in words
+
+
+def self_sized(method: str, k_rule: str = DEFAULT_K_RULE) -> bool:
+    """Methods that size their own drafts (lookup's match rule, suffix): k is only their ceiling."""
+    return method == "suffix" or (method == "lookup" and k_rule == "match")
+
+
+def draft_cap(method: str, k: int, k_rule: str = DEFAULT_K_RULE) -> int:
+    """The k a run of `method` is given: SELF_SIZED_CAP for methods that size their own drafts (a page's or
+    a sweep's k applies to the fixed rules), else k."""
+    return SELF_SIZED_CAP if self_sized(method, k_rule) else k
 
 
 def trained_available() -> dict:
@@ -57,15 +74,16 @@ def available_methods(drafter_available: bool = True) -> list[str]:
             and (m not in NEEDS_ARTIFACT or shipped[m])]
 
 
-def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | None = None,
+def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min: int | None = None,
                   n_max: int | None = None, drafter: LoadedModel | None = None,
-                  lookup_rule: str = "recent", k_rule: str = "fixed", spec_factor: float | None = None,
+                  lookup_rule: str = "recent", k_rule: str = DEFAULT_K_RULE, spec_factor: float | None = None,
                   suffix: dict | None = None) -> Proposer:
     """The proposer of `method` for `target`. 'draft' uses `drafter`, else the shipped trained drafter.
 
     lookup_rule (method lookup): 'recent' = specviz's most recent match, 'earliest' = vLLM's rule.
-    k_rule (lookup): 'fixed' = k tokens per match, 'match' = as many as the match length justifies
-    (spec_factor x match length, at most k). suffix (method suffix): SuffixProposer's settings
+    k_rule (lookup): 'match' (the default) = as many as the match length justifies (spec_factor x match
+    length, at most k: give it draft_cap()'s k), 'fixed' = k tokens per match. n (lookup): the tail matched
+    (fixed, default 3) or the shortest match that drafts (match, default MATCH_MIN). suffix (method suffix): SuffixProposer's settings
     (max_depth, min_prob, min_match, cache: a SessionCache shared by a session's requests); spec_factor too."""
     if method == "plain":
         return Plain()
@@ -76,6 +94,8 @@ def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | Non
             opts["factor"] = spec_factor
         return SuffixProposer(**opts)
     if method == "lookup":
+        if n is None:
+            n = MATCH_MIN if k_rule == "match" else 3
         if n_min is not None or n_max is not None:
             lo, hi = (n_min or 1), (n_max or max(n, n_min or 1))
         else:
@@ -110,13 +130,13 @@ def make_proposer(method: str, target: LoadedModel, n: int = 3, n_min: int | Non
             raise InputError(f"no trained {name} artifact in models/ (python -m specviz train {name})")
         if method == "hybrid":
             from specviz.proposers.hybrid import Hybrid
-            return Hybrid(artifacts.load_eagle(target), n_min=n_min or 2, n_max=n_max or max(n, 2))
+            return Hybrid(artifacts.load_eagle(target), n_min=n_min or 2, n_max=n_max or max(n or 3, 2))
         load = artifacts.load_medusa if name == "medusa" else artifacts.load_eagle
         return load(target, tree=method.endswith("-tree"))
     raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
 
 
-def try_methods(target: LoadedModel, drafter: LoadedModel | None, n: int = 3) -> tuple[list[str], dict]:
+def try_methods(target: LoadedModel, drafter: LoadedModel | None, n: int | None = None) -> tuple[list[str], dict]:
     """(methods that build a proposer for this target, {method: why not} for the others)."""
     ok, why = [], {}
     for m in METHODS:

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from specviz.engine import experiments as E
-from specviz.engine.methods import trained_available
+from specviz.engine.methods import LOOKUP_DEFAULT, trained_available
 from specviz.teach.checkpoints import gain_lost
 from specviz.teach import lab, mismatch, serving
 from specviz.teach.guess import Guess
@@ -35,10 +35,11 @@ def lookup_vs_draft(target, drafter, small: bool, progress=None) -> dict:
     ws = [of_kind(COPY)[0], of_kind(NOVEL)[0]]
     methods = ["lookup"] + (["draft"] if drafter is not None or trained_available().get("drafter") else [])
     n_new = 8 if small else 40
-    runs = E.compare(target, ws, methods, [4], n=3, sampling=SAMPLED, max_new_tokens=n_new, repeats=1,
+    runs = E.compare(target, ws, methods, [4], sampling=SAMPLED, max_new_tokens=n_new, repeats=1,
                      drafter=drafter, progress=progress)
     rows = {(r["kind"], r["method"]): r for r in E.table(runs)}
-    out = {"run": f"{' and '.join(methods)} vs plain, sampled at T = 0.8, k = 4, lookup n = 3, {n_new} new tokens, "
+    out = {"run": f"{' and '.join(methods)} vs plain, sampled at T = 0.8, lookup drafting {LOOKUP_DEFAULT}"
+                  f"{', the draft model at k = 4' if 'draft' in methods else ''}, {n_new} new tokens, "
                   f"one run each (no repeats), on {ws[0].name} and {ws[1].name}"}
     for kind, tag in ((COPY, "copy"), (NOVEL, "novel")):
         for m in ("lookup", "draft"):
@@ -132,10 +133,10 @@ def serial_drafting(target, drafter, small: bool, progress=None) -> dict:
 def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
     w = get("chat")
     n_new = 8 if small else 48
-    out = {"run": f"lookup (n = 3, k = 4) vs plain on the '{w.name}' prompt, sampled at T = 0.8 and greedy, "
+    out = {"run": f"lookup (drafting {LOOKUP_DEFAULT}) vs plain on the '{w.name}' prompt, sampled at T = 0.8 and greedy, "
                   f"{n_new} new tokens, one run each"}
     for tag, samp in (("s", SAMPLED), ("g", SamplingConfig())):
-        runs = E.compare(target, [w], ["lookup"], [4], n=3, sampling=samp, max_new_tokens=n_new, repeats=1,
+        runs = E.compare(target, [w], ["lookup"], [4], sampling=samp, max_new_tokens=n_new, repeats=1,
                          progress=progress)
         r = next(x for x in E.table(runs) if x["method"] == "lookup")
         s = next(x.summary for x in runs if x.method == "lookup")
@@ -154,10 +155,10 @@ def lookup_on_translation(target, drafter, small: bool, progress=None) -> dict:
     """Lookup on a translation: built from the input, but its token runs are not in the context."""
     w = get("translate")
     n_new = 8 if small else 64
-    runs = E.compare(target, [w], ["lookup"], [4], n=3, sampling=SAMPLED, max_new_tokens=n_new, repeats=1,
+    runs = E.compare(target, [w], ["lookup"], [4], sampling=SAMPLED, max_new_tokens=n_new, repeats=1,
                      progress=progress)
     r = next(x for x in E.table(runs) if x["method"] == "lookup")
-    return {"run": f"lookup (n = 3, k = 4) vs plain on '{w.name}', sampled at T = 0.8, {n_new} new tokens, one run", "speedup": _f(r["speedup"]),
+    return {"run": f"lookup (drafting {LOOKUP_DEFAULT}) vs plain on '{w.name}', sampled at T = 0.8, {n_new} new tokens, one run", "speedup": _f(r["speedup"]),
             "tpp": _f(r["tokens_per_pass"]), "acc": _f(r["draft_acceptance_rate"]), "speedup_x": float(r["speedup"])}
 
 
@@ -187,7 +188,8 @@ SWEEP_KS = [1, 3, 6, 10, 16]  # the k grid of the walkthrough's draft-length sto
 
 def lookup_sweep(target, drafter, small: bool, progress=None) -> dict:
     ks, n_new = ([1, 3] if small else SWEEP_KS), (6 if small else 32)
-    pts, _ = E.sweep(target, of_kind(COPY)[0], "lookup", ks, [3], SamplingConfig(), n_new, progress=progress)
+    pts, _ = E.sweep(target, of_kind(COPY)[0], "lookup", ks, [3], SamplingConfig(), n_new, progress=progress,
+                     k_rule="fixed")   # the k lesson: k tokens per match
     best = max(pts, key=lambda p: p.speedup)
     edge = (" It is the largest k tried, so a larger k might do better still." if best.k == max(ks) else
             " Both neighbours were tried, so the best k lies inside the grid.")

@@ -109,7 +109,7 @@ def plan(part: str, target: LoadedModel):
     from specviz.engine.workloads import NOVEL, of_kind
 
     def lookup():
-        return make_proposer("lookup", target, n=3)
+        return make_proposer("lookup", target, n=3, k_rule="fixed")   # the rows say "lookup k=4": k per match
 
     if part == "finetuned":
         target = artifacts.load_finetuned_target(target)

@@ -25,7 +25,8 @@ def deal(method: str, workload, new: int) -> None:
     dm = app.drafter(app.drafter_names()[0]) if method == "draft" and app.drafter_names() else None
     try:
         with st.spinner(f"Decoding with {method}…"):
-            _, steps = E.run_one(target, workload, method, K, 3, SamplingConfig(), new, drafter=dm)
+            _, steps = E.run_one(target, workload, method, K, 3, SamplingConfig(), new, drafter=dm,
+                                 k_rule="fixed")   # the lesson counts drafts of k = K tokens
     except (InputError, ModelError) as e:
         st.error(str(e))
         return

@@ -12,6 +12,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.core.suffix import SessionCache
 from specviz.engine import experiments as E
 from specviz.engine import workloads as W
+from specviz.engine.methods import SELF_SIZED_CAP
 from specviz.teach import copying as C
 from specviz.ui import support as app
 
@@ -26,7 +27,7 @@ def contenders(target, methods: list[str], cfg) -> dict:
         out["suffix, cache on"] = (lambda: app.proposer_for("suffix", target), cfg, True)
         out["suffix, cache off"] = (lambda: app.proposer_for("suffix", target), cfg, False)
     if "lookup" in methods:
-        out["lookup (match length)"] = (lambda: app.proposer_for("lookup", target, n=2, k_rule="match"), cfg, False)
+        out["lookup (match length)"] = (lambda: app.proposer_for("lookup", target, k_rule="match"), cfg, False)
     return out
 
 
@@ -37,21 +38,20 @@ def panel(target, methods: list[str]) -> None:
     if "suffix" not in methods:
         st.info("This needs the suffix method, which is not available here.")
         return
-    c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
+    c1, c3, c4 = st.columns([4, 1, 1])
     name = c1.selectbox("Session", [s.name for s in W.SESSIONS], key="cmp_sess_name", format_func=lambda n: (
         f"{n}: {W.get_session(n).task} ({len(W.get_session(n).requests)} requests)"))
-    k = c2.number_input("k (node budget)", 1, 16, 4 if app.TINY else 8, key="cmp_sess_k",
-                        help="suffix drafts a tree of at most k nodes; lookup at most k tokens")
     max_new = c3.number_input("max new tokens", 4, 256, 8 if app.TINY else 48, key="cmp_sess_new")
     repeats = c4.number_input("repeats", 1, 3, 1, key="cmp_sess_repeats")
     session = W.get_session(name)
-    cons = contenders(target, methods, E.session_config(int(k), SamplingConfig(), int(max_new)))
-    st.caption("Greedy. Each request in order; plain decoding runs every request too. "
+    cfg = E.session_config(SELF_SIZED_CAP, SamplingConfig(), int(max_new))   # both size their own drafts
+    cons = contenders(target, methods, cfg)
+    st.caption(f"Greedy; suffix and lookup (match-length rule) draft up to {SELF_SIZED_CAP} tokens a step. Each "
+               "request in order; plain decoding runs every request too. "
                + app.estimate(E.session_runs(len(session.requests), len(cons), int(repeats)), int(max_new))[1])
     if st.button("Run the session", key="cmp_sess_run"):
-        plain_cfg = E.session_config(int(k), SamplingConfig(), int(max_new))
         done = app.run_job(KEY, lambda progress: E.session_against_plain(
-            target, session, cons, plain_cfg, repeats=int(repeats), progress=progress))
+            target, session, cons, cfg, repeats=int(repeats), progress=progress))
         if done:
             (measured, _), shared = done
             st.session_state[KEY] = (name, [m.row() for m in measured.values()], shared)

@@ -20,7 +20,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine import measure
-from specviz.engine.methods import encode_prompt
+from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, draft_cap, encode_prompt
 from specviz.teach import anatomy
 from specviz.teach import predict as P
 from specviz.viz import tree as vt
@@ -43,8 +43,8 @@ PRESETS = ([OWN] + [f"{w.name} · {w.kind}" for w in workloads.ALL]
 FIRST = workloads.of_kind(workloads.COPY)[0]  # a copy-heavy preset: lookup has something to copy on the first Play
 DEFAULTS = {"stp_prompt": FIRST.prompt, "stp_preset": f"{FIRST.name} · {FIRST.kind}",
             "stp_chat": FIRST.chat, "stp_k": 4, "stp_new": 16 if app.TINY else 48,
-            "stp_n": 3, "stp_nmin": 1, "stp_nmax": 4, "stp_temp": 0.0, "stp_seed": 0,
-            "stp_krule": "fixed", "stp_factor": MATCH_FACTOR,
+            "stp_n": MATCH_MIN, "stp_nmin": 1, "stp_nmax": 4, "stp_temp": 0.0, "stp_seed": 0,
+            "stp_krule": "match", "stp_factor": MATCH_FACTOR,
             "stp_depth": MAX_TREE_DEPTH, "stp_sfactor": SUFFIX_FACTOR, "stp_minprob": MIN_TOKEN_PROB}
 DEPTH_MAX = 64  # suffix's depth cap: match + draft (vLLM's default is 24)
 
@@ -89,8 +89,8 @@ def lookup_choice() -> tuple[str, int | None, int | None, int | None, str, float
                       format_func={"fixed": "fixed k", "match": "follows the match length"}.get,
                       help="fixed: k tokens whenever the last n tokens occurred before (transformers' and vLLM's "
                            "n-gram lookup). Match length: find the longest earlier match of the context's tail "
-                           "(m tokens) and draft factor × m tokens, at most k; n is then the shortest match that "
-                           "drafts. A long match is a copy in progress; a short one is a guess.")
+                           f"(m tokens) and draft factor × m tokens, at most {SELF_SIZED_CAP}; n is then the "
+                           "shortest match that drafts. A long match is a copy in progress; a short one is a guess.")
     factor = None
     if k_rule == "match":
         factor = st.number_input("Spec factor (draft ≤ factor × match length)", step=0.5, key="stp_factor",
@@ -102,8 +102,10 @@ def lookup_choice() -> tuple[str, int | None, int | None, int | None, str, float
                     format_func={"recent": "most recent (specviz)", "earliest": "earliest of the longest (vLLM)"}.get)
     if st.radio("Match length", ["fixed n", "widest of n-min..n-max"], horizontal=True,
                 key="stp_nmode", persist_state="session") == "fixed n":
-        return rule, st.number_input("n (tokens matched)", step=1, key="stp_n", persist_state="session",
-                                     help=f"1 to {N_MAX}"), None, None, k_rule, factor
+        return rule, st.number_input("n (shortest match that drafts)" if k_rule == "match" else "n (tokens matched)",
+                                     step=1, key="stp_n", persist_state="session", help=f"1 to {N_MAX}"
+                                     + ("; the draft then grows with the match" if k_rule == "match" else "")), \
+            None, None, k_rule, factor
     c1, c2 = st.columns(2)
     return (rule, None, c1.number_input("n-min", step=1, key="stp_nmin", persist_state="session"),
             c2.number_input("n-max", step=1, key="stp_nmax", persist_state="session"), k_rule, factor)
@@ -142,7 +144,7 @@ class Settings:
     temperature: float
     seed: int
     rule: str = "recent"         # lookup: which earlier occurrence to copy
-    k_rule: str = "fixed"        # lookup: k per match, or 'match' (factor x the match length, at most k)
+    k_rule: str = "match"        # lookup: 'match' (factor x the match length, at most the cap) or 'fixed' (k per match)
     factor: float | None = None  # lookup's match rule, or suffix: the spec factor
     max_depth: int | None = None  # suffix: match + draft within this many tokens
     min_prob: float | None = None  # suffix: continuations below this share are not drafted
@@ -165,7 +167,8 @@ class Settings:
             raise InputError("type the folder or id of a draft model")
 
     def config(self) -> DecodeConfig:
-        return DecodeConfig(k=int(self.k), max_new_tokens=int(self.max_new), seed=int(self.seed),
+        return DecodeConfig(k=draft_cap(self.method, int(self.k), self.k_rule), max_new_tokens=int(self.max_new),
+                            seed=int(self.seed),
                             sampling=SamplingConfig(float(self.temperature)), adaptive=self.adaptive, record=True)
 
     def suffix_opts(self) -> dict | None:
@@ -218,7 +221,7 @@ def build(s: Settings) -> tuple[Decoder, dict]:
 
     def make():
         opts = s.suffix_opts() if cache is None else {**s.suffix_opts(), "cache": cache}
-        return app.proposer_for(s.method, tgt, s.n or 3, s.n_min, s.n_max, dm, lookup_rule=s.rule, k_rule=s.k_rule,
+        return app.proposer_for(s.method, tgt, s.n, s.n_min, s.n_max, dm, lookup_rule=s.rule, k_rule=s.k_rule,
                                 spec_factor=s.factor, suffix=opts)
 
     dec = Decoder(tgt, make(), ids, cfg, eos_token_id=tgt.tokenizer.eos_token_id)

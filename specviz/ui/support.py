@@ -215,9 +215,9 @@ def methods_offered() -> list[str]:
     return list(M.available_methods(drafter_available=bool(drafter_names())))
 
 
-def proposer_for(method: str, tgt: LoadedModel, n: int = 3, n_min: int | None = None,
+def proposer_for(method: str, tgt: LoadedModel, n: int | None = None, n_min: int | None = None,
                  n_max: int | None = None, drafter_model: LoadedModel | None = None, lookup_rule: str = "recent",
-                 k_rule: str = "fixed", spec_factor: float | None = None, suffix: dict | None = None):
+                 k_rule: str = M.DEFAULT_K_RULE, spec_factor: float | None = None, suffix: dict | None = None):
     """methods.make_proposer for the app's pages."""
     return M.make_proposer(method, tgt, n=n, n_min=n_min, n_max=n_max, drafter=drafter_model,
                            lookup_rule=lookup_rule, k_rule=k_rule, spec_factor=spec_factor, suffix=suffix)

@@ -63,6 +63,8 @@ def one_clear_line(rc, err):
     (["--prompt", "hi", "--method", "suffix", "--min-token-prob", "1.5"], "minimum token probability"),
     (["--prompt", "hi", "--method", "suffix", "--max-depth", "1"], "depth"),
     (["--prompt", "hi", "--target", "/nonexistent/model"], "could not load"),
+    (["--session", "nope"], "unknown session"),
+    (["--session", "reformat-table-session", "--session-cache", "maybe"], "--session-cache"),
 ])
 def test_bad_input_one_line(args, expect):
     rc, _, err = cli("generate", *args)
@@ -125,3 +127,25 @@ def test_prompt_file_drops_one_final_newline(tmp_path):
                           ("quote it\r\n", "quote it")):
         f.write_text(written, newline="")
         assert read_prompt(Namespace(workload=None, prompt_file=str(f), chat=True)) == (read, True)
+
+
+def test_a_session_runs_every_request_in_order(tmp_path):
+    """--session: each request once, per request and in total; with --against-plain, plain's session too."""
+    folder = save_tiny(tmp_path / "t", WORDS, seed=0, max_positions=1024)
+    cfg = json.loads((Path(folder) / "tokenizer_config.json").read_text())
+    cfg["chat_template"] = "{% for m in messages %}{{ m['content'] }} {% endfor %}"   # the sessions' requests are chats
+    (Path(folder) / "tokenizer_config.json").write_text(json.dumps(cfg))
+    args = ["generate", "--target", folder, "--session", "reformat-table-session", "--method", "suffix",
+            "--max-new-tokens", "6", "--dtype", "float32"]
+    rc, out, err = cli(*args, "--json", "--against-plain", "1")
+    assert rc == 0, err
+    res = json.loads(out)
+    assert [r["request"] for r in res["requests"]] == [f"reformat-table-{i}" for i in range(1, 5)]
+    assert res["cache"] is True and res["total"]["tokens"] == sum(len(r["token_ids"]) for r in res["requests"]) == 24
+    chk = res["against_plain"]
+    assert len(chk["request_speedups"]) == 4 and chk["same_as_plain"] == [True] * 4 and chk["speedup"] > 0
+    rc, out, err = cli(*args, "--session-cache", "off")
+    assert rc == 0, err
+    assert "cross-request cache off" in out and "4. reformat-table-4" in out and "total: 24 tokens" in out
+    rc, _, err = cli("generate", "--session", "reformat-table-session", "--prompt", "hi")
+    assert rc == 2 and "not allowed with" in err                      # one source of prompts at a time

@@ -69,10 +69,13 @@ def test_compare_runs_every_method_against_the_same_repeats_plain(tiny):
     ws = [of_kind(COPY)[0], of_kind(NOVEL)[0]]
     runs = E.compare(t, ws, ["plain", "lookup", "draft"], [1, 3], max_new_tokens=5, drafter=d, repeats=2,
                      progress=lambda f, s: seen.append(f))
-    # per workload and repeat: one plain run shared by lookup k=1, k=3, draft k=1, k=3
-    assert [(r.method, r.k, r.repeat) for r in runs[:5]] == [("plain", 0, 0), ("lookup", 1, 0), ("lookup", 3, 0),
+    # per workload and repeat: one plain run shared by lookup (its match rule: once, at its cap), draft k=1, k=3
+    assert [(r.method, r.k, r.repeat) for r in runs[:4]] == [("plain", 0, 0), ("lookup", 24, 0),
                                                               ("draft", 1, 0), ("draft", 3, 0)]
-    assert len(runs) == 2 * 2 * 5 and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
+    assert len(runs) == 2 * 2 * 4 and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
+    assert E.compare_runs(2, ["plain", "lookup", "draft"], [1, 3], 2).timed == len(runs)
+    fixed = E.compare_settings(["lookup", "suffix"], [1, 3], k_rule="fixed")
+    assert fixed == [("lookup", 1), ("lookup", 3), ("suffix", 24)]
     for r in runs:
         assert len(r.summary.token_ids) == 5
         plain = next(p for p in runs if p.method == "plain" and p.workload == r.workload and p.repeat == r.repeat)
@@ -81,7 +84,7 @@ def test_compare_runs_every_method_against_the_same_repeats_plain(tiny):
     assert all(r.summary.tokens_per_pass == 1.0 for r in runs if r.method == "plain")
     rows = E.table(runs)
     assert all(r["speedup"] == pytest.approx(1.0) and r["repeats"] == 2 for r in rows if r["method"] == "plain")
-    assert {(r["workload"], r["method"], r["k"]) for r in rows} >= {(ws[0].name, "draft", 3), (ws[1].name, "lookup", 1)}
+    assert {(r["workload"], r["method"], r["k"]) for r in rows} >= {(ws[0].name, "draft", 3), (ws[1].name, "lookup", 24)}
 
 
 def test_table_divides_by_the_same_repeats_plain_then_takes_the_median():

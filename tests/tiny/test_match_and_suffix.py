@@ -84,7 +84,9 @@ def test_make_proposer_builds_both_and_refuses_bad_settings(target):
     assert make_proposer("suffix", target, spec_factor=2.0, suffix=dict(max_depth=8)).factor == 2.0
     lk = make_proposer("lookup", target, n=2, k_rule="match", spec_factor=0.5)
     assert (lk.k_rule, lk.n_min, lk.n_max, lk.factor) == ("match", 2, 24, 0.5)
-    assert make_proposer("lookup", target, n=3).k_rule == "fixed"        # the app's and bench's lookup, for now
+    default = make_proposer("lookup", target)                             # the app's, CLI's and bench's lookup
+    assert (default.k_rule, default.n_min) == ("match", 2)
+    assert make_proposer("lookup", target, n=3, k_rule="fixed").k_rule == "fixed"    # the k/n sweep's
     for kw in (dict(k_rule="longest"), dict(k_rule="match", spec_factor=-1.0)):
         with pytest.raises(InputError):
             make_proposer("lookup", target, **kw)
