@@ -35,6 +35,7 @@ def panel(target, methods: list[str]) -> None:
     """Compare's session section: choose a session, run it, show the measured numbers and the lesson."""
     st.subheader("A session of requests: does remembering earlier requests pay?")
     st.markdown(C.WHEN_CACHE_PAYS)
+    st.caption(C.MEASURED_SESSION)
     if "suffix" not in methods:
         st.info("This needs the suffix method, which is not available here.")
         return
