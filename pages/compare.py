@@ -4,6 +4,7 @@ import streamlit as st
 
 from specviz.ui import support as app
 from specviz.ui import state
+from specviz.ui import sessions
 from specviz.engine import experiments as E
 from specviz.bench.results import bench_rows, latest_bench
 from specviz.engine.measure import too_noisy
@@ -115,6 +116,9 @@ else:
     kinds = {r.kind for r in runs}
     if len(kinds) < 2:
         st.caption("Only one kind was measured; choose 'one of each kind' to get both recommendations.")
+
+st.divider()
+sessions.panel(target, methods)
 
 st.divider()
 st.subheader("Lookup on novel prompts: greedy vs sampled")

@@ -4,6 +4,7 @@ import streamlit as st
 
 from specviz.ui import support as app
 from specviz.engine import experiments as E
+from specviz.core.errors import InputError
 from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
 from specviz.viz import compare as V
@@ -30,24 +31,41 @@ wname = c1.selectbox("Workload", [w.name for w in ALL],
 method = c2.selectbox("Method", methods, key="exp_method")
 c1, c2 = st.columns(2)
 k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if app.TINY else (1, 6), key="exp_k")
-n_lo, n_hi = c2.slider("n range (lookup)", 1, 6, (1, 2) if app.TINY else (2, 4), key="exp_n",
-                       disabled=method != "lookup")
+if method == "suffix":  # suffix has no n: sweep one of its knobs instead (the others at their defaults)
+    knob = c2.selectbox("Sweep suffix's", list(E.SUFFIX_KNOBS), format_func=E.SUFFIX_KNOBS.get, key="exp_knob",
+                        help="depth cap: match + draft within this many tokens; spec factor: a match of m tokens "
+                             "drafts at most factor × m; minimum probability: rarer continuations are cut. "
+                             "k is the tree's node budget.")
+    vtext = c2.text_input(f"{E.SUFFIX_KNOBS[knob]} values", E.SUFFIX_VALUES[knob], key=f"exp_vals_{knob}")
+else:
+    n_lo, n_hi = c2.slider("n range (lookup)", 1, 6, (1, 2) if app.TINY else (2, 4), key="exp_n",
+                           disabled=method != "lookup")
 c1, c2, c3 = st.columns(3)
 mode = c1.radio("Decoding", ["greedy", "sampled"], horizontal=True, key="exp_mode")
 temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="exp_temp", disabled=mode == "greedy")
 max_new = c3.number_input("max new tokens", 4, 128, 6 if app.TINY else 24, key="exp_max_new")
 ks, ns = list(range(k_lo, k_hi + 1)), list(range(n_lo, n_hi + 1)) if method == "lookup" else None
-st.caption(app.estimate(E.sweep_runs(method, ks, ns), int(max_new))[1]  # the runs E.sweep makes
-           + " Any click on the page (or **Cancel**) stops a sweep.")
+values, bad = None, None
+if method == "suffix":
+    try:
+        values = E.suffix_values(knob, vtext)
+    except InputError as e:
+        bad = str(e)
+        st.error(f"Check the settings: {bad}")
+runs = E.suffix_sweep_runs(ks, values or []) if method == "suffix" else E.sweep_runs(method, ks, ns)
+st.caption(app.estimate(runs, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a sweep.")
 
 KG = P.kzero_guess(method or "–", wname, ks, ns, 0.0 if mode == "greedy" else float(temp), int(max_new))
-go = G.ask_and_lock("exp", KG, "Lock in my guess and run the sweep", type="primary", disabled=method is None)
+go = G.ask_and_lock("exp", KG, "Lock in my guess and run the sweep", type="primary",
+                    disabled=method is None or bad is not None)
 if st.session_state.pop("exp_cancelled", False):
     st.info("Sweep cancelled.")
 if go:
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
-    done = app.run_job("exp", lambda progress: E.sweep(target, get(wname), method, ks, ns, sampling, int(max_new),
-                                                       drafter=drafter, progress=progress, k_rule="fixed"))
+    done = app.run_job("exp", lambda progress: E.suffix_sweep(
+        target, get(wname), ks, knob, values, sampling, int(max_new), progress=progress) if method == "suffix" else
+        E.sweep(target, get(wname), method, ks, ns, sampling, int(max_new), drafter=drafter, progress=progress,
+               k_rule="fixed"))
     if done:
         (points, plains), shared = done
         st.session_state["exp_result"] = {"points": points, "plains": plains, "method": method,
@@ -68,7 +86,8 @@ plain_tps = res["plains"][0].tokens_per_s
 if best.speedup <= 1.0:
     st.info("No k beat plain decoding here, so the best k is 0: k = 0 *is* plain decoding (nothing drafted, "
             "nothing to verify), exactly 1.0× by definition. A server set up like this should not speculate.")
-st.markdown(f"Fastest measured setting: **k = {best.k}**" + (f", **n = {best.n}**" if best.n else "")
+knob_said = f", **{E.SUFFIX_KNOBS.get(best.axis, best.axis)} = {best.n:g}**" if best.n else ""
+st.markdown(f"Fastest measured setting: **k = {best.k}**" + knob_said
             + f" — {best.speedup:.2f}× plain ({plain_tps:.1f} tokens/s), {best.summary.tokens_per_pass:.2f} "
             "tokens per pass. One repeat: the spread of these speedups is unknown, so differences of a few "
             "percent between settings may be the machine's noise; tokens per pass does not depend on it.")
@@ -78,13 +97,15 @@ if res["mode"] == "greedy" and get(res["workload"]).kind == NOVEL:
                "greedy output tends to loop, and lookup copies the loop, so lookup can look good here for the "
                "wrong reason; sample (temperature > 0) to see it on genuinely new text.")
 st.plotly_chart(V.sweep_lines(points), key="exp_lines")
-if res["method"] == "lookup" and len({p.n for p in points}) > 1:
+if res["method"] in ("lookup", "suffix") and len({p.n for p in points}) > 1:
     metric = st.radio("Heatmap of", ["speedup", "tokens_per_pass", "draft_acceptance_rate"], horizontal=True,
                       key="exp_heat_metric")
     st.plotly_chart(V.sweep_heatmap(points, metric), key="exp_heat")
     st.caption("A wider match (larger n) is pickier: it fires less often but is right more often. "
-               "A longer draft (larger k) pays off only while the copied run keeps matching.")
-st.dataframe(pd.DataFrame([{"k": p.k, "n": p.n, "draft_acceptance_rate": p.summary.draft_acceptance_rate,
+               "A longer draft (larger k) pays off only while the copied run keeps matching." if res["method"] ==
+               "lookup" else "A deeper cap and a larger factor let a long match draft further; a higher minimum "
+               "probability drafts fewer, surer branches. k caps the tree's nodes either way.")
+st.dataframe(pd.DataFrame([{"k": p.k, p.axis: p.n, "draft_acceptance_rate": p.summary.draft_acceptance_rate,
                             "tokens_per_pass": p.summary.tokens_per_pass, "speedup": p.speedup,
                             "tokens_per_s": p.summary.tokens_per_s, "target_passes": p.summary.target_passes}
                            for p in points]), hide_index=True, column_config={

@@ -41,7 +41,7 @@ k = c2.number_input("num_speculative_tokens (k)", 1, 16, key="srv_k")
 target = st.text_input("Target model to serve (Hugging Face id or path)", "HuggingFaceTB/SmolLM2-135M-Instruct",
                        key="srv_target")
 temp = st.number_input("Temperature you will serve at (0 = greedy)", 0.0, 2.0, 0.0, 0.1, key="srv_temp")
-n_min = n_max = model = None
+n_min = n_max = model = suffix = None
 if method in S.REMOVED:
     st.error(S.removed_message(method))
     alt = S.NEAREST.get(method)
@@ -52,6 +52,14 @@ elif method in S.NGRAM:
     c1, c2 = st.columns(2)
     n_min = c1.number_input("prompt_lookup_min", 1, 10, key="srv_nmin")
     n_max = c2.number_input("prompt_lookup_max", 1, 10, key="srv_nmax")
+    st.caption(S.LOOKUP_MATCH_NOTE)
+elif method == "suffix":
+    c = st.columns(4)
+    knobs = zip(S.SUFFIX_KEYS.items(), S.SUFFIX_SHORT, S.SUFFIX_HELP)
+    suffix = {key: c[i].number_input(key, value=default, step=0.05 if isinstance(default, float) else 1,
+                                     key=f"srv_sfx_{short}", help=hlp)
+              for i, ((key, default), short, hlp) in enumerate(knobs)}
+    st.caption(S.SUFFIX_DEPENDENCY)
 elif method in S.NEEDS_MODEL:
     model = st.text_input("model — the draft checkpoint (Hugging Face id or path)", "", key="srv_model",
                           placeholder="e.g. an EAGLE / Medusa / drafter checkpoint trained for this target")
@@ -59,7 +67,7 @@ elif method in S.NEEDS_MODEL:
 cfg = None
 if method not in S.REMOVED:
     try:
-        cfg = S.build(method, int(k), n_min, n_max, model, temperature=float(temp))
+        cfg = S.build(method, int(k), n_min, n_max, model, temperature=float(temp), suffix=suffix)
         st.session_state["srv_last"] = cfg
     except S.ConfigError as e:
         (st.warning if method in S.NEEDS_MODEL and not (model or "").strip() else st.error)(str(e))
@@ -79,6 +87,7 @@ if shown:
         ["method is one of " + "/".join(S.VLLM_METHODS), "num_speculative_tokens ≥ 1"]
         + (["1 ≤ prompt_lookup_min ≤ prompt_lookup_max"] if shown["method"] in S.NGRAM else [])
         + (["a model is given"] if shown["method"] in S.NEEDS_MODEL else [])
+        + (["suffix_decoding_* keys in range"] if shown["method"] == "suffix" else [])
         + (["draft_sample_method is greedy or probabilistic"] if "draft_sample_method" in shown else []))
         + (". " + blocker if blocker else ""))
     if shown["method"] in S.HAS_Q:

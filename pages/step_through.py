@@ -29,28 +29,32 @@ with left:
                  key="stp_preset", persist_state="session", on_change=S.use_preset)
     prompt = st.text_area("Prompt", key="stp_prompt", persist_state="session", height=150)
     chat = st.checkbox("Wrap in the chat template", key="stp_chat", persist_state="session")
+    session, cache = S.session_choice(ss["stp_preset"])
 with right:
     method = st.selectbox("Method", offered, format_func=lambda m: f"{m} — {METHODS.get(m, m)}",
                           key="stp_method", persist_state="session")
     drafter_name = S.drafter_choice() if method == "draft" else None
     c1, c2 = st.columns(2)
     k = c1.number_input("Draft length k", step=1, key="stp_k", persist_state="session",
-                        help=f"1 to {K_MAX}; lookup and suffix size their own drafts (up to {SELF_SIZED_CAP} tokens), "
-                             "so k applies to the other methods")
+                        help=f"1 to {K_MAX}; suffix and lookup's match rule size their own drafts (up to "
+                             f"{SELF_SIZED_CAP} tokens), so k applies to the other methods and lookup's fixed rule")
     new = c2.number_input("Max new tokens", step=8, key="stp_new", persist_state="session",
                           help=f"1 to {NEW_MAX}")
     adaptive = st.checkbox("Adaptive k", key="stp_adaptive", persist_state="session",
                            help="k shrinks by one after a rejection and grows by one after a fully accepted draft")
-    n = n_min = n_max = None
-    rule = "recent"
+    n = n_min = n_max = factor = depth = min_prob = None
+    rule, k_rule = "recent", "fixed"
     if method == "lookup":
-        rule, n, n_min, n_max = S.lookup_choice()
+        rule, n, n_min, n_max, k_rule, factor = S.lookup_choice()
+    elif method == "suffix":
+        depth, factor, min_prob = S.suffix_choice()
     c1, c2 = st.columns(2)
     temp = c1.number_input("Temperature (0 = greedy)", min_value=0.0, max_value=2.0, step=0.1,
                            key="stp_temp", persist_state="session")
     seed = c2.number_input("Seed", step=1, key="stp_seed", persist_state="session")
 
-settings = S.Settings(prompt, chat, method, drafter_name, k, new, adaptive, n, n_min, n_max, temp, seed, rule)
+settings = S.Settings(prompt, chat, method, drafter_name, k, new, adaptive, n, n_min, n_max, temp, seed, rule,
+                      k_rule, factor, depth, min_prob, session, cache)
 S.range_error(settings)  # a field left empty or with letters reads as 0: say so now, not at Play
 
 
@@ -133,6 +137,8 @@ def show_step(run, dec, label):
     rec = dec.steps[i]
     chips = " ".join(f"`{label(t)}`" for t in rec.drafted) or "*(nothing)*"
     st.markdown(f"**Step {rec.index + 1}** · context {rec.context_len} tokens · k = {rec.k} · drafted: {chips}")
+    for line in T.seen_in_lines(rec, label):  # lookup and suffix: which earlier text each branch was copied from
+        st.markdown("Copied from: " + line)
     if not rec.drafted:
         st.markdown(T.no_draft(rec, run["method"], label))
     elif rec.is_tree:
@@ -154,27 +160,7 @@ def show_step(run, dec, label):
         st.markdown(T.outcome(rec, label))
     emitted = " ".join(f"`{label(t)}`" for t in rec.emitted)
     st.caption(f"Emitted this step: {emitted} · draft {rec.draft_s * 1e3:.0f} ms · verify {rec.verify_s * 1e3:.0f} ms")
-    show_anatomy(rec, label, run["method"])
-
-
-def show_anatomy(rec, label, method):
-    """The verification pass opened up, from this step's record (the texts come from teach/anatomy.py)."""
-    from specviz.viz import tree as vt
-
-    st.subheader("Anatomy of this verification pass")
-    if not S.anatomy_opened(rec, method):
-        return
-    a = anatomy.of(rec)
-    st.markdown(anatomy.inputs_text(a, label))
-    st.plotly_chart(vt.mask_figure(rec, label), width="stretch", key="stp_mask")
-    st.caption(("Tree attention mask" if a.is_tree else "Causal mask") + " of the pass: row = the token fed "
-               "(query), column = what it may attend to (key); the cached context, seen by every row, is left "
-               "out. Green: the root and the accepted path.")
-    st.markdown(anatomy.shift_text(a))
-    st.dataframe([{"output row": r.row, "fed": r.fed, "sees": r.sees, "is p for": r.scores, "this step": r.verdict}
-                  for r in a.rows], hide_index=True, width="stretch")
-    st.markdown(anatomy.cache_text(a, rec))
-    st.markdown(anatomy.drafter_text(a, method))
+    S.anatomy_panel(rec, label, run["method"])
 
 
 # -- trees (tree methods: the draft is a tree, drawn with its accepted path) --------------------

@@ -32,28 +32,40 @@ MAX_MATCH = MAX_TREE_DEPTH      # the match rule's default longest match (and it
 MATCH_MIN, MATCH_FACTOR = 2, 1.5
 
 
-def find_continuation(ids: list[int], n: int, k: int, rule: str = "recent") -> list[int]:
-    """Tokens that followed the most recent (or earliest) earlier match of ids[-n:], at most k; [] when none."""
+def find_continuation_at(ids: list[int], n: int, k: int, rule: str = "recent") -> tuple[list[int], int]:
+    """(tokens that followed the most recent (or earliest) earlier match of ids[-n:], at most k; the position
+    the first of them was copied from); ([], -1) when none."""
     T = len(ids)
     if n < 1 or k < 1 or T <= n:
-        return []
+        return [], -1
     tail = ids[-n:]
     starts = range(T - n - 1, -1, -1) if rule == "recent" else range(0, T - n)  # the tail itself is excluded
     for start in starts:
         if ids[start:start + n] == tail:
             follow = ids[start + n: start + n + k]
             if follow:
-                return follow
-    return []
+                return follow, start + n
+    return [], -1
+
+
+def find_continuation(ids: list[int], n: int, k: int, rule: str = "recent") -> list[int]:
+    """Tokens that followed the most recent (or earliest) earlier match of ids[-n:], at most k; [] when none."""
+    return find_continuation_at(ids, n, k, rule)[0]
+
+
+def lookup_at(ids: list[int], n_min: int, n_max: int, k: int, rule: str = "recent") -> tuple[list[int], int, int]:
+    """Widest match first: (draft, n used, position the draft was copied from) or ([], 0, -1)."""
+    for n in range(n_max, n_min - 1, -1):
+        draft, at = find_continuation_at(ids, n, k, rule)
+        if draft:
+            return draft, n, at
+    return [], 0, -1
 
 
 def lookup(ids: list[int], n_min: int, n_max: int, k: int, rule: str = "recent") -> tuple[list[int], int]:
     """Widest match first: returns (draft, n used) or ([], 0)."""
-    for n in range(n_max, n_min - 1, -1):
-        draft = find_continuation(ids, n, k, rule)
-        if draft:
-            return draft, n
-    return [], 0
+    draft, n, _ = lookup_at(ids, n_min, n_max, k, rule)
+    return draft, n
 
 
 def longest_match(ids: list[int], max_len: int, rule: str = "recent") -> tuple[int, int]:
@@ -79,15 +91,29 @@ def longest_match(ids: list[int], max_len: int, rule: str = "recent") -> tuple[i
     return best_m, best_p
 
 
+def match_lookup_at(ids: list[int], n_min: int, n_max: int, k: int, factor: float = MATCH_FACTOR,
+                    rule: str = "recent") -> tuple[list[int], int, int]:
+    """match_lookup and the position its draft was copied from (-1 when there is no draft)."""
+    m, p = longest_match(ids, n_max, rule)
+    if m < n_min or m == 0:
+        return [], m, -1
+    length = min(k, int(factor * m + 1e-6))
+    draft = ids[p + 1: p + 1 + length]
+    return draft, m, (p + 1 if draft else -1)
+
+
 def match_lookup(ids: list[int], n_min: int, n_max: int, k: int, factor: float = MATCH_FACTOR,
                  rule: str = "recent") -> tuple[list[int], int]:
     """The match rule: (draft, m), draft = the min(k, floor(factor * m)) tokens that followed the longest
     earlier match (m <= n_max); ([], m) when m < n_min."""
-    m, p = longest_match(ids, n_max, rule)
-    if m < n_min or m == 0:
-        return [], m
-    length = min(k, int(factor * m + 1e-6))
-    return ids[p + 1: p + 1 + length], m
+    draft, m, _ = match_lookup_at(ids, n_min, n_max, k, factor, rule)
+    return draft, m
+
+
+def seen_where(pos: int, prompt_len: int) -> str:
+    """Where the token at `pos` of this request's committed text stands: 'this prompt' or 'this output'
+    (the labels the suffix proposer gives its nodes)."""
+    return "this prompt" if pos < prompt_len else "this output"
 
 
 class PromptLookup(Proposer):
@@ -111,13 +137,18 @@ class PromptLookup(Proposer):
             raise InputError(f"the spec factor must be > 0, got {factor}")
         self.rule, self.factor = rule, factor
         self.last_n = 0  # the n that matched at the last step (0: no match; the match rule: the match length)
+        self.prompt_len = 0  # set by reset(): where this request's prompt ends (for seen_in)
+
+    def reset(self, prompt_ids: torch.Tensor) -> None:
+        self.prompt_len = len(prompt_ids)
 
     def propose(self, ctx: Context, k: int) -> Draft:
         ids = ctx.ids.tolist()
         if self.k_rule == "match":
-            draft, self.last_n = match_lookup(ids, self.n_min, self.n_max, k, self.factor, self.rule)
+            draft, self.last_n, at = match_lookup_at(ids, self.n_min, self.n_max, k, self.factor, self.rule)
         else:
-            draft, self.last_n = lookup(ids, self.n_min, self.n_max, k, self.rule)
+            draft, self.last_n, at = lookup_at(ids, self.n_min, self.n_max, k, self.rule)
         if not draft:
             return empty_draft()
-        return Draft(tokens=torch.tensor(draft, dtype=torch.long))  # (k',)
+        return Draft(tokens=torch.tensor(draft, dtype=torch.long),  # (k',)
+                     seen_in=[seen_where(at + j, self.prompt_len) for j in range(len(draft))])

@@ -181,6 +181,9 @@ def drafter_text(a: Anatomy, method: str) -> str:
         if method in ("lookup", "plain"):
             return ("This proposer keeps no KV cache of its own: lookup searches the token ids." if method == "lookup"
                     else "Plain decoding drafts nothing and keeps no second cache.")
+        if method == "suffix":
+            return ("This proposer keeps no KV cache of its own: suffix decoding searches token ids (this request's "
+                    "and the session's earlier requests') and counts what followed the context's tail.")
         return ("This proposer keeps no KV cache of its own: Medusa's heads are small MLPs that read the "
                 "target's last hidden state, so each step costs one call of the heads, not a pass over context.")
     d0, d1, d2 = a.drafter_cache

@@ -18,7 +18,28 @@ NGRAM = {"ngram", "ngram_gpu"}                            # take prompt_lookup_m
 NEEDS_MODEL = {"draft_model", "eagle", "eagle3", "dflash", "dspark"}
 HAS_Q = {"draft_model", "eagle", "eagle3", "mtp", "dflash", "dspark"}  # drafters with a distribution q
 SAMPLE_METHODS = ("greedy", "probabilistic")              # draft_sample_method; vLLM's default is greedy
-FROM_SPECVIZ = {"lookup": "ngram", "draft": "draft_model", "eagle": "eagle", "medusa": "medusa"}
+FROM_SPECVIZ = {"lookup": "ngram", "suffix": "suffix", "draft": "draft_model", "eagle": "eagle", "medusa": "medusa"}
+# The suffix method's own keys and defaults, as vllm/config/speculative.py (SpeculativeConfig) spells them
+# (read from vllm-project/vllm at 002e77c). Its _validate_suffix_decoding needs the arctic-inference package
+# and, when num_speculative_tokens is not given, sets it to suffix_decoding_max_tree_depth (a ceiling, not a length).
+SUFFIX_KEYS = {"suffix_decoding_max_tree_depth": 24,      # match + draft, in tokens
+               "suffix_decoding_max_cached_requests": 10000,  # earlier requests in the global tree; 0 = none
+               "suffix_decoding_max_spec_factor": 1.0,    # draft <= factor x match length
+               "suffix_decoding_min_token_prob": 0.1}     # continuations below this estimated probability are cut
+SUFFIX_SHORT = ("depth", "cached", "factor", "minprob")  # the Serve page's widget keys
+SUFFIX_HELP = ("Match plus draft stay within this many tokens (specviz's depth cap).",
+               "Earlier requests kept in the global suffix tree, oldest evicted first; 0 turns the cache off "
+               "(each request's own prompt is still searched).",
+               "A match of m tokens drafts at most factor × m tokens (specviz's suffix default is 2.0).",
+               "A continuation is drafted only if its estimated probability is at least this (0 to 1).")
+SUFFIX_DEPENDENCY = ("vLLM's suffix method runs Snowflake's ArcticInference suffix cache: install the "
+                     "`arctic-inference` package beside vLLM (vLLM refuses the method without it).")
+LOOKUP_MATCH_NOTE = ("specviz's lookup with the match-length rule (draft ≤ factor × the match length) has no vLLM "
+                     "ngram equivalent: vLLM's ngram proposer always drafts num_speculative_tokens after a match of "
+                     "prompt_lookup_min..prompt_lookup_max tokens, and has no factor key. The nearest ngram config "
+                     "is the one below (the shortest match as prompt_lookup_min, k as num_speculative_tokens); the "
+                     "method in vLLM that does size its drafts by the match is `suffix` "
+                     "(suffix_decoding_max_spec_factor).")
 NEAREST = {"medusa": "eagle3"}                            # what to use instead of a removed method
 
 # What a specviz run does not hand to a server as is (shown on the page, per method).
@@ -30,8 +51,13 @@ CAVEATS = {
              "that makes verification nearly free at batch 1 shrinks: the speedup measured here (batch 1, CPU) "
              "does not carry over — it is not a bound either way.",
     "ngram_gpu": "The same n-gram search as ngram, run on the GPU; the same notes apply.",
-    "suffix": "Suffix decoding copies from a tree built over earlier requests and this one; specviz has no "
-              "equivalent, so nothing measured here predicts it.",
+    "suffix": "specviz's suffix proposer follows the same rules (ArcticInference's suffix_tree.cc): a match of m "
+              "tokens drafts at most factor × m, match plus draft within the depth cap, continuations below the "
+              "minimum probability cut, earlier requests' outputs cached. Three differences: vLLM verifies one "
+              "path of the tree, specviz the whole tree; specviz's default factor is 2.0 (vLLM's 1.0); and "
+              "specviz estimates a continuation's probability among the occurrences that continue (ArcticInference "
+              "among all of them). A server's cache fills from every user's requests, so what it copies depends "
+              "on the traffic, not on one session as here.",
     "draft_model": "The drafter must be a Hugging Face checkpoint with the target's tokenizer. specviz's own "
                    "trained drafter is a safetensors file in specviz's layout, not a checkpoint vLLM "
                    "can load: export it as a standard Llama checkpoint (config.json + weights) first, "
@@ -88,10 +114,11 @@ def removed_message(method: str) -> str:
 
 
 def build(method: str, k: int, n_min: int | None = None, n_max: int | None = None,
-          model: str | None = None, temperature: float = 0.0) -> dict:
-    """specviz method ('lookup', 'draft', 'eagle', 'medusa') or a vLLM method name -> config dict.
+          model: str | None = None, temperature: float = 0.0, suffix: dict | None = None) -> dict:
+    """specviz method ('lookup', 'suffix', 'draft', 'eagle', 'medusa') or a vLLM method name -> config dict.
 
-    temperature > 0 with a drafter that has a distribution q adds "draft_sample_method": "probabilistic"."""
+    temperature > 0 with a drafter that has a distribution q adds "draft_sample_method": "probabilistic".
+    suffix: {vLLM key: value} for the suffix method (SUFFIX_KEYS' names); the keys not given take vLLM's defaults."""
     vm = FROM_SPECVIZ.get(method, method)
     if vm in REMOVED:
         raise ConfigError(removed_message(vm))
@@ -107,6 +134,13 @@ def build(method: str, k: int, n_min: int | None = None, n_max: int | None = Non
         if not model or not model.strip():
             raise ConfigError(f"method '{vm}' needs a model (a Hugging Face id or a path)")
         cfg["model"] = model.strip()
+    if vm == "suffix":
+        unknown = set(suffix or {}) - set(SUFFIX_KEYS)
+        if unknown:
+            raise ConfigError(f"unknown suffix key(s) {', '.join(sorted(unknown))} (vLLM's: {', '.join(SUFFIX_KEYS)})")
+        cfg.update({key: (suffix or {}).get(key, default) for key, default in SUFFIX_KEYS.items()})
+    elif suffix:
+        raise ConfigError(f"suffix_decoding_* keys only apply to the suffix method, not {vm}")
     if temperature > 0 and vm in HAS_Q:
         cfg["draft_sample_method"] = "probabilistic"
     errors = validate(cfg)
@@ -139,9 +173,37 @@ def validate(cfg: dict) -> list[str]:
         errs.append(f"method {m} needs a model")
     if m in NGRAM and "model" in cfg:
         errs.append(f"{m} takes no model")
+    errs += suffix_errors(cfg)
     if "draft_sample_method" in cfg and cfg["draft_sample_method"] not in SAMPLE_METHODS:
         errs.append(f"draft_sample_method must be one of {', '.join(SAMPLE_METHODS)}, "
                     f"got {cfg['draft_sample_method']!r}")
+    return errs
+
+
+def suffix_errors(cfg: dict) -> list[str]:
+    """The suffix keys' rules: only under method suffix; depth and cached requests integers (depth >= 1, cached
+    >= 0), the factor above 0, the minimum probability in [0, 1]."""
+    keys = [key for key in cfg if key.startswith("suffix_decoding_")]
+    if cfg.get("method") != "suffix":
+        return [f"{', '.join(keys)} only apply to the suffix method"] if keys else []
+    errs = [f"unknown suffix key {key}" for key in keys if key not in SUFFIX_KEYS]
+
+    def is_int(x):
+        return isinstance(x, int) and not isinstance(x, bool)
+
+    def is_num(x):
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+    depth, cached = cfg.get("suffix_decoding_max_tree_depth"), cfg.get("suffix_decoding_max_cached_requests")
+    factor, prob = cfg.get("suffix_decoding_max_spec_factor"), cfg.get("suffix_decoding_min_token_prob")
+    if depth is not None and not (is_int(depth) and depth >= 1):
+        errs.append(f"suffix_decoding_max_tree_depth must be an integer >= 1, got {depth!r}")
+    if cached is not None and not (is_int(cached) and cached >= 0):
+        errs.append(f"suffix_decoding_max_cached_requests must be an integer >= 0 (0: no cache), got {cached!r}")
+    if factor is not None and not (is_num(factor) and factor > 0):
+        errs.append(f"suffix_decoding_max_spec_factor must be above 0, got {factor!r}")
+    if prob is not None and not (is_num(prob) and 0 <= prob <= 1):
+        errs.append(f"suffix_decoding_min_token_prob must be between 0 and 1, got {prob!r}")
     return errs
 
 

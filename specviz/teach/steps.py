@@ -12,6 +12,7 @@ GREEDY_RULE = ("Temperature 0: the rule in force is **same argmax** — a drafte
 def no_draft(rec: StepRecord, method: str, label) -> str:
     """A step that drafted nothing: an ordinary decoding step."""
     why = ("lookup found no earlier occurrence of the last n tokens" if method == "lookup"
+           else "no earlier text continued the context's last tokens often enough" if method == "suffix"
            else "this method does not draft" if method == "plain" else "no draft this step")
     return (f"No draft ({why}): this target pass is an ordinary decoding step and commits one token, "
             f"“{label(rec.next_token)}”.")
@@ -42,3 +43,42 @@ def outcome(rec: StepRecord, label) -> str:
                 f"“{label(rec.next_token)}”, which becomes the **correction** token.")
     return (f"The **correction** “{label(rec.next_token)}” is sampled from the residual: the "
             "mass p has where q had too little. That is what makes the output follow p exactly.")
+
+
+def branches(parents: list[int]) -> list[list[int]]:
+    """Every root-to-leaf path of a draft (a chain has one), as node indices, in drafting order."""
+    has_child = set(parents)
+    out = []
+    for leaf in (i for i in range(len(parents)) if i not in has_child):
+        path, u = [], leaf
+        while u != -1:
+            path.append(u)
+            u = parents[u]
+        out.append(path[::-1])
+    return out
+
+
+def _runs(nodes: list[int], seen_in: list[str]) -> list[tuple[str, list[int]]]:
+    """Consecutive nodes grouped by where they were seen."""
+    runs: list[tuple[str, list[int]]] = []
+    for u in nodes:
+        if runs and runs[-1][0] == seen_in[u]:
+            runs[-1][1].append(u)
+        else:
+            runs.append((seen_in[u], [u]))
+    return runs
+
+
+def seen_in_lines(rec: StepRecord, label) -> list[str]:
+    """Where each drafted branch was copied from ('this prompt', 'this output', 'request N output'), one line
+    per branch, split where a branch's tokens come from different texts; [] when the step records none."""
+    if not rec.seen_in or len(rec.seen_in) != rec.n_drafted:
+        return []
+    parents = rec.parents or list(range(-1, rec.n_drafted - 1))
+    lines = []
+    for b, path in enumerate(branches(parents), 1):
+        parts = [f"{' '.join(f'`{label(rec.drafted[u])}`' for u in nodes)} — seen in **{where}**"
+                 for where, nodes in _runs(path, rec.seen_in)]
+        lines.append((f"Branch {b}: " if rec.is_tree else "") + "; then ".join(parts))
+    return lines
+

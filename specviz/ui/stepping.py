@@ -13,15 +13,20 @@ from dataclasses import dataclass
 import streamlit as st
 
 from specviz.core.errors import InputError, ModelError
+from specviz.core.suffix import MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
+from specviz.proposers.lookup import MATCH_FACTOR
 from specviz.core.neartie import bf16_ulp
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine import measure
-from specviz.engine.methods import MATCH_MIN, draft_cap, encode_prompt
+from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, draft_cap, encode_prompt
+from specviz.teach import anatomy
 from specviz.teach import predict as P
+from specviz.viz import tree as vt
 from specviz.ui import guess as G
 from specviz.ui import memory
+from specviz.ui import sessions
 from specviz.ui import support as app
 from specviz.ui.turns import TURNS
 
@@ -33,11 +38,15 @@ CHECK_REPEATS = 2  # the check against plain decoding: plain and the method, int
 KEY = "stp"       # the session's run: {"sig", "dec", "recipe", "method", "k", "n", "check", ...}
 
 OWN = "(your own prompt)"
-PRESETS = [OWN] + [f"{w.name} · {w.kind}" for w in workloads.ALL]
+PRESETS = ([OWN] + [f"{w.name} · {w.kind}" for w in workloads.ALL]
+           + [f"{s.name} · {len(s.requests)} requests, the last one here" for s in workloads.SESSIONS])
 FIRST = workloads.of_kind(workloads.COPY)[0]  # a copy-heavy preset: lookup has something to copy on the first Play
 DEFAULTS = {"stp_prompt": FIRST.prompt, "stp_preset": f"{FIRST.name} · {FIRST.kind}",
             "stp_chat": FIRST.chat, "stp_k": 4, "stp_new": 16 if app.TINY else 48,
-            "stp_n": MATCH_MIN, "stp_nmin": 1, "stp_nmax": 4, "stp_temp": 0.0, "stp_seed": 0}
+            "stp_n": MATCH_MIN, "stp_nmin": 1, "stp_nmax": 4, "stp_temp": 0.0, "stp_seed": 0,
+            "stp_krule": "match", "stp_factor": MATCH_FACTOR,
+            "stp_depth": MAX_TREE_DEPTH, "stp_sfactor": SUFFIX_FACTOR, "stp_minprob": MIN_TOKEN_PROB}
+DEPTH_MAX = 64  # suffix's depth cap: match + draft (vLLM's default is 24)
 
 
 def init_state(offered: list[str]) -> None:
@@ -51,7 +60,11 @@ def init_state(offered: list[str]) -> None:
 def use_preset() -> None:
     """The preset selectbox's on_change: copy the workload's prompt and chat flag into the widgets."""
     name = st.session_state["stp_preset"]
-    if name != OWN:
+    ses = sessions.session_of(name)
+    if ses is not None:
+        w = ses.requests[-1]
+        st.session_state["stp_prompt"], st.session_state["stp_chat"] = w.prompt, w.chat
+    elif name != OWN:
         w = workloads.get(name.split(" · ")[0])
         st.session_state["stp_prompt"], st.session_state["stp_chat"] = w.prompt, w.chat
 
@@ -69,18 +82,50 @@ def drafter_choice() -> str:
                          persist_state="session").strip()
 
 
-def lookup_choice() -> tuple[str, int | None, int | None, int | None]:
-    """Method 'lookup': (which earlier occurrence to copy, n, n-min, n-max); a fixed n or an n-min..n-max."""
+def lookup_choice() -> tuple[str, int | None, int | None, int | None, str, float | None]:
+    """Method 'lookup': (which earlier occurrence to copy, n, n-min, n-max, k rule, factor); a fixed n or an
+    n-min..n-max; k tokens per match, or as many as the match length justifies."""
+    k_rule = st.radio("Draft length", ["fixed", "match"], horizontal=True, key="stp_krule", persist_state="session",
+                      format_func={"fixed": "fixed k", "match": "follows the match length"}.get,
+                      help="fixed: k tokens whenever the last n tokens occurred before (transformers' and vLLM's "
+                           "n-gram lookup). Match length: find the longest earlier match of the context's tail "
+                           f"(m tokens) and draft factor × m tokens, at most {SELF_SIZED_CAP}; n is then the "
+                           "shortest match that drafts. A long match is a copy in progress; a short one is a guess.")
+    factor = None
+    if k_rule == "match":
+        factor = st.number_input("Spec factor (draft ≤ factor × match length)", step=0.5, key="stp_factor",
+                                 persist_state="session", help="SuffixDecoding's rule (vLLM: "
+                                 "suffix_decoding_max_spec_factor). Above 0; specviz's default for lookup is "
+                                 f"{MATCH_FACTOR:g}.")
     rule = st.radio("Copy from which earlier occurrence", ["recent", "earliest"], horizontal=True,
                     key="stp_rule", persist_state="session",
                     format_func={"recent": "most recent (specviz)", "earliest": "earliest of the longest (vLLM)"}.get)
     if st.radio("Match length", ["fixed n", "widest of n-min..n-max"], horizontal=True,
                 key="stp_nmode", persist_state="session") == "fixed n":
-        return rule, st.number_input("n (shortest match that drafts)", step=1, key="stp_n", persist_state="session",
-                                     help=f"1 to {N_MAX}; the draft then grows with the match"), None, None
+        return rule, st.number_input("n (shortest match that drafts)" if k_rule == "match" else "n (tokens matched)",
+                                     step=1, key="stp_n", persist_state="session", help=f"1 to {N_MAX}"
+                                     + ("; the draft then grows with the match" if k_rule == "match" else "")), \
+            None, None, k_rule, factor
     c1, c2 = st.columns(2)
     return (rule, None, c1.number_input("n-min", step=1, key="stp_nmin", persist_state="session"),
-            c2.number_input("n-max", step=1, key="stp_nmax", persist_state="session"))
+            c2.number_input("n-max", step=1, key="stp_nmax", persist_state="session"), k_rule, factor)
+
+
+def suffix_choice() -> tuple[int, float, float]:
+    """Method 'suffix': (depth cap, spec factor, minimum probability), with vLLM's names in the help."""
+    c = st.columns(3)
+    depth = c[0].number_input("Depth cap", step=1, key="stp_depth", persist_state="session",
+                              help=f"Match plus draft stay within this many tokens (2 to {DEPTH_MAX}; vLLM: "
+                                   f"suffix_decoding_max_tree_depth, default {MAX_TREE_DEPTH}). k caps the tree's "
+                                   "nodes.")
+    factor = c[1].number_input("Spec factor", step=0.5, key="stp_sfactor", persist_state="session",
+                               help="A match of m tokens drafts at most factor × m deep (vLLM: "
+                                    f"suffix_decoding_max_spec_factor, default 1.0; specviz's {SUFFIX_FACTOR:g}).")
+    min_prob = c[2].number_input("Minimum probability", step=0.05, key="stp_minprob", persist_state="session",
+                                 help="A continuation is drafted only if it followed at least this share of the "
+                                      "times its path did (0 to 1; vLLM: suffix_decoding_min_token_prob, default "
+                                      f"{MIN_TOKEN_PROB:g}).")
+    return depth, factor, min_prob
 
 
 @dataclass(frozen=True)
@@ -99,20 +144,38 @@ class Settings:
     temperature: float
     seed: int
     rule: str = "recent"         # lookup: which earlier occurrence to copy
+    k_rule: str = "match"        # lookup: 'match' (factor x the match length, at most the cap) or 'fixed' (k per match)
+    factor: float | None = None  # lookup's match rule, or suffix: the spec factor
+    max_depth: int | None = None  # suffix: match + draft within this many tokens
+    min_prob: float | None = None  # suffix: continuations below this share are not drafted
+    session: str | None = None   # a session preset: this prompt is its last request ...
+    cache: bool = False          # ... and suffix's cache holds the earlier ones (run first, in order)
 
     def check(self) -> None:
         """The app's ranges; the rest (n-min <= n-max, an empty prompt, the context window) is the engine's."""
-        for name, val, hi in (("k", self.k, K_MAX), ("max new tokens", self.max_new, NEW_MAX),
-                              ("n", self.n, N_MAX), ("n-min", self.n_min, N_MAX), ("n-max", self.n_max, N_MAX)):
-            if val is not None and not 1 <= val <= hi:
-                raise InputError(f"{name} must be between 1 and {hi}, got {val}"
+        for name, val, lo, hi in (("k", self.k, 1, K_MAX), ("max new tokens", self.max_new, 1, NEW_MAX),
+                                  ("n", self.n, 1, N_MAX), ("n-min", self.n_min, 1, N_MAX),
+                                  ("n-max", self.n_max, 1, N_MAX), ("the depth cap", self.max_depth, 2, DEPTH_MAX)):
+            if val is not None and not lo <= val <= hi:
+                raise InputError(f"{name} must be between {lo} and {hi}, got {val}"
                                  + (" (an empty field, or one with letters, reads as 0)" if val == 0 else ""))
+        if self.factor is not None and not 0 < self.factor <= 16:
+            raise InputError(f"the spec factor must be above 0 and at most 16, got {self.factor:g}")
+        if self.min_prob is not None and not 0 <= self.min_prob <= 1:
+            raise InputError(f"the minimum probability must be between 0 and 1, got {self.min_prob:g}")
         if self.method == "draft" and not self.drafter:
             raise InputError("type the folder or id of a draft model")
 
     def config(self) -> DecodeConfig:
-        return DecodeConfig(k=draft_cap(self.method, int(self.k)), max_new_tokens=int(self.max_new), seed=int(self.seed),
+        return DecodeConfig(k=draft_cap(self.method, int(self.k), self.k_rule), max_new_tokens=int(self.max_new),
+                            seed=int(self.seed),
                             sampling=SamplingConfig(float(self.temperature)), adaptive=self.adaptive, record=True)
+
+    def suffix_opts(self) -> dict | None:
+        """Method 'suffix': the proposer's depth cap and minimum probability (the factor goes as spec_factor)."""
+        if self.method != "suffix":
+            return None
+        return {k: v for k, v in (("max_depth", self.max_depth), ("min_prob", self.min_prob)) if v is not None}
 
     @property
     def n_label(self):
@@ -147,10 +210,20 @@ def build(s: Settings) -> tuple[Decoder, dict]:
         if dm is None:
             raise InputError("the draft model did not load (see above)")
 
-    def make():
-        return app.proposer_for(s.method, tgt, s.n, s.n_min, s.n_max, dm, lookup_rule=s.rule)
-
     cfg = s.config()
+    cache = None
+    if s.method == "suffix" and s.session and s.cache:  # the session's earlier requests first, remembered in order
+        ses = workloads.SESSION_BY_NAME[s.session]
+        with st.spinner(f"Running the session's {len(ses.requests) - 1} earlier requests to fill suffix's cache…"), \
+                TURNS.turn(app.waiter(st.empty())):
+            cache = sessions.prime(tgt, ses, lambda c: app.proposer_for(
+                "suffix", tgt, spec_factor=s.factor, suffix={**s.suffix_opts(), "cache": c}), cfg)
+
+    def make():
+        opts = s.suffix_opts() if cache is None else {**s.suffix_opts(), "cache": cache}
+        return app.proposer_for(s.method, tgt, s.n, s.n_min, s.n_max, dm, lookup_rule=s.rule, k_rule=s.k_rule,
+                                spec_factor=s.factor, suffix=opts)
+
     dec = Decoder(tgt, make(), ids, cfg, eos_token_id=tgt.tokenizer.eos_token_id)
     return dec, {"make": make, "ids": ids, "cfg": cfg, "target": tgt}
 
@@ -295,6 +368,20 @@ def verdict(chk: measure.Measured, method: str, label) -> tuple[str, str]:
                      "confirm in float32 (sidebar), where such flips are rare, though not impossible.")
 
 
+def session_choice(preset: str) -> tuple[str | None, bool]:
+    """A session preset: (its name, whether suffix's cache holds its earlier requests); (None, False) otherwise."""
+    ses = sessions.session_of(preset)
+    if ses is None:
+        return None, False
+    cache = st.checkbox(f"Suffix remembers the session's {len(ses.requests) - 1} earlier requests", value=True,
+                        key="stp_cache", persist_state="session",
+                        help=f"{ses.task}. On: the earlier requests run first, in order, and suffix's cache keeps "
+                             "their outputs, so this last request can copy from them (Step through names the "
+                             "request each branch came from). Off: an empty cache. Lookup copies within this "
+                             "request only.")
+    return ses.name, cache
+
+
 def anatomy_opened(rec, method: str) -> bool:
     """Guess first: how many of the entries this pass wrote stay in the target's cache. The anatomy of the pass
     opens once a guess is locked for this step (scored against the cache lengths the step measured)."""
@@ -306,3 +393,21 @@ def anatomy_opened(rec, method: str) -> bool:
         return False
     G.show("stp_anat", g, P.anatomy_truth(rec))
     return True
+
+
+def anatomy_panel(rec, label, method):
+    """The verification pass opened up, from this step's record (the texts come from teach/anatomy.py)."""
+    st.subheader("Anatomy of this verification pass")
+    if not anatomy_opened(rec, method):
+        return
+    a = anatomy.of(rec)
+    st.markdown(anatomy.inputs_text(a, label))
+    st.plotly_chart(vt.mask_figure(rec, label), width="stretch", key="stp_mask")
+    st.caption(("Tree attention mask" if a.is_tree else "Causal mask") + " of the pass: row = the token fed "
+               "(query), column = what it may attend to (key); the cached context, seen by every row, is left "
+               "out. Green: the root and the accepted path.")
+    st.markdown(anatomy.shift_text(a))
+    st.dataframe([{"output row": r.row, "fed": r.fed, "sees": r.sees, "is p for": r.scores, "this step": r.verdict}
+                  for r in a.rows], hide_index=True, width="stretch")
+    st.markdown(anatomy.cache_text(a, rec))
+    st.markdown(anatomy.drafter_text(a, method))

@@ -216,10 +216,11 @@ def methods_offered() -> list[str]:
 
 
 def proposer_for(method: str, tgt: LoadedModel, n: int | None = None, n_min: int | None = None,
-                 n_max: int | None = None, drafter_model: LoadedModel | None = None, lookup_rule: str = "recent"):
+                 n_max: int | None = None, drafter_model: LoadedModel | None = None, lookup_rule: str = "recent",
+                 k_rule: str = M.DEFAULT_K_RULE, spec_factor: float | None = None, suffix: dict | None = None):
     """methods.make_proposer for the app's pages."""
     return M.make_proposer(method, tgt, n=n, n_min=n_min, n_max=n_max, drafter=drafter_model,
-                           lookup_rule=lookup_rule)
+                           lookup_rule=lookup_rule, k_rule=k_rule, spec_factor=spec_factor, suffix=suffix)
 
 
 # -- measured runs shared between pages (the calculator fills itself from these) ----------------

@@ -102,7 +102,8 @@ def sweep_lines(points) -> go.Figure:
     fig = make_subplots(rows=1, cols=3, subplot_titles=[t for _, t in METRICS], horizontal_spacing=0.07)
     for i, n in enumerate(dict.fromkeys(p.n for p in points)):
         ps = sorted((p for p in points if p.n == n), key=lambda p: p.k)
-        name = f"n={n}" if n is not None else "measured"
+        axis = ps[0].axis if ps and hasattr(ps[0], "axis") else "n"
+        name = f"{axis}={n:g}" if n is not None else "measured"
         vals = [[p.summary.draft_acceptance_rate for p in ps], [p.summary.tokens_per_pass for p in ps],
                 [p.speedup for p in ps]]
         for c, y in enumerate(vals, start=1):
@@ -126,8 +127,12 @@ def sweep_heatmap(points, metric: str = "speedup") -> go.Figure:
                                zmid=1.0 if metric == "speedup" else None,
                                text=[[("" if v is None else f"{v:.2f}") for v in row] for row in z],
                                texttemplate="%{text}", colorbar=dict(title=metric.replace("_", " "))))
-    fig.update_layout(height=340, xaxis_title="k (draft length)", yaxis_title="n (match length)",
-                      xaxis=dict(dtick=1), yaxis=dict(dtick=1), margin=dict(t=20, b=10, l=10, r=10))
+    axis = getattr(points[0], "axis", "n") if points else "n"
+    fig.update_layout(height=340, xaxis_title="k (draft length)",
+                      yaxis_title="n (match length)" if axis == "n" else axis.replace("_", " "),
+                      xaxis=dict(dtick=1), yaxis=dict(dtick=1 if axis in ("n", "max_depth") else None,
+                                                      type="category" if axis != "n" else None),
+                      margin=dict(t=20, b=10, l=10, r=10))
     return fig
 
 

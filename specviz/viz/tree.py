@@ -44,6 +44,14 @@ def _rows(parents: list[int]) -> list[float]:
     return [y[-1]] + [y[i] for i in range(len(parents))]
 
 
+def seen_short(where: str) -> str:
+    """A short tag for a node: 'prompt', 'output', 'req 2' (the first place when it was seen in several)."""
+    first = where.split(",")[0].strip()
+    if first.startswith("request "):
+        return "req " + first.split()[1]
+    return first.replace("this ", "")
+
+
 def tree_figure(rec: StepRecord, label: Label, root_text: str = "context") -> go.Figure:
     """The step's draft as a tree, left to right by depth; the accepted path in green."""
     parents = rec.parents
@@ -57,7 +65,9 @@ def tree_figure(rec: StepRecord, label: Label, root_text: str = "context") -> go
                                  line=dict(color=NODE_COLORS["accepted"] if on_path else "#d9d9d9",
                                            width=4 if on_path else 1.5),
                                  hoverinfo="skip", showlegend=False))
-    text = [root_text] + [label(t) for t in rec.drafted]
+    seen = rec.seen_in if rec.seen_in and len(rec.seen_in) == len(rec.drafted) else None
+    text = [root_text] + [label(t) + (f" · {seen_short(seen[i])}" if seen else "") for i, t in enumerate(rec.drafted)]
+    where = [""] + ([f"; seen in {w}" for w in seen] if seen else [""] * len(rec.drafted))
     for s in ("root", "accepted", "rejected", "untested"):
         idx = [i for i, v in enumerate(state) if v == s]
         if not idx:
@@ -66,7 +76,8 @@ def tree_figure(rec: StepRecord, label: Label, root_text: str = "context") -> go
             x=[x[i] for i in idx], y=[y[i] for i in idx], mode="markers+text", name=s,
             marker=dict(size=16, color=NODE_COLORS[s], line=dict(width=1, color="white")),
             text=[text[i] for i in idx], textposition="middle right",
-            hovertext=[f"d{i}: “{text[i]}” (depth {x[i]}, {s})" if i else "root: the last committed token"
+            hovertext=[f"d{i}: “{label(rec.drafted[i - 1])}” (depth {x[i]}, {s}{where[i]})" if i
+                       else "root: the last committed token"
                        for i in idx], hoverinfo="text"))
     fig.update_layout(height=max(260, 26 * (max((-v for v in y), default=0) + 2)),
                       margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=1.08),

@@ -113,6 +113,7 @@ def test_one_lookup_step_draws_one_hot_q_and_same_argmax(warm):
     # n = 1: the chat prompt ends in a newline that occurs earlier, so lookup always drafts at step 1 (as many
     # tokens as its match rule says: k applies to the fixed-k methods)
     at = step_page(warm, stp_method="lookup", stp_n=1, stp_k=4)
+    at.radio(key="stp_krule").set_value("fixed").run()          # k tokens per match (the default follows the match)
     at.button(key="stp_one").click().run()
     assert errors(at) == []
     rec = decoder(at).steps[0]

@@ -59,3 +59,25 @@ def test_vllm_rule_takes_the_earliest_of_the_longest_matches():
     assert lookup([1, 2, 10, 1, 2, 20, 1, 2], 2, 2, 1, rule="earliest") == ([10], 2)
     with pytest.raises(ValueError, match="rule"):
         PromptLookup(n=2, rule="latest")
+
+
+def test_lookup_says_where_each_copied_token_was_seen():
+    """seen_in: the prompt or this request's output, per copied token (a copy can run across the boundary)."""
+    import torch
+
+    from specviz.core.sampling import SamplingConfig
+    from specviz.proposers.base import Context
+
+    prompt = [5, 6, 7, 8]
+    ids = prompt + [9, 5, 6, 7, 8, 9, 5]    # the tail "5" occurred at 0 (prompt) and 5 (output, the longer match)
+
+    def draft(**kw):
+        p = PromptLookup(**kw)
+        p.reset(torch.tensor(prompt))
+        d = p.propose(Context(torch.tensor(ids), None, SamplingConfig(0.0), None), k=4)
+        return d.tokens.tolist(), d.seen_in
+
+    out = (["this output"] * 4)
+    assert draft(n=1) == ([6, 7, 8, 9], out)                       # most recent: positions 6..9
+    assert draft(n=1, rule="earliest") == ([6, 7, 8, 9], ["this prompt"] * 3 + ["this output"])  # 1..4
+    assert draft(n=1, k_rule="match", factor=4.0) == ([6, 7, 8, 9], out)  # the longest match (6 tokens) is at 5

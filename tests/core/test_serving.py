@@ -114,3 +114,37 @@ def test_greedy_drafting_keeps_p_at_q_argmax_and_either_rule_can_keep_more():
     assert kept([0.9, 0.05, 0.05], [0.4, 0.3, 0.3]) == pytest.approx((0.90, 0.50))   # greedy keeps more
     assert kept([0.3, 0.7], [0.6, 0.4]) == pytest.approx((0.30, 0.70))               # probabilistic keeps more
     assert "fewer drafts" not in SAMPLING_NOTE and "0.90" in SAMPLING_NOTE and "0.70" in SAMPLING_NOTE
+
+
+# vLLM 0.33's suffix keys and defaults, written out from vllm/config/speculative.py (SpeculativeConfig, read at
+# vllm-project/vllm 002e77c), independently of serving.SUFFIX_KEYS.
+VLLM_SUFFIX = {"suffix_decoding_max_tree_depth": 24, "suffix_decoding_max_cached_requests": 10000,
+               "suffix_decoding_max_spec_factor": 1.0, "suffix_decoding_min_token_prob": 0.1}
+
+
+def test_suffix_exports_vllm_keys_with_their_defaults_and_the_settings_given():
+    cfg = S.build("suffix", 8)
+    assert cfg == {"method": "suffix", "num_speculative_tokens": 8, **VLLM_SUFFIX}
+    cfg = S.build("suffix", 8, suffix={"suffix_decoding_max_spec_factor": 2.0, "suffix_decoding_min_token_prob": 0.05})
+    assert cfg["suffix_decoding_max_spec_factor"] == 2.0 and cfg["suffix_decoding_min_token_prob"] == 0.05
+    assert cfg["suffix_decoding_max_tree_depth"] == 24 and S.validate(cfg) == []
+    assert S.build("suffix", 3)["method"] == S.FROM_SPECVIZ["suffix"] == "suffix"
+    assert "arctic-inference" in S.SUFFIX_DEPENDENCY
+
+
+@pytest.mark.parametrize("suffix", [{"suffix_decoding_max_tree_depth": 0}, {"suffix_decoding_max_tree_depth": 2.5},
+                                    {"suffix_decoding_max_cached_requests": -1},
+                                    {"suffix_decoding_max_spec_factor": 0.0},
+                                    {"suffix_decoding_min_token_prob": 1.5}, {"suffix_decoding_depth": 3}])
+def test_bad_suffix_settings_are_refused_naming_the_key(suffix):
+    with pytest.raises(S.ConfigError, match="suffix_decoding_"):
+        S.build("suffix", 4, suffix=suffix)
+
+
+def test_suffix_keys_belong_to_the_suffix_method_only():
+    with pytest.raises(S.ConfigError):
+        S.build("lookup", 4, 1, 2, suffix={"suffix_decoding_max_tree_depth": 8})
+    assert S.validate({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 1,
+                       "prompt_lookup_max": 2, "suffix_decoding_max_tree_depth": 8})
+    assert S.validate({"method": "suffix", "num_speculative_tokens": 3, "suffix_decoding_cache": 8})
+    assert "no factor key" in S.LOOKUP_MATCH_NOTE
