@@ -6,12 +6,16 @@ Measured on the 2-core CPU (plain decoding through the CLI, issue 23 §0): OpenM
 are the lever. Spinning (OMP_WAIT_POLICY=ACTIVE) decodes ~23 tokens/s alone but ~0.6 beside a second
 decoding process; passive waiting holds ~15 in both cases; transformers' `generate()` runs with
 OpenMP's default (spin a little, then sleep) and was 1.6x faster than passive specviz on a quiet
-machine. No single wait policy is both fast alone and robust beside other work, so specviz keeps
-OpenMP's default policy (the same as transformers, unless you set OMP_WAIT_POLICY) and instead
-**follows the load**: every half second of decoding it reads how much CPU the rest of the machine
+machine. No single wait policy is both fast alone and robust beside other work, so specviz spins
+briefly (GOMP_SPINCOUNT=10000 unless you set it or OMP_WAIT_POLICY; libgomp's default is 300,000)
+and **follows the load**: every half second of decoding it reads how much CPU the rest of the machine
 used (/proc/stat minus this process's own time) and uses one thread per core left free, at least
 one. Alone it runs a thread per core; beside another busy process it drops to one thread, where
-waiting (spinning or not) costs nothing because no thread waits for another.
+waiting (spinning or not) costs nothing because no thread waits for another. Measured with
+`scripts/threads_under_load.py`-style runs (64 tokens of summarise-passage, 2 repeats, the load a
+second specviz process decoding): spin 10,000 + following the load 25.7 tokens/s quiet (transformers'
+generate() 25.8) and 17.0 loaded; spin 2,000 19.6 / 16.9; libgomp's default spin 25.5 / 14.5;
+transformers' generate() 25.8 / 3.6.
 
 - use_threads(n): torch's intra-op thread count = n, else $SPECVIZ_THREADS, else
   $OMP_NUM_THREADS (torch already honours it), else one per core up to MAX_DEFAULT. A count the
@@ -28,6 +32,16 @@ THREADS_ENV = "SPECVIZ_THREADS"
 MAX_DEFAULT = 8  # a 135M model's matmuls are small; measured only up to 2 cores here
 
 FOLLOW_EVERY_S = 0.5  # how often the decode loop re-reads the load
+SPIN_COUNT = "10000"  # OpenMP's busy-wait before a waiting thread sleeps (libgomp's own default: 300,000)
+
+
+def spin_policy(env: dict) -> None:
+    """A short spin unless the user chose a wait policy or spin count (read by OpenMP when torch loads)."""
+    if not env.get("OMP_WAIT_POLICY") and not env.get("GOMP_SPINCOUNT"):
+        env["GOMP_SPINCOUNT"] = SPIN_COUNT
+
+
+spin_policy(os.environ)
 
 
 def default_threads() -> int:
@@ -60,6 +74,7 @@ def use_threads(n: int | None = None) -> int:
     if torch.get_num_threads() != want:
         torch.set_num_threads(want)
     _watch.reset(ceiling=want, pinned=pinned)
+    _watch.start()                                                    # the first step already knows the load
     return want
 
 
@@ -104,6 +119,11 @@ class LoadWatch:
         self.last: CpuSample | None = None
         self.last_t = 0.0
         self.changes = 0                                               # thread-count changes so far
+
+    def start(self) -> None:
+        """Take the first sample now, so that the first decoding step can already follow the load."""
+        if not self.pinned:
+            self.last, self.last_t = self.sample(), time.monotonic()
 
     def sample(self) -> CpuSample | None:
         try:

@@ -82,3 +82,13 @@ def test_use_threads_pins_what_the_user_asked(monkeypatch):
         assert "following the load" in runtime.describe()
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_short_spin_unless_the_user_chose_a_policy():
+    env = {}
+    runtime.spin_policy(env)
+    assert env == {"GOMP_SPINCOUNT": runtime.SPIN_COUNT}
+    for mine in ({"OMP_WAIT_POLICY": "PASSIVE"}, {"GOMP_SPINCOUNT": "0"}):
+        env = dict(mine)
+        runtime.spin_policy(env)
+        assert env == mine                                  # the user's choice is kept
