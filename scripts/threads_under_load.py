@@ -46,10 +46,11 @@ def env_for(code: Path) -> dict:
     return env
 
 
-def measure(code: Path, tokens: int, workload: str, method: str = "plain") -> float:
+def measure(code: Path, tokens: int, workload: str, method: str = "plain", env: dict | None = None) -> float:
     cmd = [sys.executable, "-m", "specviz", "generate", "--method", method, "--workload", workload,
            "--max-new-tokens", str(tokens), "--json"]
-    out = subprocess.run(cmd, cwd=code, env=env_for(code), capture_output=True, text=True, check=True)
+    out = subprocess.run(cmd, cwd=code, env={**env_for(code), **(env or {})}, capture_output=True, text=True,
+                         check=True)
     return json.loads(out.stdout)["summary"]["tokens_per_s"]
 
 
@@ -94,6 +95,8 @@ def main() -> int:
     ap.add_argument("--workload", default="summarise-passage")
     ap.add_argument("--lookup", action="store_true", help="also specviz lookup and transformers' prompt lookup (k = 10)")
     ap.add_argument("--no-load", action="store_true", help="quiet runs only")
+    ap.add_argument("--spin", action="append", default=[], metavar="COUNT",
+                    help="also the first --code with GOMP_SPINCOUNT=COUNT (repeatable)")
     a = ap.parse_args()
     codes = [Path(c).resolve() for c in (a.code or [str(ROOT)])]
     contenders = {}
@@ -101,6 +104,9 @@ def main() -> int:
         contenders[f"{code.name}: specviz plain"] = lambda code=code: measure(code, a.tokens, a.workload)
         if a.lookup:
             contenders[f"{code.name}: specviz lookup"] = lambda code=code: measure(code, a.tokens, a.workload, "lookup")
+    for spin in a.spin:
+        contenders[f"{codes[0].name}: plain, spin {spin}"] = lambda spin=spin: measure(
+            codes[0], a.tokens, a.workload, env={"GOMP_SPINCOUNT": spin})
     contenders["transformers plain"] = lambda: measure_transformers(codes[0], a.tokens, a.workload)
     if a.lookup:
         contenders["transformers lookup k=10"] = lambda: measure_transformers(codes[0], a.tokens, a.workload, True)
