@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from specviz.ui import support as app
-from specviz.engine import experiments as E
+from specviz.engine import sweeps as SW
 from specviz.core.errors import InputError
 from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
@@ -32,11 +32,11 @@ method = c2.selectbox("Method", methods, key="exp_method")
 c1, c2 = st.columns(2)
 k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if app.TINY else (1, 6), key="exp_k")
 if method == "suffix":  # suffix has no n: sweep one of its knobs instead (the others at their defaults)
-    knob = c2.selectbox("Sweep suffix's", list(E.SUFFIX_KNOBS), format_func=E.SUFFIX_KNOBS.get, key="exp_knob",
+    knob = c2.selectbox("Sweep suffix's", list(SW.SUFFIX_KNOBS), format_func=SW.SUFFIX_KNOBS.get, key="exp_knob",
                         help="depth cap: match + draft within this many tokens; spec factor: a match of m tokens "
                              "drafts at most factor × m; minimum probability: rarer continuations are cut. "
                              "k is the tree's node budget.")
-    vtext = c2.text_input(f"{E.SUFFIX_KNOBS[knob]} values", E.SUFFIX_VALUES[knob], key=f"exp_vals_{knob}")
+    vtext = c2.text_input(f"{SW.SUFFIX_KNOBS[knob]} values", SW.SUFFIX_VALUES[knob], key=f"exp_vals_{knob}")
 else:
     n_lo, n_hi = c2.slider("n range (lookup)", 1, 6, (1, 2) if app.TINY else (2, 4), key="exp_n",
                            disabled=method != "lookup")
@@ -48,11 +48,11 @@ ks, ns = list(range(k_lo, k_hi + 1)), list(range(n_lo, n_hi + 1)) if method == "
 values, bad = None, None
 if method == "suffix":
     try:
-        values = E.suffix_values(knob, vtext)
+        values = SW.suffix_values(knob, vtext)
     except InputError as e:
         bad = str(e)
         st.error(f"Check the settings: {bad}")
-runs = E.suffix_sweep_runs(ks, values or []) if method == "suffix" else E.sweep_runs(method, ks, ns)
+runs = SW.suffix_sweep_runs(ks, values or []) if method == "suffix" else SW.sweep_runs(method, ks, ns)
 st.caption(app.estimate(runs, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a sweep.")
 
 KG = P.kzero_guess(method or "–", wname, ks, ns, 0.0 if mode == "greedy" else float(temp), int(max_new))
@@ -62,9 +62,9 @@ if st.session_state.pop("exp_cancelled", False):
     st.info("Sweep cancelled.")
 if go:
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
-    done = app.run_job("exp", lambda progress: E.suffix_sweep(
+    done = app.run_job("exp", lambda progress: SW.suffix_sweep(
         target, get(wname), ks, knob, values, sampling, int(max_new), progress=progress) if method == "suffix" else
-        E.sweep(target, get(wname), method, ks, ns, sampling, int(max_new), drafter=drafter, progress=progress,
+        SW.sweep(target, get(wname), method, ks, ns, sampling, int(max_new), drafter=drafter, progress=progress,
                k_rule="fixed"))
     if done:
         (points, plains), shared = done
@@ -86,7 +86,7 @@ plain_tps = res["plains"][0].tokens_per_s
 if best.speedup <= 1.0:
     st.info("No k beat plain decoding here, so the best k is 0: k = 0 *is* plain decoding (nothing drafted, "
             "nothing to verify), exactly 1.0× by definition. A server set up like this should not speculate.")
-knob_said = f", **{E.SUFFIX_KNOBS.get(best.axis, best.axis)} = {best.n:g}**" if best.n else ""
+knob_said = f", **{SW.SUFFIX_KNOBS.get(best.axis, best.axis)} = {best.n:g}**" if best.n else ""
 st.markdown(f"Fastest measured setting: **k = {best.k}**" + knob_said
             + f" — {best.speedup:.2f}× plain ({plain_tps:.1f} tokens/s), {best.summary.tokens_per_pass:.2f} "
             "tokens per pass. One repeat: the spread of these speedups is unknown, so differences of a few "

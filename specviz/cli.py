@@ -225,18 +225,18 @@ def cmd_generate(a) -> int:
 def run_session(a, target, session, build, cfg) -> int:
     """--session: the session's requests in order with one proposer (the cross-request cache on or off),
     per request and in total; with --against-plain, plain decoding's session interleaved, and the speedups."""
-    from specviz.engine import experiments as E
+    from specviz.engine import sessions as SE
     from specviz.engine.measure import quote
 
     cache = a.session_cache == "on"
     if a.against_plain:
         from specviz.engine.measure import plain_config
-        got, plains = E.session_against_plain(target, session, {a.method: (build, cfg, cache)}, plain_config(cfg),
+        got, plains = SE.session_against_plain(target, session, {a.method: (build, cfg, cache)}, plain_config(cfg),
                                               a.against_plain)
         m = got[a.method]
         r, per = m.typical, m.request_speedups()
     else:
-        m, r, per = None, E.run_session(target, session, build, cfg, cache, method=a.method), None
+        m, r, per = None, SE.run_session(target, session, build, cfg, cache, method=a.method), None
     if a.json:
         out = {"session": session.name, "method": a.method, "cache": cache,
                "requests": [{"request": name, **s.as_dict()} for name, s in zip(r.names, r.requests)],

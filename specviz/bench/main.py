@@ -12,7 +12,7 @@ Phases (each printed with its elapsed time; results are written even when a chec
      per repeat shared by all; transformers' rows, 'lookup (recording off)' (references) and the tree
      rows in the first 2 repeats
   4. sampled at T=0.8, timed: 3 seeds of every specviz method on the novel workloads
-  5. sessions, greedy: each session's requests in order (engine/experiments.session_against_plain),
+  5. sessions, greedy: each session's requests in order (engine/sessions.session_against_plain),
      plain decoding, suffix with its cross-request cache on and off, and lookup, interleaved
   6. equality pass in float32 (64 new tokens): every chosen method's greedy ids against plain
      decoding's (the bfloat16 timed runs are checked too, over all 128 tokens: differences only at
@@ -53,8 +53,8 @@ from specviz.engine.models import DEFAULT, LoadedModel, load_model, load_tokeniz
 from specviz.core.sampling import SamplingConfig
 from specviz.bench.plan import (GREEDY, QUICK_V_KS, SAMPLED, SESSION_ROWS, TRAINED_METHODS, TREE_DEPTH, TREE_V_KS,
                                 UNTUNED, Plan, candidates, is_tree, tuned)
-from specviz.engine import experiments as E
 
+from specviz.engine import sessions as SE
 @dataclass
 class Bench:
     """Everything measured in one bench run (bench_report turns it into JSON, markdown, HTML)."""
@@ -251,13 +251,13 @@ def equality_pass(b: Bench, env32: Env, prompts: dict) -> None:
 
 def sessions(b: Bench, env: Env) -> None:
     """Each session's requests in order, greedy: plain, suffix with its cross-request cache on and off, lookup,
-    interleaved over plan.session_repeats (engine/experiments.session_against_plain: plain runs every request)."""
+    interleaved over plan.session_repeats (engine/sessions.session_against_plain: plain runs every request)."""
     plan = b.plan
-    cfg = E.session_config(M.SELF_SIZED_CAP, SamplingConfig(), plan.session_new)
-    plain_cfg = E.session_config(1, SamplingConfig(), plan.session_new)
+    cfg = SE.session_config(M.SELF_SIZED_CAP, SamplingConfig(), plan.session_new)
+    plain_cfg = SE.session_config(1, SamplingConfig(), plan.session_new)
     for s in plan.sessions:
         contenders = {lab: ((lambda m=m: make_proposer(m, env.target)), cfg, cache) for lab, m, cache in SESSION_ROWS}
-        got, _ = E.session_against_plain(env.target, s, contenders, plain_cfg, plan.session_repeats)
+        got, _ = SE.session_against_plain(env.target, s, contenders, plain_cfg, plan.session_repeats)
         for lab, meas in got.items():
             row = meas.row()
             row.update(requests=[w.name for w in s.requests], kind=s.kind, task=s.task,

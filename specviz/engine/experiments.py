@@ -1,4 +1,5 @@
-"""Measured comparisons through the one decode loop: methods side by side, k/n sweeps, recommendations.
+"""Measured comparisons through the one decode loop: methods side by side and recommendations (k / n
+sweeps: engine/sweeps.py; multi-request sessions: engine/sessions.py).
 
 Everything here is measured on the spot through specviz.engine.measure, the one measuring path:
 plain decoding interleaved with the methods (same prompt, same max new tokens, same decoding mode),
@@ -8,7 +9,6 @@ speedup = method tokens/s ÷ plain tokens/s of the same repeat, end to end, medi
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from specviz.core.errors import InputError
@@ -20,7 +20,7 @@ from specviz.engine import measure
 from specviz.engine import methods as M
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.models import LoadedModel
-from specviz.engine.workloads import NOVEL, Session, Workload
+from specviz.engine.workloads import NOVEL, Workload
 
 SPEEDUP_MARGIN = 1.05  # a method must beat plain by 5% to be recommended (these CPUs are noisy)
 WARM_UP_TOKENS = measure.WARM_UP_TOKENS   # measure.interleaved's untimed runs before the timed ones
@@ -238,118 +238,6 @@ def recommend(runs: list[Run]) -> dict[str, Recommendation]:
     return out
 
 
-def sweep_grid(method: str, ks: list[int], ns: list[int] | None) -> list[tuple[int, int | None]]:
-    """The (k, n) settings sweep() measures: every k, and for lookup every n (3 when none is given)."""
-    return list(dict.fromkeys((k, n) for k in ks for n in ((ns or [3]) if method == "lookup" else [None])))
-
-
-def sweep_runs(method: str, ks: list[int], ns: list[int] | None, repeats: int = 1) -> RunCount:
-    """The runs sweep() makes: warm-ups of plain and every setting, then per repeat plain once and every setting once."""
-    per_round = 1 + len(sweep_grid(method, ks, ns))
-    return RunCount(repeats * per_round, per_round)
-
-
-@dataclass
-class SweepPoint:
-    k: int
-    n: int | None               # lookup's n; a suffix sweep: the swept knob's value
-    summary: RunSummary
-    speedup: float = 0.0
-    axis: str = "n"             # what n holds: 'n', or a suffix knob (SUFFIX_KNOBS)
-
-
-def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], ns: list[int] | None,
-          sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 32, seed: int = 0,
-          drafter: LoadedModel | None = None, proposer_factory=None, progress=None, repeats: int = 1,
-          k_rule: str = "fixed") -> tuple[list[SweepPoint], list[RunSummary]]:
-    """Every k (and every n for lookup) through measure.interleaved; each point's speedup is the
-    median over repeats of its tokens/s ÷ the same repeat's plain tokens/s. Returns (points, plain runs).
-    Lookup is swept under the fixed-k rule (k tokens per match) unless k_rule says otherwise."""
-    if method == "plain":
-        raise InputError("choose a speculative method to sweep")
-    if not ks or min(ks) < 1:
-        raise InputError("k values must be >= 1")
-    grid = sweep_grid(method, ks, ns)
-    if method == "lookup" and min(n for _, n in grid) < 1:
-        raise InputError("n values must be >= 1")
-    ids = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)   # interleaved warms up first
-    shared = {}
-
-    def factory(n):
-        def make():
-            if proposer_factory:
-                return proposer_factory()
-            if n not in shared:
-                shared[n] = M.make_proposer(method, target, n=n or 3, drafter=drafter, k_rule=k_rule)
-            return shared[n]
-        return make
-
-    contenders = {(k, n): (factory(n), _cfg(k, sampling, max_new_tokens, seed)) for k, n in grid}
-    got, plains = measure.interleaved(target, ids, contenders, _cfg(1, sampling, max_new_tokens, seed),
-                                      repeats, target.tokenizer.eos_token_id, progress)
-    points = [SweepPoint(k, n, m.summary, m.speedup) for (k, n), m in got.items()]
-    return points, [p for p, _ in plains]
-
-
-# suffix's knobs a sweep can vary (make_proposer's suffix settings), each with the values it opens on
-SUFFIX_KNOBS = {"max_depth": "depth cap", "factor": "spec factor", "min_prob": "minimum probability"}
-SUFFIX_VALUES = {"max_depth": "8, 16, 24", "factor": "0.5, 1, 2, 4", "min_prob": "0.05, 0.1, 0.2, 0.4"}
-
-
-def suffix_values(knob: str, text: str) -> list[float]:
-    """'8, 16, 24' -> the values to sweep, checked against the knob's range; InputError with the reason."""
-    if knob not in SUFFIX_KNOBS:
-        raise InputError(f"unknown suffix knob '{knob}' (choose from: {', '.join(SUFFIX_KNOBS)})")
-    try:
-        vals = [float(x) for x in text.replace(";", ",").split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"the {SUFFIX_KNOBS[knob]} values must be numbers separated by commas, got '{text}'") from None
-    if not vals:
-        raise InputError(f"give at least one {SUFFIX_KNOBS[knob]} value")
-    if len(vals) > 6:
-        raise InputError(f"at most 6 {SUFFIX_KNOBS[knob]} values per sweep, got {len(vals)}")
-    ok = {"max_depth": lambda v: v == int(v) and 2 <= v <= 64, "factor": lambda v: 0 < v <= 16,
-          "min_prob": lambda v: 0 <= v <= 1}[knob]
-    bad = [v for v in vals if not ok(v)]
-    if bad:
-        rng = {"max_depth": "whole numbers from 2 to 64", "factor": "above 0, at most 16",
-               "min_prob": "between 0 and 1"}[knob]
-        raise InputError(f"the {SUFFIX_KNOBS[knob]} must be {rng}; got {', '.join(f'{v:g}' for v in bad)}")
-    vals = list(dict.fromkeys(vals))
-    return [int(v) for v in vals] if knob == "max_depth" else vals
-
-
-def suffix_sweep_runs(ks: list[int], values: list[float], repeats: int = 1) -> RunCount:
-    """The runs suffix_sweep() makes (as sweep_runs)."""
-    per_round = 1 + len(ks) * len(values)
-    return RunCount(repeats * per_round, per_round)
-
-
-def suffix_sweep(target: LoadedModel, workload: Workload, ks: list[int], knob: str, values: list[float],
-                 sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 32, seed: int = 0,
-                 progress=None, repeats: int = 1) -> tuple[list[SweepPoint], list[RunSummary]]:
-    """suffix at every k (its node budget) and every value of one knob (the others at their defaults), through
-    measure.interleaved as sweep() does; each point's n is the knob's value (axis = the knob)."""
-    if knob not in SUFFIX_KNOBS:
-        raise InputError(f"unknown suffix knob '{knob}' (choose from: {', '.join(SUFFIX_KNOBS)})")
-    if not ks or min(ks) < 1:
-        raise InputError("k values must be >= 1")
-    if not values:
-        raise InputError(f"give at least one {SUFFIX_KNOBS[knob]} value")
-    for v in values:  # a bad value fails here, before any run, with make_proposer's message
-        M.make_proposer("suffix", target, suffix={knob: v})
-    ids = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)
-
-    def factory(v):
-        return lambda: M.make_proposer("suffix", target, suffix={knob: v})   # a fresh cache per run
-
-    contenders = {(k, v): (factory(v), _cfg(k, sampling, max_new_tokens, seed)) for k in ks for v in values}
-    got, plains = measure.interleaved(target, ids, contenders, _cfg(1, sampling, max_new_tokens, seed),
-                                      repeats, target.tokenizer.eos_token_id, progress)
-    points = [SweepPoint(k, v, m.summary, m.speedup, axis=knob) for (k, v), m in got.items()]
-    return points, [p for p, _ in plains]
-
-
 def greedy_vs_sampled(target: LoadedModel, workloads: list[Workload], k: int = 5, n: int = 3,
                       max_new_tokens: int = 48, temperature: float = 0.8, seed: int = 0,
                       progress=None) -> list[dict]:
@@ -412,173 +300,3 @@ def checkpoint_swap(base: LoadedModel, tuned: LoadedModel, workload: Workload, m
                      "draft_acceptance_rate": s.draft_acceptance_rate, "tokens_per_s": s.tokens_per_s})
         _tick(progress, i + 1, len(plan), f"{m} on the {lab} target")
     return rows, notes
-
-
-# -- sessions: several requests in order, one proposer, the cross-request cache on or off (issue 23 §3) ----------
-@dataclass
-class SessionRun:
-    """One session run to the end: every request once, in order, each timed by measure.run."""
-    session: str
-    method: str
-    cache: bool                                  # the proposer remembered each request for the next ones
-    requests: list[RunSummary] = field(repr=False)
-    steps: list[list[StepRecord]] = field(repr=False)
-    names: list[str] = field(default_factory=list)
-
-    @property
-    def tokens(self) -> int:
-        return sum(len(s.token_ids) for s in self.requests)
-
-    @property
-    def wall_s(self) -> float:
-        return sum(s.wall_s for s in self.requests)
-
-    @property
-    def tokens_per_s(self) -> float:
-        """Whole-session tokens/s: every request's tokens over every request's wall time (prefills included)."""
-        return self.tokens / self.wall_s if self.wall_s > 0 else 0.0
-
-    @property
-    def target_passes(self) -> int:
-        return sum(s.target_passes for s in self.requests)
-
-    @property
-    def tokens_per_pass(self) -> float:
-        """Whole-session tau: tokens emitted / target passes over all requests."""
-        return self.tokens / self.target_passes if self.target_passes else 0.0
-
-    @property
-    def draft_s(self) -> float:
-        return sum(s.draft_s for s in self.requests)
-
-    @property
-    def mean_k(self) -> float:
-        """Drafted tokens per step over the session (k-bar)."""
-        steps = sum(len(st) for st in self.steps)
-        return sum(s.drafted for s in self.requests) / steps if steps else 0.0
-
-
-def run_session(target: LoadedModel, session: Session, make: Callable[[], object | None], cfg: DecodeConfig,
-                cache: bool = True, method: str = "") -> SessionRun:
-    """The session's requests in order through measure.run. cache=True: one proposer for the whole session,
-    told to remember() each finished request (a proposer without that method simply has no cross-request
-    memory); cache=False: a fresh proposer per request. make() is called anew for every session run, so a
-    cache never carries over from an earlier run of the same session."""
-    eos = target.tokenizer.eos_token_id
-    prop = make() if cache else None
-    sums, steps = [], []
-    for w in session.requests:
-        p = prop if cache else make()
-        ids = M.encode_prompt(target.tokenizer, w.prompt, w.chat)
-        s, st = measure.run(target, p, ids, cfg, eos)
-        sums.append(s)
-        steps.append(st)
-        if cache and hasattr(p, "remember"):
-            p.remember()
-    name = method or (sums[0].method if sums else "")
-    return SessionRun(session.name, name, cache, sums, steps, [w.name for w in session.requests])
-
-
-SessionContender = tuple[Callable[[], object | None], DecodeConfig, bool]   # (proposer factory, settings, cache)
-
-
-@dataclass
-class SessionMeasured:
-    """One session contender against plain decoding over interleaved repeats (plain runs every request too)."""
-    label: str
-    runs: list[SessionRun]
-    plains: list[SessionRun] = field(repr=False)
-    same_as_plain: list[bool | None] = field(default_factory=list)  # per request, first repeat; None when sampling
-
-    @property
-    def ratios(self) -> list[float]:
-        """Per repeat: whole-session tokens/s ÷ the same repeat's plain whole-session tokens/s."""
-        return [r.tokens_per_s / p.tokens_per_s if p.tokens_per_s else 0.0 for r, p in zip(self.runs, self.plains)]
-
-    @property
-    def speedup(self) -> float:
-        return measure.speedup_of(self.ratios) or 0.0
-
-    @property
-    def spread(self) -> float | None:
-        return spread(self.ratios)
-
-    def request_speedups(self) -> list[float]:
-        """Per request: the median over repeats of its tokens/s ÷ plain's on the same request, same repeat."""
-        n = len(self.runs[0].requests) if self.runs else 0
-        return [median(r.requests[i].tokens_per_s / p.requests[i].tokens_per_s
-                       for r, p in zip(self.runs, self.plains) if p.requests[i].tokens_per_s) or 0.0
-                for i in range(n)]
-
-    @property
-    def typical(self) -> SessionRun:
-        """The repeat whose ratio is the median (the lower one of two middles)."""
-        ratios = self.ratios
-        return self.runs[sorted(range(len(self.runs)), key=lambda i: ratios[i])[(len(self.runs) - 1) // 2]]
-
-    def row(self) -> dict:
-        """Totals in docs/metrics.md names (medians over repeats)."""
-        return {"session": self.runs[0].session if self.runs else "", "label": self.label,
-                "cache": self.runs[0].cache if self.runs else None,
-                "tokens_per_pass": median(r.tokens_per_pass for r in self.runs),
-                "mean_k": median(r.mean_k for r in self.runs),
-                "draft_share": median(r.draft_s / r.wall_s if r.wall_s else 0.0 for r in self.runs),
-                "tokens_per_s": median(r.tokens_per_s for r in self.runs),
-                "plain_tokens_per_s": median(p.tokens_per_s for p in self.plains),
-                "speedup": self.speedup, "spread": self.spread, "repeats": len(self.runs),
-                "request_speedups": self.request_speedups(),
-                "same_as_plain": list(self.same_as_plain)}
-
-
-def session_runs(n_requests: int, n_contenders: int, repeats: int = 1) -> RunCount:
-    """The decoding runs session_against_plain() makes: per repeat plain and every contender over every
-    request; before them one short warm-up of plain and of every contender on the first request."""
-    return RunCount(repeats * (1 + n_contenders) * n_requests, 1 + n_contenders)
-
-
-def session_against_plain(target: LoadedModel, session: Session, contenders: dict[str, SessionContender],
-                          plain_cfg: DecodeConfig, repeats: int = 1, progress=None
-                          ) -> tuple[dict[str, SessionMeasured], list[SessionRun]]:
-    """Every contender's whole session against plain decoding's, interleaved as measure.interleaved does:
-    each repeat runs the plain session (every request) once and every contender's session once, in an order
-    rotated per repeat (measure.one_repeat). Returns ({label: SessionMeasured}, the plain session runs)."""
-    if repeats < 1:
-        raise InputError("repeats must be >= 1")
-    if not session.requests:
-        raise InputError(f"session '{session.name}' has no requests")
-    labels = list(contenders)
-    order = [None, *labels]
-    first = M.encode_prompt(target.tokenizer, session.requests[0].prompt, session.requests[0].chat)
-    measure.warm_up(target, first, {x: (c[0], c[1]) for x, c in contenders.items()}, plain_cfg,
-                    target.tokenizer.eos_token_id)
-    total, done = repeats * len(order), [0]
-
-    def run_one(x):
-        if x is None:
-            return run_session(target, session, lambda: None, plain_cfg, cache=False, method="plain")
-        make, cfg, cache = contenders[x]
-        return run_session(target, session, make, cfg, cache, method=x)
-
-    runs: dict[str, list[SessionRun]] = {x: [] for x in labels}
-    plains: list[SessionRun] = []
-    for r in range(repeats):
-        def tick(x, r=r):
-            done[0] += 1
-            if progress:
-                progress(done[0] / total, f"{session.name} repeat {r + 1}/{repeats}: {'plain' if x is None else x}")
-        got = measure.one_repeat(order, r, run_one, tick)
-        plains.append(got[None])
-        for x in labels:
-            runs[x].append(got[x])
-    out = {}
-    for x in labels:
-        greedy = contenders[x][1].sampling.greedy and plain_cfg.sampling.greedy
-        same = [a.token_ids == b.token_ids if greedy else None
-                for a, b in zip(runs[x][0].requests, plains[0].requests)]
-        out[x] = SessionMeasured(x, runs[x], plains, same)
-    return out, plains
-
-
-def session_config(k: int, sampling: SamplingConfig, max_new_tokens: int, seed: int = 0) -> DecodeConfig:
-    """A session request's settings (the same for every request)."""
-    return _cfg(k, sampling, max_new_tokens, seed)

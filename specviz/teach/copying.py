@@ -1,5 +1,5 @@
 """When copying pays, in words: the suffix cache across a session's requests, and the numbers a session run
-measured (engine/experiments.session_against_plain's rows), formatted for Compare's session panel."""
+measured (engine/sessions.session_against_plain's rows), formatted for Compare's session panel."""
 from __future__ import annotations
 
 WHEN_CACHE_PAYS = (
@@ -31,7 +31,7 @@ MEASURED_SESSION = (
 
 
 def session_rows(rows: list[dict]) -> list[dict]:
-    """experiments.SessionMeasured.row() dicts -> the table Compare shows (one row per contender)."""
+    """sessions.SessionMeasured.row() dicts -> the table Compare shows (one row per contender)."""
     out = []
     for r in rows:
         same = [s for s in r.get("same_as_plain") or [] if s is not None]

@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass, field
 
 from specviz.engine import experiments as E
+
+from specviz.engine import sweeps as SW
 from specviz.engine.methods import LOOKUP_DEFAULT, trained_available
 from specviz.teach.checkpoints import gain_lost
 from specviz.teach import lab, mismatch, serving
@@ -188,7 +190,7 @@ SWEEP_KS = [1, 3, 6, 10, 16]  # the k grid of the walkthrough's draft-length sto
 
 def lookup_sweep(target, drafter, small: bool, progress=None) -> dict:
     ks, n_new = ([1, 3] if small else SWEEP_KS), (6 if small else 32)
-    pts, _ = E.sweep(target, of_kind(COPY)[0], "lookup", ks, [3], SamplingConfig(), n_new, progress=progress,
+    pts, _ = SW.sweep(target, of_kind(COPY)[0], "lookup", ks, [3], SamplingConfig(), n_new, progress=progress,
                      k_rule="fixed")   # the k lesson: k tokens per match
     best = max(pts, key=lambda p: p.speedup)
     edge = (" It is the largest k tried, so a larger k might do better still." if best.k == max(ks) else

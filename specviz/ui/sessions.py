@@ -1,5 +1,5 @@
 """A session of requests (issue 23 §3): each request in order, suffix's cross-request cache on and off, lookup
-beside them, every one against plain decoding (engine/experiments.session_against_plain). Compare draws this
+beside them, every one against plain decoding (engine/sessions.session_against_plain). Compare draws this
 panel; Step through's session presets prime a suffix cache with the earlier requests (prime())."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import streamlit as st
 
 from specviz.core.sampling import SamplingConfig
 from specviz.core.suffix import SessionCache
-from specviz.engine import experiments as E
+from specviz.engine import sessions as SE
 from specviz.engine import workloads as W
 from specviz.engine.methods import SELF_SIZED_CAP
 from specviz.teach import copying as C
@@ -45,13 +45,13 @@ def panel(target, methods: list[str]) -> None:
     max_new = c3.number_input("max new tokens", 4, 256, 8 if app.TINY else 48, key="cmp_sess_new")
     repeats = c4.number_input("repeats", 1, 3, 1, key="cmp_sess_repeats")
     session = W.get_session(name)
-    cfg = E.session_config(SELF_SIZED_CAP, SamplingConfig(), int(max_new))   # both size their own drafts
+    cfg = SE.session_config(SELF_SIZED_CAP, SamplingConfig(), int(max_new))   # both size their own drafts
     cons = contenders(target, methods, cfg)
     st.caption(f"Greedy; suffix and lookup (match-length rule) draft up to {SELF_SIZED_CAP} tokens a step. Each "
                "request in order; plain decoding runs every request too. "
-               + app.estimate(E.session_runs(len(session.requests), len(cons), int(repeats)), int(max_new))[1])
+               + app.estimate(SE.session_runs(len(session.requests), len(cons), int(repeats)), int(max_new))[1])
     if st.button("Run the session", key="cmp_sess_run"):
-        done = app.run_job(KEY, lambda progress: E.session_against_plain(
+        done = app.run_job(KEY, lambda progress: SE.session_against_plain(
             target, session, cons, cfg, repeats=int(repeats), progress=progress))
         if done:
             (measured, _), shared = done
@@ -82,5 +82,5 @@ def prime(target, session: W.Session, make, cfg) -> SessionCache:
     `make(cache)` builds its proposers around); Step through then steps through the last request with it."""
     cache = SessionCache()
     earlier = replace(session, requests=session.requests[:-1])
-    E.run_session(target, earlier, lambda: make(cache), replace(cfg, record=False), cache=True)
+    SE.run_session(target, earlier, lambda: make(cache), replace(cfg, record=False), cache=True)
     return cache

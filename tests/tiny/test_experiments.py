@@ -5,6 +5,8 @@ import pytest
 from specviz.bench import results as BR
 from specviz.core.repetition import repetition
 from specviz.engine import experiments as E
+from specviz.engine import sessions as SE
+from specviz.engine import sweeps as SW
 from specviz.teach import checkpoints as CK
 from specviz.engine.models import load_tokenizer, tiny_llama
 from specviz.core.records import RunSummary
@@ -104,14 +106,14 @@ def test_table_divides_by_the_same_repeats_plain_then_takes_the_median():
 
 def test_sweep_covers_the_grid_against_the_same_repeats_plain(tiny):
     t, _ = tiny
-    pts, plains = E.sweep(t, get("csv-to-json"), "lookup", [1, 2], [1, 3], max_new_tokens=4)
+    pts, plains = SW.sweep(t, get("csv-to-json"), "lookup", [1, 2], [1, 3], max_new_tokens=4)
     assert [(p.k, p.n) for p in pts] == [(1, 1), (1, 3), (2, 1), (2, 3)] and len(plains) == 1
     for p in pts:  # greedy, float32: every point writes plain's tokens; its speedup was measured
         assert p.summary.token_ids == plains[0].token_ids and p.speedup > 0
     with pytest.raises(E.InputError):
-        E.sweep(t, get("csv-to-json"), "lookup", [0], [1])
+        SW.sweep(t, get("csv-to-json"), "lookup", [0], [1])
     with pytest.raises(E.InputError):
-        E.sweep(t, get("csv-to-json"), "plain", [1], None)
+        SW.sweep(t, get("csv-to-json"), "plain", [1], None)
 
 
 def test_checkpoint_swap_reports_the_loaders_own_warning(tiny, monkeypatch, tmp_path):
@@ -200,11 +202,11 @@ def test_a_session_runs_its_requests_in_order_with_the_cache_on_and_off(tiny):
     t, _ = tiny
     w = get("csv-to-json")
     sess = Session("twice", "session", "the same request twice", (w, w))
-    cfg = E.session_config(24, SamplingConfig(), 12)
+    cfg = SE.session_config(24, SamplingConfig(), 12)
     make = lambda: M.make_proposer("suffix", t)  # noqa: E731
-    got, plains = E.session_against_plain(t, sess, {"on": (make, cfg, True), "off": (make, cfg, False),
+    got, plains = SE.session_against_plain(t, sess, {"on": (make, cfg, True), "off": (make, cfg, False),
                                                     "lookup": (lambda: M.make_proposer("lookup", t), cfg, True)},
-                                          E.session_config(1, SamplingConfig(), 12), repeats=2)
+                                          SE.session_config(1, SamplingConfig(), 12), repeats=2)
     assert len(plains) == 2 and all(len(p.requests) == 2 and p.method == "plain" for p in plains)
     for m in got.values():
         assert len(m.runs) == 2 and m.same_as_plain == [True, True] and len(m.request_speedups()) == 2
@@ -213,4 +215,4 @@ def test_a_session_runs_its_requests_in_order_with_the_cache_on_and_off(tiny):
     assert any("request 1" in o for o in seen(got["on"].runs[0]))
     assert not any("request" in o for o in seen(got["off"].runs[0]))
     assert got["on"].runs[0].requests[1].target_passes < got["off"].runs[0].requests[1].target_passes
-    assert E.session_runs(2, 3, repeats=2).timed == 2 * 4 * 2
+    assert SE.session_runs(2, 3, repeats=2).timed == 2 * 4 * 2

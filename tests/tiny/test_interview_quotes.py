@@ -51,10 +51,10 @@ def test_the_best_k_says_whether_it_sits_at_the_edge_of_the_grid(monkeypatch):
     def fake_sweep(best):
         return lambda *a, **kw: ([NS(k=k, speedup=2.0 if k == best else 1.0) for k in I.SWEEP_KS], [])
 
-    monkeypatch.setattr(I.E, "sweep", fake_sweep(10))
+    monkeypatch.setattr(I.SW, "sweep", fake_sweep(10))
     out = I.lookup_sweep(None, None, small=False)
     assert out["best_k_x"] == 10.0 and "inside the grid" in out["edge"]
-    monkeypatch.setattr(I.E, "sweep", fake_sweep(max(I.SWEEP_KS)))
+    monkeypatch.setattr(I.SW, "sweep", fake_sweep(max(I.SWEEP_KS)))
     assert "largest k tried" in I.lookup_sweep(None, None, small=False)["edge"]
 
 
