@@ -103,57 +103,7 @@ else:
 
 labs.lossy_section(p, q)  # Medusa's typical acceptance and SGLang's thresholds, labelled lossy
 
-# -- tree sampling, by hand -----------------------------------------------------------------------
-st.header("Tree sampling, by hand")
-st.write("A tree drafts several candidates for one position (siblings). They are chosen, not sampled, so each "
-         "one's q is one-hot. The target tests them in turn: the first against p, each later one against the "
-         "residual the rejected ones left, norm(max(0, r − onehot(c))) — p with the rejected candidates removed. "
-         "If none is kept, the correction comes from the last residual.")
-t1, t2, t3 = st.columns([2, 1, 1])
-st.session_state.setdefault("tsb_p", L.PRESETS[L.CLEAR_PRESET][0])
-st.session_state.setdefault("tsb_cands", "E, D")
-t1.text_input("p over A…E (numbers, normalised for you)", key="tsb_p")
-t2.text_input("sibling candidates, in the order tried", key="tsb_cands", help="one to three of A…E, e.g. 'E, D'")
-tsb_rule = t3.radio("Rule", list(L.SIBLING_RULES), key="tsb_rule", help="\n\n".join(L.SIBLING_RULES.values()))
-try:
-    tp = L.parse_dist(st.session_state["tsb_p"], "p")
-    tc = L.parse_candidates(st.session_state["tsb_cands"], len(tp))
-    ts = L.siblings(tp, tc, tsb_rule)
-except InputError as e:
-    st.error(str(e))
-    ts = None
-if ts is not None:
-    t_labels = [chr(ord("A") + i) for i in range(len(tp))]
-    SOME = Guess("P(some candidate is kept) (0 to 1)", "some_kept", lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05)
-    tguess = G.ask("tsb_some", SOME)
-    if st.button("Lock in my guess and draw", type="primary", key="tsb_run") and G.lock("tsb_some", tguess):
-        counts, kept = L.simulate_siblings(tp, tc, 300 if app.TINY else 6000, tsb_rule)
-        st.session_state["tsb_sim"] = (st.session_state["tsb_p"], tc, tsb_rule, counts, kept)
-    sim_t = st.session_state.get("tsb_sim")
-    if sim_t and sim_t[0] == st.session_state["tsb_p"] and sim_t[1] == tc and sim_t[2] == tsb_rule:
-        _, _, _, counts, kept = sim_t
-        exact = L.siblings(tp, tc, "exact")
-        G.show("tsb_some", SOME, {"some_kept": exact.some_kept if tsb_rule == "exact" else ts.some_kept})
-        st.dataframe([{"candidate": t_labels[c], "tested against": ", ".join(f"{x:.2f}" for x in ts.residuals[j]),
-                       "P(kept | reached)": f"{ts.keep[j]:.3f}"} for j, c in enumerate(tc)]
-                     + [{"candidate": "(none kept)", "tested against": ", ".join(f"{x:.2f}" for x in ts.residuals[-1]),
-                         "P(kept | reached)": "the correction is drawn from this"}], hide_index=True)
-        n_tr = int(counts.sum())
-        freq = counts / n_tr
-        cover = float(tp[tc].sum())
-        st.plotly_chart(V.sibling_histogram(freq, tp, ts.output, t_labels, n_tr, tc), key="tsb_hist")
-        tv = 0.5 * float((freq - tp).abs().sum())
-        st.markdown(f"Kept in the draws: **{kept / n_tr:.3f}**; computed P(some candidate kept) = "
-                    f"**{ts.some_kept:.3f}**" + (f", which is the p mass the candidates cover ({cover:.3f})."
-                                                 if tsb_rule == "exact" else f" (the exact rule: {cover:.3f}).")
-                    + f" The output is **{tv:.3f}** from p in total variation after {n_tr} draws.")
-        if tsb_rule != "exact":
-            st.warning(f"Testing every sibling against p keeps the later ones too rarely and the rest too often: the "
-                       f"output follows {', '.join(f'{x:.3f}' for x in ts.output.tolist())}, "
-                       f"{0.5 * float((ts.output - tp).abs().sum()):.3f} from p however many draws you make.")
-        else:
-            st.caption("The exact rule's draws go through specviz's own tree verifier (core/tree.py), a root with "
-                       "the candidates as its children.")
+labs.tree_sampling_section()  # siblings tested in turn against the residual, and a broken version
 
 # -- part 2: the real model ---------------------------------------------------------------------
 st.header("2 · The real model's next token")
