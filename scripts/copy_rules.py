@@ -12,7 +12,7 @@ import argparse
 import json
 import os
 import statistics
-import sys
+
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -52,10 +52,11 @@ def run_one(target: LoadedModel, workload: Workload, method: str, k: int, n: int
     """One measured run of `method` on `workload` at this k (proposer may be given ready-made)."""
     ids = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)
     prop = proposer if proposer is not None else M.make_proposer(method, target, n=n, drafter=drafter, k_rule=k_rule)
-    return measure.run(target, prop, ids, _cfg(k, sampling, max_new_tokens, seed), target.tokenizer.eos_token_id)
+    return measure.run(target, prop, ids, decode_config(k, sampling, max_new_tokens, seed), target.tokenizer.eos_token_id)
 
 
-def _cfg(k: int, sampling: SamplingConfig, max_new_tokens: int, seed: int) -> DecodeConfig:
+def decode_config(k: int, sampling: SamplingConfig, max_new_tokens: int, seed: int) -> DecodeConfig:
+    """The DecodeConfig of a measured comparison, sweep or session run (no per-step recording)."""
     return DecodeConfig(k=k, max_new_tokens=max_new_tokens, sampling=sampling, seed=seed, record=False)
 
 
@@ -115,10 +116,10 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
     out = []
     for wi, w in enumerate(workloads):
         ids = M.encode_prompt(target.tokenizer, w.prompt, w.chat)
-        contenders = {(m, k): (factory(m), _cfg(k, sampling, max_new_tokens, seed))
+        contenders = {(m, k): (factory(m), decode_config(k, sampling, max_new_tokens, seed))
                       for m, k in compare_settings(methods, ks, k_rule)}
         sub = (lambda f, t, wi=wi, w=w: progress((wi + f) / len(workloads), f"{w.name}: {t}")) if progress else None
-        got, plains = measure.interleaved(target, ids, contenders, _cfg(1, sampling, max_new_tokens, seed),
+        got, plains = measure.interleaved(target, ids, contenders, decode_config(1, sampling, max_new_tokens, seed),
                                           repeats, target.tokenizer.eos_token_id, sub)
         for r, (plain, psteps) in enumerate(plains):
             out.append(Run(w.name, w.kind, "plain", 0, None, plain, psteps, plain.tokens_per_s, r, plain))

@@ -23,6 +23,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
+import torch
 
 from specviz.core.neartie import Divergence, first_divergence
 from specviz.core.records import RunSummary, StepRecord
@@ -39,7 +40,7 @@ TOO_NOISY = "too noisy to quote, re-measure"
 
 
 # -- one run ------------------------------------------------------------------------------------------
-def timed(device: "torch.device", work: Callable[[], T]) -> tuple[T, float]:
+def timed(device: torch.device, work: Callable[[], T]) -> tuple[T, float]:
     """(work(), its wall seconds): the clock is read after the device has finished the work queued
     before and by it (a GPU runs asynchronously; a CPU needs no wait)."""
     sync(device)

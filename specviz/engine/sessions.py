@@ -13,7 +13,7 @@ from specviz.core.stats import median, spread
 from specviz.engine import measure
 from specviz.engine import methods as M
 from specviz.engine.decode import DecodeConfig
-from specviz.engine.experiments import RunCount
+from specviz.engine.experiments import RunCount, decode_config
 from specviz.engine.models import LoadedModel
 from specviz.engine.workloads import Session
 
@@ -185,4 +185,4 @@ def session_against_plain(target: LoadedModel, session: Session, contenders: dic
 
 def session_config(k: int, sampling: SamplingConfig, max_new_tokens: int, seed: int = 0) -> DecodeConfig:
     """A session request's settings (the same for every request)."""
-    return _cfg(k, sampling, max_new_tokens, seed)
+    return decode_config(k, sampling, max_new_tokens, seed)

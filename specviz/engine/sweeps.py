@@ -11,7 +11,7 @@ from specviz.core.records import RunSummary
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import measure
 from specviz.engine import methods as M
-from specviz.engine.experiments import RunCount, _cfg
+from specviz.engine.experiments import RunCount, decode_config
 from specviz.engine.models import LoadedModel
 from specviz.engine.workloads import Workload
 
@@ -62,8 +62,8 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
             return shared[n]
         return make
 
-    contenders = {(k, n): (factory(n), _cfg(k, sampling, max_new_tokens, seed)) for k, n in grid}
-    got, plains = measure.interleaved(target, ids, contenders, _cfg(1, sampling, max_new_tokens, seed),
+    contenders = {(k, n): (factory(n), decode_config(k, sampling, max_new_tokens, seed)) for k, n in grid}
+    got, plains = measure.interleaved(target, ids, contenders, decode_config(1, sampling, max_new_tokens, seed),
                                       repeats, target.tokenizer.eos_token_id, progress)
     points = [SweepPoint(k, n, m.summary, m.speedup) for (k, n), m in got.items()]
     return points, [p for p, _ in plains]
@@ -121,8 +121,8 @@ def suffix_sweep(target: LoadedModel, workload: Workload, ks: list[int], knob: s
     def factory(v):
         return lambda: M.make_proposer("suffix", target, suffix={knob: v})   # a fresh cache per run
 
-    contenders = {(k, v): (factory(v), _cfg(k, sampling, max_new_tokens, seed)) for k in ks for v in values}
-    got, plains = measure.interleaved(target, ids, contenders, _cfg(1, sampling, max_new_tokens, seed),
+    contenders = {(k, v): (factory(v), decode_config(k, sampling, max_new_tokens, seed)) for k in ks for v in values}
+    got, plains = measure.interleaved(target, ids, contenders, decode_config(1, sampling, max_new_tokens, seed),
                                       repeats, target.tokenizer.eos_token_id, progress)
     points = [SweepPoint(k, v, m.summary, m.speedup, axis=knob) for (k, v), m in got.items()]
     return points, [p for p, _ in plains]

@@ -35,7 +35,7 @@ def test_suffix_sweep_values_are_parsed_and_checked():
     import pytest
 
     from specviz.core.errors import InputError
-    from specviz.engine.experiments import SUFFIX_KNOBS, SUFFIX_VALUES, suffix_values
+    from specviz.engine.sweeps import SUFFIX_KNOBS, SUFFIX_VALUES, suffix_values
 
     assert suffix_values("max_depth", "8, 16,24") == [8, 16, 24]
     assert suffix_values("factor", "0.5; 1, 1") == [0.5, 1.0]

@@ -65,8 +65,8 @@ def test_lookup_match_rule_and_suffix_equal_plain_in_float32(target32):
     for w in (workloads.get("summarise-passage"), workloads.get("story")):
         ids = encode_prompt(target32.tokenizer, w.prompt, w.chat)
         cfg = DecodeConfig(k=24, max_new_tokens=64, record=False)
-        plain, _ = generate(target32, None, ids, cfg, eos)
+        plain, _ = measure.run(target32, None, ids, cfg, eos)
         for kw in (dict(method="lookup", k_rule="match"), dict(method="suffix")):
-            s, steps = generate(target32, make_proposer(target=target32, **kw), ids, cfg, eos)
+            s, steps = measure.run(target32, make_proposer(target=target32, **kw), ids, cfg, eos)
             assert torch.equal(torch.tensor(s.token_ids), torch.tensor(plain.token_ids)), kw
             assert s.drafted > 0
