@@ -25,13 +25,18 @@ def bench_rows(data) -> list[dict]:
     if not isinstance(data, dict) or not isinstance(data.get("per_run"), dict):
         return []
     sp = data.get("speedup", {})
-    kinds = dict(data.get("meta", {}).get("workloads") or {})  # [[name, kind], ...] or {name: kind}
+    meta = data.get("meta", {})
+    kinds = dict(meta.get("workloads") or {})  # [[name, kind], ...] or {name: kind}
+    chosen = {(c.get("mode"), c.get("kind"), c.get("method")): c.get("setting") for c in data.get("chosen") or []}
+    runs = {"greedy": f"{meta.get('repeats', '?')} repeats", "sampled": f"{len(meta.get('seeds') or [])} seeds"}
     rows = []
     for mode, labels in data["per_run"].items():
+        shown_mode = f"sampled T={meta['temperature']:g}" if mode == "sampled" and "temperature" in meta else mode
         for label, per_w in labels.items():
-            for w, r in per_w.items():
-                rows.append({"mode": mode, "method": label, "workload": w,
-                             "kind": kinds.get(w),
+            for w, r in per_w.items():   # every row names its experiment: mode, setting, tokens, runs
+                rows.append({"mode": shown_mode, "method": label, "workload": w,
+                             "kind": kinds.get(w), "setting": chosen.get((mode, kinds.get(w), label)) or "–",
+                             "tokens": meta.get("max_new_tokens"), "runs": runs.get(mode, "?"),
                              "tokens_per_pass": r.get("tokens_per_pass"), "draft_acceptance_rate": r.get("draft_acceptance_rate"),
                              "tokens_per_s": r.get("tokens_per_s"),
                              "speedup": sp.get(mode, {}).get("per_workload", {}).get(label, {}).get(w)})
