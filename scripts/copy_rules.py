@@ -32,12 +32,16 @@ SETTINGS = {  # name: (method, k, make_proposer keywords)
     "match f1 n3": ("lookup", 24, dict(n=3, k_rule="match", spec_factor=1.0)),
     "match f1 n2": ("lookup", 24, dict(n=2, k_rule="match", spec_factor=1.0)),
     "match f1 n1": ("lookup", 24, dict(n=1, k_rule="match", spec_factor=1.0)),
-    "match f1.5 n2 (default)": ("lookup", 24, dict(n=2, k_rule="match", spec_factor=1.5)),
+    "match f1.5 n2": ("lookup", 24, dict(n=2, k_rule="match", spec_factor=1.5)),
     "match f2 n2": ("lookup", 24, dict(n=2, k_rule="match", spec_factor=2.0)),
     "match f2 n3": ("lookup", 24, dict(n=3, k_rule="match", spec_factor=2.0)),
+    "match f3 n2": ("lookup", 24, dict(n=2, k_rule="match", spec_factor=3.0)),
+    "match f4 n2 (default)": ("lookup", 24, dict(n=2, k_rule="match", spec_factor=4.0)),
     "match f4 n3": ("lookup", 24, dict(n=3, k_rule="match", spec_factor=4.0)),
     "suffix f1 (vLLM's defaults)": ("suffix", 24, dict(spec_factor=1.0)),
-    "suffix f2 (default)": ("suffix", 24, dict(spec_factor=2.0)),
+    "suffix f2": ("suffix", 24, dict(spec_factor=2.0)),
+    "suffix f3": ("suffix", 24, dict(spec_factor=3.0)),
+    "suffix f4 (default)": ("suffix", 24, dict(spec_factor=4.0)),
 }
 
 
@@ -60,6 +64,7 @@ def main() -> None:
     a.add_argument("--dtype", default="float32")
     a.add_argument("--kind", default=workloads.COPY, choices=[workloads.COPY, workloads.NOVEL])
     a.add_argument("--temp", type=float, default=0.0)
+    a.add_argument("--only", default="", help="comma-separated substrings: run the settings whose name has one")
     a = a.parse_args()
     torch.set_num_threads(1)
     bench = json.load(open(os.path.join(os.path.dirname(__file__), "..", "bench", "results.json")))
@@ -70,6 +75,8 @@ def main() -> None:
     for w in workloads.of_kind(a.kind):
         ids = encode_prompt(t.tokenizer, w.prompt, w.chat)
         for name, (method, k, kw) in SETTINGS.items():
+            if a.only and not any(x.strip() in name for x in a.only.split(",")):
+                continue
             cfg = DecodeConfig(k=k, max_new_tokens=a.new, record=False, sampling=SamplingConfig(a.temp))
             s, steps = run(t, make_proposer(method, t, **kw), ids, cfg, eos)
             cost = sum((v_tree if st.is_tree else v_chain)(st.n_drafted) for st in steps)   # in plain steps

@@ -44,9 +44,10 @@ MAX_TREE_DEPTH = 24          # suffix_decoding_max_tree_depth
 MAX_SPEC_FACTOR = 1.0        # suffix_decoding_max_spec_factor
 MIN_TOKEN_PROB = 0.1         # suffix_decoding_min_token_prob
 VLLM_MAX_CACHED_REQUESTS = 10000  # suffix_decoding_max_cached_requests (specviz's default is smaller: CACHE_REQUESTS)
-# specviz's default factor for its suffix proposer: drafts up to 2 x the match beat vLLM's 1 x on all four copy-heavy
-# workloads here (tokens per pass and the bench's v(k), float32), where a long verify pass costs little
-SUFFIX_FACTOR = 2.0
+# specviz's default factor for its suffix proposer: drafts up to 4 x the match beat 2 x and 3 x (and vLLM's 1 x) on
+# the copy-heavy workloads here (scripts/copy_rules.py: tokens per pass and the bench's v(k), float32; median model
+# speedup 4.22 against 3.95 for 2 x), where a long verify pass costs little
+SUFFIX_FACTOR = 4.0
 # specviz's session cache: the earlier requests kept, and a bound on their tokens (oldest evicted first)
 CACHE_REQUESTS = 16
 CACHE_TOKENS = 16384

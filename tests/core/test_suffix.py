@@ -8,7 +8,7 @@ from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.core.suffix import SessionCache, TokenSeq, continuation_trie, match_lengths, speculate
 from specviz.proposers.base import Context
-from specviz.proposers.lookup import PromptLookup, longest_match, lookup, match_lookup
+from specviz.proposers.lookup import MATCH_FACTOR, PromptLookup, longest_match, lookup, match_lookup
 from specviz.proposers.suffix import SuffixProposer
 
 
@@ -194,8 +194,10 @@ def test_match_rule_with_a_large_factor_is_the_fixed_rule():
 def test_lookup_proposer_rules_and_bad_settings():
     src = list(range(10, 40))
     ids = src + [99] + src[:6]
-    p = PromptLookup(k_rule="match")                                   # n_min = n = 3, n_max = 24, factor 1.5
-    assert p.propose(ctx(ids), k=24).tokens.tolist() == src[6:15] and p.last_n == 6
+    p = PromptLookup(k_rule="match", factor=1.5)                       # n_min = n = 3, n_max = 24
+    assert p.propose(ctx(ids), k=24).tokens.tolist() == src[6:15] and p.last_n == 6   # 1.5 x 6 = 9 tokens
+    default = PromptLookup(k_rule="match").propose(ctx(ids), k=24).tokens.tolist()   # the default factor
+    assert default == src[6:6 + min(24, int(MATCH_FACTOR * 6))]
     assert PromptLookup(n=3).propose(ctx(ids), k=24).tokens.tolist() == src[6:30]  # fixed: k tokens
     for bad in (dict(k_rule="longest"), dict(k_rule="match", factor=0.0), dict(n_min=5, n_max=4, k_rule="match"),
                 dict(n=0, k_rule="match")):
