@@ -1,9 +1,14 @@
-"""Self-distillation corpus: the target answers a seeded prompt set; every position is labelled.
+"""Self-distillation corpus: the target answers a seeded prompt set; the token ids are kept.
 
-Each shard (one batch of prompts) holds, for every token of prompt + reply: the token id, the
-target's final normed hidden state there (bf16), its greedy next-token prediction (the label all
-proposers are trained on) and its top-8 logits (for a KL variant). Shards already on disk are
-skipped, so an interrupted run resumes where it stopped.
+Each shard (one batch of prompts) holds the token ids of prompt + reply as uint16 (the vocabulary,
+49,152 ids, fits in 16 bits), where each sequence starts, its prompt length, whether it is copy-heavy
+and the temperature of its batch: a few bytes a token, small enough to commit (data/corpus/). The
+per-token training targets — the target's final normed hidden state (bf16), its greedy next token (the
+label all proposers are trained on), its top-8 logits (for the KL variant) and, for a fused-feature
+head, the hidden states of chosen layers — are recomputed from the ids by one batched teacher-forced
+pass (`features`) when a job loads the corpus with the target. Shards written before (with `hidden`,
+`label`, `topv`, `topi` stored) still load as they are. Shards already on disk are skipped, so an
+interrupted run resumes where it stopped.
 """
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ from specviz.train.common import cli_command
 from specviz.train.prompts import COPY, make_prompts
 
 TOPK = 8
+FEATURE_KEYS = ("hidden", "label", "topv", "topi")   # recomputed from the ids by `features`
+ID_DTYPE = torch.uint16                              # every id of a 49,152-token vocabulary fits
 
 
 def encode_chat(tok, text: str) -> list[int]:
@@ -53,26 +60,86 @@ def generate_batch(target: LoadedModel, prompts: list[list[int]], max_new: int, 
     return replies
 
 
+def check_layers(target: LoadedModel, layers) -> list[int]:
+    """The layer indices asked for, checked: decoder layers 0..L-1 of the target."""
+    n = target.model.config.num_hidden_layers
+    layers = [int(x) for x in (layers or [])]
+    bad = [x for x in layers if not 0 <= x < n]
+    if bad:
+        raise ValueError(f"layers {bad} out of range: the target has decoder layers 0..{n - 1}")
+    return layers
+
+
 @torch.inference_mode()
-def label_batch(target: LoadedModel, seqs: list[list[int]]) -> list[dict]:
-    """Teacher-forced pass: hidden (T, H) bf16, greedy label (T,), top-8 logits per position."""
+def features(target: LoadedModel, ids_batch: list, layers=None) -> list[dict]:
+    """The training targets of whole sequences, recomputed by one teacher-forced batched pass.
+
+    ids_batch: token-id sequences (lists or 1-D tensors), right padded here into one (B, T) batch.
+    Returns per sequence: hidden (T, H) bf16, the final normed hidden state (what the LM head reads);
+    label (T,) int32, the greedy next token; topv (T, 8) float16 and topi (T, 8) int32, the top-8
+    logits; and, when `layers` is given, layers {i: (T, H) bf16}, the output of decoder layer i
+    (0-based, the residual stream before the final norm), captured by forward hooks on just those layers."""
     model, dev = target.model, target.device
     body, head = model.get_decoder(), model.get_output_embeddings()
+    layers = check_layers(target, layers)
+    seqs = [torch.as_tensor(s).long().flatten() for s in ids_batch]
     width = max(map(len, seqs))
     x = torch.zeros((len(seqs), width), dtype=torch.long)                  # (B, T), right padded
     mask = torch.zeros_like(x)
     for i, s in enumerate(seqs):
-        x[i, : len(s)] = torch.tensor(s)
+        x[i, : len(s)] = s
         mask[i, : len(s)] = 1
-    h = body(input_ids=x.to(dev), attention_mask=mask.to(dev)).last_hidden_state  # (B, T, H)
+    caught: dict[int, torch.Tensor] = {}
+
+    def hook(i):
+        def keep(_module, _inputs, output):
+            caught[i] = output[0] if isinstance(output, tuple) else output  # (B, T, H)
+        return keep
+
+    handles = [body.layers[i].register_forward_hook(hook(i)) for i in layers]
+    try:
+        h = body(input_ids=x.to(dev), attention_mask=mask.to(dev)).last_hidden_state  # (B, T, H)
+    finally:
+        for hd in handles:
+            hd.remove()
     out = []
     for i, s in enumerate(seqs):
         hi = h[i, : len(s)]                                                 # (T, H)
         logits = head(hi).float()                                           # (T, V)
         top = torch.topk(logits, TOPK, dim=-1)
-        out.append(dict(hidden=hi.to(torch.bfloat16).cpu(), label=logits.argmax(-1).int().cpu(),
-                        topv=top.values.half().cpu(), topi=top.indices.int().cpu()))
+        row = dict(hidden=hi.to(torch.bfloat16).cpu(), label=logits.argmax(-1).int().cpu(),
+                   topv=top.values.half().cpu(), topi=top.indices.int().cpu())
+        if layers:
+            row["layers"] = {j: caught[j][i, : len(s)].to(torch.bfloat16).cpu() for j in layers}  # (T, H) each
+        out.append(row)
     return out
+
+
+def features_rate(target: LoadedModel, seqs: list, batch: int = 8, layers=None) -> dict:
+    """Teacher-forced features of `seqs` in batches of similar lengths, timed (engine.measure.timed):
+    tokens, seconds and tokens/s of the recompute a job pays when it loads an ids-only corpus."""
+    from specviz.engine.measure import timed
+
+    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+    _, wall = timed(target.device, lambda: [features(target, [seqs[i] for i in order[a:a + batch]], layers)
+                                            for a in range(0, len(order), batch)])
+    n = sum(len(s) for s in seqs)
+    return dict(sequences=len(seqs), tokens=n, batch=batch, seconds=round(wall, 3),
+                tokens_per_s=round(n / wall, 1) if wall > 0 else float("inf"), device=str(target.device),
+                threads=torch.get_num_threads())
+
+
+def ids_tensor(ids: list[int], vocab_size: int) -> torch.Tensor:
+    """(N,) uint16 ids; a vocabulary past 65,536 ids would not fit, so it is refused."""
+    if vocab_size > 2 ** 16:
+        raise ValueError(f"a vocabulary of {vocab_size:,} ids does not fit the corpus's uint16 ids (65,536 at most)")
+    return torch.tensor(ids, dtype=torch.int32).to(ID_DTYPE)
+
+
+def shard_size_bytes(tokens: int, sequences: int) -> int:
+    """Bytes of an ids-only corpus (tensor data, without the small safetensors headers): uint16 ids, int32
+    starts and prompt lengths, int8 copy flags."""
+    return 2 * tokens + 4 * (sequences + 1) + 4 * sequences + sequences
 
 
 def build(target: LoadedModel, out_dir: str | Path, n_prompts: int = 480, batch: int = 16,
@@ -95,10 +162,11 @@ def build(target: LoadedModel, out_dir: str | Path, n_prompts: int = 480, batch:
 
 def build_from_ids(target: LoadedModel, encoded: list[list[int]], is_copy: list[bool], out_dir: str | Path,
                    batch: int = 16, max_new: int = 160, seed: int = 0, sampled_share: float = 0.5,
-                   temperature: float = 0.8, label_batch_size: int = 8, pad_id: int | None = None,
+                   temperature: float = 0.8, pad_id: int | None = None,
                    eos_id: int | None = None, progress: bool = True, max_minutes: float | None = None) -> dict:
-    """Generate and label shard by shard (shards on disk are skipped; after `max_minutes` the run stops
-    between shards, and a rerun resumes); returns the meta summary."""
+    """Generate shard by shard and keep the token ids (shards on disk are skipped; after `max_minutes` the
+    run stops between shards, and a rerun resumes); returns the meta summary. No labelling pass: the
+    features are recomputed from the ids when a job loads the corpus (`load(..., target=)`)."""
     from tqdm import tqdm
 
     out = Path(out_dir)
@@ -120,18 +188,11 @@ def build_from_ids(target: LoadedModel, encoded: list[list[int]], is_copy: list[
         temp = temperature if (s * sampled_share) % 1 + sampled_share >= 1 else 0.0  # every 1/share-th shard
         replies = generate_batch(target, enc, max_new, temp, seed * 100003 + s, pad_id, eos_id)
         seqs = [e + r for e, r in zip(enc, replies)]
-        rows = []
-        for i in range(0, len(seqs), label_batch_size):
-            rows += label_batch(target, seqs[i:i + label_batch_size])
         save_file({
-            "ids": torch.tensor([t for q in seqs for t in q], dtype=torch.int32),
-            "hidden": torch.cat([r["hidden"] for r in rows]),              # (N, H) bf16
-            "label": torch.cat([r["label"] for r in rows]),                # (N,)
-            "topv": torch.cat([r["topv"] for r in rows]),                  # (N, 8)
-            "topi": torch.cat([r["topi"] for r in rows]),                  # (N, 8)
-            "starts": torch.tensor([0] + [len(q) for q in seqs]).cumsum(0),  # (S+1,)
-            "prompt_len": torch.tensor([len(e) for e in enc], dtype=torch.int32),
-            "copy": torch.tensor(cp, dtype=torch.int8),
+            "ids": ids_tensor([t for q in seqs for t in q], target.vocab_size),   # (N,) uint16
+            "starts": torch.tensor([0] + [len(q) for q in seqs]).cumsum(0).int(),  # (S+1,)
+            "prompt_len": torch.tensor([len(e) for e in enc], dtype=torch.int32),  # (S,)
+            "copy": torch.tensor(cp, dtype=torch.int8),                            # (S,)
             "temperature": torch.tensor([temp]),
         }, str(path))
     old = json.loads((out / "meta.json").read_text()) if (out / "meta.json").exists() else {}
@@ -140,7 +201,7 @@ def build_from_ids(target: LoadedModel, encoded: list[list[int]], is_copy: list[
     meta.update(seed=seed, max_new_tokens=max_new, temperature=temperature, sampled_share=sampled_share,
                 batch=batch, target_fingerprint=target.fingerprint(), last_run_wall_s=wall,
                 wall_s_total=round(old.get("wall_s_total", old.get("last_run_wall_s", 0.0)) + wall, 1),
-                device=str(target.device), threads=torch.get_num_threads(),
+                device=str(target.device), threads=torch.get_num_threads(), stores="ids",
                 machine=platform.processor() or platform.machine(),
                 finished_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M") if made
                 else old.get("finished_utc", "not recorded"),
@@ -158,10 +219,21 @@ def shards(corpus_dir: str | Path) -> list[Path]:
     return sorted(p for d in dirs(corpus_dir) for p in d.glob("shard_*.safetensors"))
 
 
+def _small(path: Path, keys=("ids", "starts", "prompt_len", "copy")) -> dict:
+    """The id-side tensors of one shard (never its stored features, if an old shard has them); ids as int32."""
+    from safetensors import safe_open
+
+    with safe_open(str(path), "pt") as f:
+        d = {k: f.get_tensor(k) for k in keys}
+        d["stored"] = set(f.keys())
+    d["ids"] = d["ids"].to(torch.int32)
+    return d
+
+
 def summarize(corpus_dir: str | Path) -> dict:
     n_tok = n_reply = n_seq = n_copy = 0
     for p in shards(corpus_dir):
-        d = load_file(str(p))
+        d = _small(p)
         n_tok += len(d["ids"])
         n_seq += len(d["prompt_len"])
         n_copy += int(d["copy"].sum())
@@ -172,12 +244,10 @@ def summarize(corpus_dir: str | Path) -> dict:
 
 def token_ids(corpus_dir: str | Path):
     """(ids (T,) int32, prompt_len) per sequence, reading only the ids of each shard, not the features."""
-    from safetensors import safe_open
-
     for p in shards(corpus_dir):
-        with safe_open(str(p), "pt") as f:
-            ids, st, pl = f.get_tensor("ids"), f.get_tensor("starts").tolist(), f.get_tensor("prompt_len").tolist()
-        yield from ((ids[a:b], m) for a, b, m in zip(st[:-1], st[1:], pl))
+        d = _small(p)
+        st, pl = d["starts"].tolist(), d["prompt_len"].tolist()
+        yield from ((d["ids"][a:b], m) for a, b, m in zip(st[:-1], st[1:], pl))
 
 
 def prompt_keys(corpus_dir: str | Path) -> set[bytes]:
@@ -197,18 +267,44 @@ def duplicates(corpus_dir: str | Path) -> tuple[int, int]:
     return n, reply
 
 
-def load(corpus_dir: str | Path, keys=("ids", "hidden", "label")) -> list[dict]:
-    """One dict per sequence: the requested per-token tensors plus prompt_len and copy."""
+def load(corpus_dir: str | Path, keys=("ids", "hidden", "label"), target: LoadedModel | None = None,
+         layers=None, batch: int = 8, progress: bool = False) -> list[dict]:
+    """One dict per sequence: the requested per-token tensors (ids as int32) plus prompt_len, copy and folder.
+
+    Feature keys (hidden, label, topv, topi) and `layers` (row["layers"] = {i: (T, H)}) come from the shard
+    when it stored them (shards written before the ids-only format), else from `features` run on the
+    target in batches of `batch` sequences of similar length."""
+    from tqdm import tqdm
+
+    want = [k for k in keys if k in FEATURE_KEYS]
+    unknown = [k for k in keys if k not in FEATURE_KEYS and k != "ids"]
+    if unknown:
+        raise ValueError(f"unknown corpus keys {unknown}: ids, {', '.join(FEATURE_KEYS)}")
+    layers = check_layers(target, layers) if target is not None else list(layers or [])
     seqs = []
-    for p in shards(corpus_dir):
-        d = load_file(str(p))
+    for p in tqdm(shards(corpus_dir), desc="corpus features", disable=not progress):
+        d = _small(p)
         st = d["starts"].tolist()
-        for i in range(len(st) - 1):
-            row = {k: d[k][st[i]:st[i + 1]] for k in keys}
-            row["prompt_len"] = int(d["prompt_len"][i])
-            row["copy"] = bool(d["copy"][i])
-            row["folder"] = p.parent.name
-            seqs.append(row)
+        rows = [dict(ids=d["ids"][st[i]:st[i + 1]], prompt_len=int(d["prompt_len"][i]), copy=bool(d["copy"][i]),
+                     folder=p.parent.name) for i in range(len(st) - 1)]
+        if want and set(want) <= d["stored"] and not layers:       # an old shard with its features stored
+            from safetensors import safe_open
+            with safe_open(str(p), "pt") as f:
+                stored = {k: f.get_tensor(k) for k in want}
+            for i, r in enumerate(rows):
+                r.update({k: stored[k][st[i]:st[i + 1]] for k in want})
+        elif want or layers:
+            if target is None:
+                raise ValueError(f"{p} holds token ids only: pass the target to recompute "
+                                 f"{', '.join(want + (['layers'] if layers else []))} by teacher forcing")
+            order = sorted(range(len(rows)), key=lambda i: len(rows[i]["ids"]))
+            for a in range(0, len(order), batch):
+                part = [rows[i] for i in order[a:a + batch]]
+                for r, f in zip(part, features(target, [r["ids"] for r in part], layers)):
+                    r.update({k: f[k] for k in want})
+                    if layers:
+                        r["layers"] = f["layers"]
+        seqs += rows
     return seqs
 
 

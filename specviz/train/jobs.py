@@ -59,7 +59,7 @@ def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
     from specviz.proposers.vocab import SubsetHead
     from specviz.train import medusa as tm
 
-    train, held = load_split(corpus_dir)
+    train, held = load_split(corpus_dir, target=target)
     ids = _vocab(target, train, vocab)
     out = SubsetHead(target.model.get_output_embeddings().weight, ids)
     heads = medusa_heads(target, n_heads)
@@ -81,7 +81,7 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
     from specviz.proposers.vocab import SubsetHead
     from specviz.train import eagle as te
 
-    train, held = load_split(corpus_dir)
+    train, held = load_split(corpus_dir, target=target)
     ids = _vocab(target, train, vocab)
     out = SubsetHead(target.model.get_output_embeddings().weight, ids)
     head = eagle_head(target, init)
@@ -143,7 +143,7 @@ def drafter(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int =
     from specviz.train import drafter as td
 
     keys = ("ids", "label", "hidden", "topv", "topi") if mode == "kl" else ("ids", "label", "hidden")
-    train, held = load_split(corpus_dir, keys)
+    train, held = load_split(corpus_dir, keys, target)
     ids = _vocab(target, train, vocab)
     L = target.model.config.num_hidden_layers
     init = (0, L - 1) if n_layers == 2 else tuple(range(n_layers))
@@ -180,7 +180,7 @@ def lora(target: LoadedModel, run_dir, out_dir=None, steps: int = 120, batch: in
                        eval_fn=lambda: {"docs_heldout_loss": round(tl.heldout_loss(model, held), 4)})
     extra = {}
     if corpus_dir is not None:        # fluency check: loss on the held-out chat replies of the corpus
-        _, h = load_split(corpus_dir, ("ids", "label"))
+        _, h = load_split(corpus_dir, ("ids",))
         reps = [s["ids"].long()[s["prompt_len"]:][:chunk] for s in h if len(s["ids"]) - s["prompt_len"] > 8]
         reps = [r for r in reps if len(r) == len(reps[0])] or reps[:1]
         extra["chat_heldout_loss_finetuned"] = round(tl.heldout_loss(model, reps, 1), 4)
