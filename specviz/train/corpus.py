@@ -129,11 +129,11 @@ def features_rate(target: LoadedModel, seqs: list, batch: int = 8, layers=None) 
                 threads=torch.get_num_threads())
 
 
-def ids_tensor(ids: list[int], vocab_size: int) -> torch.Tensor:
+def ids_tensor(ids, vocab_size: int) -> torch.Tensor:
     """(N,) uint16 ids; a vocabulary past 65,536 ids would not fit, so it is refused."""
     if vocab_size > 2 ** 16:
         raise ValueError(f"a vocabulary of {vocab_size:,} ids does not fit the corpus's uint16 ids (65,536 at most)")
-    return torch.tensor(ids, dtype=torch.int32).to(ID_DTYPE)
+    return torch.as_tensor(ids, dtype=torch.int32).to(ID_DTYPE)
 
 
 def shard_size_bytes(tokens: int, sequences: int) -> int:
@@ -306,6 +306,23 @@ def load(corpus_dir: str | Path, keys=("ids", "hidden", "label"), target: Loaded
                         r["layers"] = f["layers"]
         seqs += rows
     return seqs
+
+
+def keep_ids(src: str | Path, dst: str | Path) -> dict:
+    """Copy a corpus folder keeping only what the ids-only format stores (an old shard's hidden states,
+    labels and top-8 are dropped: `load` recomputes them). Returns the new folder's meta."""
+    src, dst = Path(src), Path(dst)
+    dst.mkdir(parents=True, exist_ok=True)
+    for p in shards(src):
+        d = _small(p, ("ids", "starts", "prompt_len", "copy", "temperature"))
+        top = int(d["ids"].max()) + 1 if len(d["ids"]) else 0
+        save_file({"ids": ids_tensor(d["ids"], top),                                # (N,) uint16, or refused
+                   "starts": d["starts"].int(), "prompt_len": d["prompt_len"].int(), "copy": d["copy"].to(torch.int8),
+                   "temperature": d["temperature"]}, str(dst / p.name))
+    meta = {**folder_meta(src), **summarize(dst), "stores": "ids", "ids_from": str(src)}
+    meta["bytes"] = sum(p.stat().st_size for p in shards(dst))
+    (dst / "meta.json").write_text(json.dumps(meta, indent=1))
+    return meta
 
 
 def folder_meta(folder: Path) -> dict:
