@@ -42,6 +42,10 @@ def add_parser(subparsers) -> None:
     f.add_argument("--batch", type=int, default=8)
     f.add_argument("--layers", default="", help="also capture these decoder layers, e.g. 2,15,29")
     f.set_defaults(func=cmd_features)
+    pr = jobs.add_parser("prompts", help="count the distinct prompts and word-for-word repeats of a seeded prompt set")
+    pr.add_argument("--prompts", type=int, default=4400)
+    pr.add_argument("--seed", type=int, default=2)
+    pr.set_defaults(func=cmd_prompts)
     dc = jobs.add_parser("card", help="write models/corpus.md, the data card of the corpus the proposers train on")
     dc.add_argument("--corpus", default="runs/corpus", help="corpus folder, or several comma-separated")
     dc.add_argument("--out", default="models/corpus.md")
@@ -160,6 +164,15 @@ def cmd_card(a) -> int:
 def _fail(msg: str) -> int:
     print(f"specviz: error: {msg}", file=sys.stderr)
     return 2
+
+
+def cmd_prompts(a) -> int:
+    from specviz.train.prompts import make_prompts, repeats
+
+    if a.prompts < 1:
+        return _fail("--prompts must be >= 1")
+    print(json.dumps(dict(seed=a.seed, **repeats(make_prompts(a.prompts, a.seed))), indent=1))
+    return 0
 
 
 def cmd_corpus_ids(a) -> int:

@@ -30,8 +30,10 @@ FEATURE_KEYS = ("hidden", "label", "topv", "topi")   # recomputed from the ids b
 ID_DTYPE = torch.uint16                              # every id of a 49,152-token vocabulary fits
 
 
-def encode_chat(tok, text: str) -> list[int]:
-    out = tok.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True)
+def encode_chat(tok, prompt) -> list[int]:
+    """A prompt (one user message, or a multi-turn chat as a list of messages) through the chat template."""
+    msgs = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
+    out = tok.apply_chat_template(msgs, add_generation_prompt=True)
     ids = out["input_ids"] if isinstance(out, dict) or hasattr(out, "keys") else out
     return list(ids)
 
