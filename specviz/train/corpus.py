@@ -346,54 +346,90 @@ def trained_on(folder: Path, meta: dict, cards: dict) -> str:
     return ", ".join(out) or "–"
 
 
+OLD_BYTES_PER_TOKEN = 4 + 2 * 576 + 4 + 8 * 2 + 8 * 4   # int32 id, bf16 hidden (SmolLM2: 576), label, top-8 values, ids
+
+
+def stores(folder: Path, meta: dict) -> str:
+    """What a folder's shards hold: token ids only, or ids with the features (shards from before)."""
+    if meta.get("stores") == "ids":
+        return "ids"
+    first = shards(folder)[:1]
+    return ("ids" if first and "hidden" not in _small(first[0])["stored"] else "ids + features") if first else "?"
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.glob("shard_*.safetensors"))
+
+
 def data_card(corpus_dir: str | Path, cards: dict | None = None) -> str:
-    """models/corpus.md: the corpus folders, and which shipped artifacts (`cards`) trained on each (the corpus
-    itself is not committed)."""
+    """models/corpus.md: the corpus folders, what each stores and its size on disk, and which shipped
+    artifacts (`cards`) trained on each."""
     cards = cards or {}
     rows = ["| folder | seed | prompts (copy-heavy / novel) | sequences | tokens | reply tokens | batch | "
-            "max new | sampled share (T) | wall (min) | reply tokens/s | made on | finished (UTC) | "
-            "shipped artifacts trained on it |", "|" + "---|" * 14]
-    tot = dict(sequences=0, tokens=0, reply_tokens=0, wall=0.0)
+            "max new | sampled share (T) | wall (min) | reply tokens/s | stores (MB on disk) | made on | "
+            "finished (UTC) | shipped artifacts trained on it |", "|" + "---|" * 15]
+    tot = dict(sequences=0, tokens=0, reply_tokens=0, wall=0.0, bytes=0)
     n_distinct = len(prompt_keys(corpus_dir))
     n_dup, dup_reply = duplicates(corpus_dir)
+    kept = []
     for d in dirs(corpus_dir):
         m = folder_meta(d)
         wall = m.get("wall_s_total", m.get("last_run_wall_s", 0.0))
         for k in ("sequences", "tokens", "reply_tokens"):
             tot[k] += m.get(k, 0)
         tot["wall"] += wall
+        size, what = folder_bytes(d), stores(d, m)
+        tot["bytes"] += size
+        kept += [d] if what == "ids" else []
         mix = (f"{m.get('n_prompts', '?')} ({m['copy_prompts']} / {m['novel_prompts']})" if "copy_prompts" in m
                else str(m.get("n_prompts", "?")))
         rows.append(f"| {d.name} | {m.get('seed', '?')} | {mix} | {m['sequences']:,} | {m['tokens']:,} | "
                     f"{m['reply_tokens']:,} | {m.get('batch', '?')} | {m.get('max_new_tokens', '?')} | "
                     f"{m.get('sampled_share', '?')} ({m.get('temperature', '?')}) | {wall / 60:.1f} | "
-                    f"{m['reply_tokens'] / wall if wall else float('nan'):.0f} | {m.get('device', '?')}, {m.get('threads', '?')} threads, {m.get('machine', '?')} | "
+                    f"{m['reply_tokens'] / wall if wall else float('nan'):.0f} | {what} ({size / 1e6:.2f}) | "
+                    f"{m.get('device', '?')}, {m.get('threads', '?')} threads, {m.get('machine', '?')} | "
                     f"{m.get('finished_utc', '?')} | {trained_on(d, m, cards)} |")
+    ids_bytes = shard_size_bytes(tot["tokens"], tot["sequences"])
+    where = (f"The folders that store ids only ({', '.join(f'`{d}`' for d in kept)}) are meant to be committed "
+             "with this card; the others predate that format (`python -m specviz train corpus-ids --corpus OLD "
+             "--out data/corpus/NAME` keeps their ids)." if kept else
+             "None of these folders is in the ids-only format yet: `python -m specviz train corpus-ids --corpus OLD "
+             "--out data/corpus/NAME` keeps their ids, small enough to commit.")
     return "\n".join([
         "# Data card: the self-distillation corpus",
         "",
         "The target (SmolLM2-135M-Instruct, bfloat16) answers a seeded prompt set (`specviz/train/prompts.py`: "
-        "copy-heavy tasks built from Python's standard-library docstrings and functions and from synthetic "
-        "tables — rewrite, quote, summarise, convert, repeat code — and open-ended ones — stories, poems, "
-        "explanations, advice, name ideas, emails, pros and cons). None of the app's workload prompts is in "
-        "it. Replies are generated in batches with left padding (greedy, or sampled at T = 0.8 for the "
-        "sampled share of batches), cut after the first end-of-turn token; a teacher-forced batched pass then "
-        "stores, for every token, the target's final hidden state (bfloat16), its greedy next token and its "
-        "top-8 logits. The training jobs hold out every sequence of 6% of the distinct prompts, picked by a "
-        "hash of the prompt's tokens: a prompt asked twice (in one folder or in two) is never on both sides, "
-        "so held-out prompts are never trained on. Wall time includes the labelling pass; reply tokens/s is "
-        "reply tokens ÷ wall time (generation and labelling together).",
+        "copy-heavy tasks built from Python's standard-library docstrings and functions, from short code "
+        "snippets in eight languages and from synthetic tables and records — rewrite, quote, summarise, "
+        "convert, proofread, sort, repeat or translate code — open-ended ones — stories, poems, explanations, "
+        "advice, recipes, comparisons, trips, dialogues, emails, reviews — with varied length and tone "
+        "constraints, and multi-turn chats whose earlier turns go through the chat template). None of the "
+        "app's workload prompts is in it. Replies are generated in batches with left padding (greedy, or "
+        "sampled at T = 0.8 for the sampled share of batches), cut after the first end-of-turn token. A shard "
+        "keeps the token ids (uint16), where each sequence starts, its prompt length and kind: the features a "
+        "job trains on — the target's final hidden state, its greedy next token, its top-8 logits and, for a "
+        "fused-feature head, chosen layers' hidden states — are recomputed from the ids by a batched "
+        "teacher-forced pass when the job loads the corpus (`python -m specviz train features` measures its "
+        "rate). Folders from before that format also stored those features (\"ids + features\"); they load as "
+        "they are. The training jobs hold out every sequence of 6% of the distinct prompts, picked by a hash of "
+        "the prompt's tokens: a prompt asked twice (in one folder or in two) is never on both sides, so "
+        "held-out prompts are never trained on. Wall time is generation (and, for the older folders, their "
+        "labelling pass); reply tokens/s is reply tokens ÷ wall time.",
         "",
         *rows,
         f"| **total** | | {n_distinct:,} distinct | {tot['sequences']:,} | {tot['tokens']:,} | "
         f"{tot['reply_tokens']:,} | | | | {tot['wall'] / 60:.1f} | "
-        f"{tot['reply_tokens'] / tot['wall'] if tot['wall'] else float('nan'):.0f} | | | |",
+        f"{tot['reply_tokens'] / tot['wall'] if tot['wall'] else float('nan'):.0f} | ({tot['bytes'] / 1e6:.2f}) | | | |",
         "",
         f"{n_dup:,} sequences repeat an earlier one word for word (greedy replies to a prompt asked twice); "
         f"without them the corpus holds {tot['reply_tokens'] - dup_reply:,} distinct reply tokens.",
         "",
+        f"As token ids these {tot['tokens']:,} tokens take {ids_bytes / 1e6:.2f} MB (2 bytes a token, 9 a "
+        f"sequence, before git's compression); with the features stored, as the older shards did, they took "
+        f"about {tot['tokens'] * OLD_BYTES_PER_TOKEN / 1e9:.2f} GB. {where}",
+        "",
         "Regenerate a folder (resumable; shards on disk are skipped) with the command its meta.json records, "
         "e.g. `python -m specviz train corpus --prompts 4400 --batch 32 --max-new-tokens 192 --seed 2 "
-        "--run runs/corpus-s2`, then this card with "
-        "`python -m specviz train card --corpus FOLDER[,FOLDER...]`. The corpus is not committed.",
+        "--run data/corpus/corpus-s2`, then this card with "
+        "`python -m specviz train card --corpus FOLDER[,FOLDER...]`.",
         ""])

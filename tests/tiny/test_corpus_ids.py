@@ -53,7 +53,8 @@ def test_features_are_the_targets_own_teacher_forced_outputs(tiny):
         corpus.features(target, [s["ids"]], layers=[3])
 
 
-def test_old_shards_with_stored_features_still_load_and_convert(tiny, tmp_path):
+def _old_folder(tiny, tmp_path):
+    """A corpus folder in the format from before: features stored beside the int32 ids."""
     target, folder = tiny
     seqs = corpus.load(folder, ("ids", "hidden", "label", "topv", "topi"), target=target)
     old = tmp_path / "old"
@@ -64,6 +65,12 @@ def test_old_shards_with_stored_features_still_load_and_convert(tiny, tmp_path):
                "prompt_len": torch.tensor([s["prompt_len"] for s in seqs], dtype=torch.int32),
                "copy": torch.zeros(len(seqs), dtype=torch.int8), "temperature": torch.tensor([0.0])},
               str(old / "shard_0000.safetensors"))
+    return old, seqs
+
+
+def test_old_shards_with_stored_features_still_load_and_convert(tiny, tmp_path):
+    old, seqs = _old_folder(tiny, tmp_path)
+    cat = lambda k: torch.cat([s[k] for s in seqs])  # noqa: E731
     back = corpus.load(old, ("ids", "hidden", "label"))                 # stored features: no target needed
     assert all(torch.equal(a["label"], b["label"]) for a, b in zip(back, seqs))
     meta = corpus.keep_ids(old, tmp_path / "kept")
@@ -100,3 +107,17 @@ def test_vocab_size_command_refuses_bad_sizes(tmp_path, capsys):
     from specviz.cli import main
     assert main(["train", "vocab-size", "--sizes", "4k,8k", "--corpus", str(tmp_path)]) == 2
     assert "comma-separated whole numbers" in capsys.readouterr().err
+
+
+def test_the_data_card_says_what_each_folder_stores_and_its_size(tiny, tmp_path):
+    target, folder = tiny
+    old, _ = _old_folder(tiny, tmp_path)
+    card = corpus.data_card(f"{folder},{old}")
+    row = lambda name: next(r for r in card.splitlines() if r.startswith(f"| {name} |"))  # noqa: E731
+    mb = corpus.folder_bytes(folder) / 1e6
+    assert f"| ids ({mb:.2f}) |" in row(folder.name) and "| ids + features (" in row("old")
+    assert f"(`{folder}`) are meant to be committed" in card
+    n = sum(corpus.folder_meta(d)["tokens"] for d in (folder, old))
+    seqs = sum(corpus.folder_meta(d)["sequences"] for d in (folder, old))
+    assert f"take {corpus.shard_size_bytes(n, seqs) / 1e6:.2f} MB" in card
+    assert corpus.shard_size_bytes(1_690_325, 6_576) < 3.5e6          # the shipped heads' corpus, as ids
