@@ -62,6 +62,8 @@ def add_parser(subparsers) -> None:
         j.add_argument("--tokens-per-step", type=int, default=tokens)
         j.add_argument("--lr", type=float, default=1e-3)
         j.add_argument("--vocab", type=int, default=8192, help="draft vocabulary size (most frequent ids)")
+        j.add_argument("--features-cache", default="runs/features", help="folder keeping the features recomputed "
+                       "from an ids-only corpus for the next job ('' to recompute every time)")
         if name == "drafter":
             j.add_argument("--layers", type=int, default=2)
             j.add_argument("--loss", choices=["ce", "kl"], default="ce",
@@ -86,6 +88,7 @@ def add_parser(subparsers) -> None:
     vs.add_argument("--k", type=int, default=2, help="draft length of the prediction (<= 3)")
     vs.add_argument("--repeats", type=int, default=5, help="interleaved timed repeats for c and v(k)")
     vs.add_argument("--max-new-tokens", type=int, default=32)
+    vs.add_argument("--features-cache", default="runs/features", help="as for the training jobs")
     vs.set_defaults(func=cmd_vocab_size)
     lo = jobs.add_parser("lora", help="LoRA fine-tune of the target on Python's documentation (a 2nd checkpoint)")
     common(lo, "runs/lora")
@@ -230,7 +233,8 @@ def cmd_vocab_size(a) -> int:
         return _fail(f"--sizes: {sizes[-1]:,} is more than the target's {t.vocab_size:,} ids")
     try:
         res = vocabsize.sweep(t, a.corpus, sizes, a.run, head_dir=a.head, steps=a.steps, k=a.k,
-                              repeats=a.repeats, max_new=a.max_new_tokens, progress=True)
+                              repeats=a.repeats, max_new=a.max_new_tokens, progress=True,
+                              features_cache=a.features_cache or None)
     except ValueError as e:
         return _fail(str(e))
     print(vocabsize.markdown(res))
@@ -261,7 +265,7 @@ def cmd_job(a) -> int:
                          modules=tuple(m.strip() for m in a.modules.split(",") if m.strip()),
                          corpus_dir=corpus, **kw)
     else:
-        kw.update(corpus_dir=a.corpus, tokens=a.tokens_per_step, vocab=a.vocab)
+        kw.update(corpus_dir=a.corpus, tokens=a.tokens_per_step, vocab=a.vocab, features_cache=a.features_cache or None)
         if a.job == "drafter":
             card = jobs.drafter(t, n_layers=a.layers, mode=a.loss, **kw)
         elif a.job == "medusa":

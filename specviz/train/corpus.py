@@ -269,13 +269,38 @@ def duplicates(corpus_dir: str | Path) -> tuple[int, int]:
     return n, reply
 
 
+def _cache_path(cache: Path, shard: Path, d: dict, target: LoadedModel, layers: list[int]) -> Path:
+    """One cache file per shard content (its ids and sequence starts), target (weights and dtype) and layers."""
+    import hashlib
+
+    h = hashlib.sha256(d["ids"].numpy().tobytes() + d["starts"].to(torch.int64).numpy().tobytes())
+    h.update(f"|{target.fingerprint()}|{target.dtype}|{layers}".encode())
+    key = h.hexdigest()[:16]
+    return cache / f"{shard.parent.name}-{shard.stem}-{key}.safetensors"
+
+
+def _shard_features(target: LoadedModel, rows: list[dict], layers: list[int], batch: int) -> dict:
+    """Every feature of a shard's sequences, concatenated in shard order: {key: (N, ...)}."""
+    got = [None] * len(rows)
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i]["ids"]))
+    for a in range(0, len(order), batch):
+        part = order[a:a + batch]
+        for i, f in zip(part, features(target, [rows[i]["ids"] for i in part], layers)):
+            got[i] = f
+    out = {k: torch.cat([f[k] for f in got]) for k in FEATURE_KEYS}
+    out.update({f"layer.{j}": torch.cat([f["layers"][j] for f in got]) for j in layers})
+    return out
+
+
 def load(corpus_dir: str | Path, keys=("ids", "hidden", "label"), target: LoadedModel | None = None,
-         layers=None, batch: int = 8, progress: bool = False) -> list[dict]:
+         layers=None, batch: int = 8, progress: bool = False, cache: str | Path | None = None) -> list[dict]:
     """One dict per sequence: the requested per-token tensors (ids as int32) plus prompt_len, copy and folder.
 
     Feature keys (hidden, label, topv, topi) and `layers` (row["layers"] = {i: (T, H)}) come from the shard
     when it stored them (shards written before the ids-only format), else from `features` run on the
-    target in batches of `batch` sequences of similar length."""
+    target in batches of `batch` sequences of similar length. `cache`: a folder (not committed, e.g.
+    runs/features) where recomputed features are kept per shard, target and layers, so that the next job
+    on the same corpus and target reads them instead of recomputing."""
     from tqdm import tqdm
 
     want = [k for k in keys if k in FEATURE_KEYS]
@@ -299,13 +324,19 @@ def load(corpus_dir: str | Path, keys=("ids", "hidden", "label"), target: Loaded
             if target is None:
                 raise ValueError(f"{p} holds token ids only: pass the target to recompute "
                                  f"{', '.join(want + (['layers'] if layers else []))} by teacher forcing")
-            order = sorted(range(len(rows)), key=lambda i: len(rows[i]["ids"]))
-            for a in range(0, len(order), batch):
-                part = [rows[i] for i in order[a:a + batch]]
-                for r, f in zip(part, features(target, [r["ids"] for r in part], layers)):
-                    r.update({k: f[k] for k in want})
-                    if layers:
-                        r["layers"] = f["layers"]
+            path = _cache_path(Path(cache), p, d, target, layers) if cache is not None else None
+            if path is not None and path.exists():
+                feats = load_file(str(path))
+            else:
+                feats = _shard_features(target, rows, layers, batch)
+                if path is not None:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    save_file(feats, str(path.with_suffix(".tmp")))
+                    path.with_suffix(".tmp").replace(path)
+            for i, r in enumerate(rows):
+                r.update({k: feats[k][st[i]:st[i + 1]] for k in want})
+                if layers:
+                    r["layers"] = {j: feats[f"layer.{j}"][st[i]:st[i + 1]] for j in layers}
         seqs += rows
     return seqs
 

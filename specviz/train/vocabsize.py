@@ -43,7 +43,8 @@ def parse_sizes(text: str) -> list[int]:
     return sizes
 
 
-def _head(target: LoadedModel, corpus_dir, head_dir, run_dir: Path, steps: int, size: int, progress: bool):
+def _head(target: LoadedModel, corpus_dir, head_dir, run_dir: Path, steps: int, size: int, progress: bool,
+          features_cache=None):
     """The EAGLE proposer to size: the one in head_dir, else one trained here for `steps` steps."""
     from specviz.engine import artifacts
     from specviz.train import jobs
@@ -51,12 +52,14 @@ def _head(target: LoadedModel, corpus_dir, head_dir, run_dir: Path, steps: int, 
     if head_dir is not None and artifacts.available(head_dir).get("eagle"):
         return artifacts.load_eagle(target, head_dir), str(head_dir)
     out = run_dir / "head"
-    jobs.eagle(target, corpus_dir, run_dir / "head-run", out, steps=steps, vocab=size, progress=progress)
+    jobs.eagle(target, corpus_dir, run_dir / "head-run", out, steps=steps, vocab=size, progress=progress,
+               features_cache=features_cache)
     return artifacts.load_eagle(target, out), f"trained here for {steps} steps at {size:,} ids"
 
 
 def sweep(target: LoadedModel, corpus_dir, sizes: list[int], run_dir, head_dir=None, steps: int = 200,
-          k: int = 2, passes: int = 3, repeats: int = 5, max_new: int = 32, progress: bool = False) -> dict:
+          k: int = 2, passes: int = 3, repeats: int = 5, max_new: int = 32, progress: bool = False,
+          features_cache=None) -> dict:
     """The table: one row per size (held-out acceptance, c, predicted speedup) and the chosen size."""
     from specviz.proposers.vocab import SubsetHead
     from specviz.train import eagle as te
@@ -67,8 +70,8 @@ def sweep(target: LoadedModel, corpus_dir, sizes: list[int], run_dir, head_dir=N
         raise ValueError(f"k must be between 1 and the evaluated passes ({passes}), got {k}")
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    train, held = load_split(corpus_dir, target=target)
-    proposer, head_from = _head(target, corpus_dir, head_dir, run_dir, steps, max(sizes), progress)
+    train, held = load_split(corpus_dir, target=target, cache=features_cache)
+    proposer, head_from = _head(target, corpus_dir, head_dir, run_dir, steps, max(sizes), progress, features_cache)
     head = copy.deepcopy(proposer.head).float()                  # evaluated in float32, as the trainer does
     embed, weight = target.model.get_input_embeddings(), target.model.get_output_embeddings().weight
     vocabs = {n: jobs._vocab(target, train, n) for n in sizes}

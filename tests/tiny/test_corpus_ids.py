@@ -121,3 +121,22 @@ def test_the_data_card_says_what_each_folder_stores_and_its_size(tiny, tmp_path)
     seqs = sum(corpus.folder_meta(d)["sequences"] for d in (folder, old))
     assert f"take {corpus.shard_size_bytes(n, seqs) / 1e6:.2f} MB" in card
     assert corpus.shard_size_bytes(1_690_325, 6_576) < 3.5e6          # the shipped heads' corpus, as ids
+
+
+def test_recomputed_features_are_cached_per_target_and_layers(tiny, tmp_path, monkeypatch):
+    target, folder = tiny
+    cache = tmp_path / "features"
+    first = corpus.load(folder, ("ids", "label"), target=target, cache=cache)
+    files = sorted(cache.iterdir())
+    assert len(files) == len(corpus.shards(folder))
+    with monkeypatch.context() as m:                                           # read back, not recomputed
+        m.setattr(corpus, "features", lambda *a, **k: pytest.fail("recomputed despite the cache"))
+        again = corpus.load(folder, ("ids", "label"), target=target, cache=cache)
+    assert sorted(cache.iterdir()) == files
+    assert all(torch.equal(a["label"], b["label"]) for a, b in zip(first, again))
+    corpus.load(folder, ("ids",), target=target, layers=[1], cache=cache)      # other layers: their own files
+    assert len(list(cache.iterdir())) == 2 * len(files)
+    other = tiny_llama(vocab_size=96, layers=3, hidden=32, seed=1)              # another target: recomputed
+    relabelled = corpus.load(folder, ("ids", "label"), target=other, cache=cache)
+    assert len(list(cache.iterdir())) == 3 * len(files)
+    assert any(not torch.equal(a["label"], b["label"]) for a, b in zip(first, relabelled))
