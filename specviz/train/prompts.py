@@ -308,9 +308,9 @@ def _novel_prompt(r: random.Random) -> str:
     return f"Describe a day in the life of {r.choice(PEOPLE)} who works as a {r.choice(ROLES)}."
 
 
-def _fill(template: str, r: random.Random) -> str:
+def _fill(template: str, r: random.Random, n: int | None = None) -> str:
     ing = r.sample(INGREDIENTS, 2)
-    return template.format(n=r.randint(2, 9), city=r.choice(CITIES), name=r.choice(NAMES).split()[0],
+    return template.format(n=r.randint(2, 9) if n is None else n, city=r.choice(CITIES), name=r.choice(NAMES).split()[0],
                            role=r.choice(ROLES), ing=ing[0], ing2=ing[1], thing=r.choice(THINGS),
                            topic=r.choice(TOPICS), aud=r.choice(AUDIENCES))
 
@@ -390,8 +390,9 @@ def _more_novel(r: random.Random) -> str:
 def _chat(r: random.Random) -> tuple[str, list[dict]]:
     """A multi-turn chat: a request, an assistant turn written here, then a follow-up (copy or new)."""
     template, pool = r.choice(LIST_ASKS)
-    ask = _fill(template, r)
-    items = r.sample(pool, r.randint(3, 6))
+    n = r.randint(3, 6)
+    ask = _fill(template, r, n)
+    items = r.sample(pool, n)
     reply = "Of course! Here you go:\n" + "\n".join(f"- {x[0].upper() + x[1:]}" for x in items)
     copy = r.random() < 0.6
     follow = r.choice(FOLLOW_COPY) if copy else _fill(r.choice(FOLLOW_NOVEL), r)

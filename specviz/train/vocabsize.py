@@ -8,7 +8,8 @@ largest size):
 
 - held-out top-1 and Σ min(p, q) at T = 0.8 per drafting step (train.eagle.evaluate, the split of
   train.data: prompts never trained on), the vocabulary being the size's most frequent training labels;
-- c, the drafting time per drafted token ÷ one plain decode step t1, from real decode-loop runs
+- c, the drafting time per drafted token ÷ one plain decode step t1, from real decode-loop runs (the
+  proposer drafting over the size's ids plus the prompt's, as it does in the app)
   (engine.measure.run, timed by engine.measure.timed), interleaved with plain runs, median over repeats
   (core.costmodel.draft_cost and plain_step_time);
 - v(k) through engine.passcost.measure_v;
@@ -22,8 +23,6 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-
-import torch
 
 from specviz.core import costmodel
 from specviz.core.stats import median
