@@ -30,7 +30,7 @@ ap.add_argument("--unseen-by", default="", help="folders whose prompts are left 
 a = ap.parse_args()
 
 t = load_model("default", "cpu", "bfloat16")
-train, held = load_split(a.corpus)
+train, held = load_split(a.corpus, target=t)
 held = [s for s in held if s["folder"] == a.folder]
 if a.unseen_by:
     seen = corpus.prompt_keys(a.unseen_by)

@@ -24,7 +24,7 @@ ap.add_argument("--models", default="models")
 a = ap.parse_args()
 
 t = load_model("default", "cpu", "bfloat16")
-train, held = split(corpus.load(a.corpus, ("ids", "hidden", "label")))
+train, held = split(corpus.load(a.corpus, ("ids", "hidden", "label"), target=t))
 seen = {prompt_key(s) for s in train}
 groups = {"all": held, "prompt also trained on": [s for s in held if prompt_key(s) in seen],
           "prompt never trained on": [s for s in held if prompt_key(s) not in seen]}

@@ -1,4 +1,5 @@
-"""python -m specviz train {corpus,card,drafter,medusa,eagle,lora,evaluate,readme}: resumable jobs with progress bars."""
+"""python -m specviz train {corpus,corpus-ids,features,card,drafter,medusa,eagle,lora,vocab-size,evaluate,readme}:
+resumable jobs with progress bars."""
 from __future__ import annotations
 
 import argparse
@@ -28,6 +29,23 @@ def add_parser(subparsers) -> None:
     c.add_argument("--sampled-share", type=float, default=0.5, help="share of shards sampled at --temperature")
     c.add_argument("--temperature", type=float, default=0.8)
     c.set_defaults(func=cmd_corpus)
+    x = jobs.add_parser("corpus-ids", help="copy a corpus folder keeping only its token ids (the committable form)")
+    x.add_argument("--corpus", required=True, help="corpus folder (e.g. an old one with stored features)")
+    x.add_argument("--out", required=True, help="the new folder, e.g. data/corpus/corpus-s2")
+    x.set_defaults(func=cmd_corpus_ids)
+    f = jobs.add_parser("features", help="time the teacher-forced recompute of the corpus features (tokens/s)")
+    common(f, "runs/features")
+    f.add_argument("--tiny", action="store_true", help="a tiny random model instead of --target (for a quick check)")
+    f.add_argument("--corpus", default=None, help="time on this corpus's sequences (default: random ids)")
+    f.add_argument("--sequences", type=int, default=16, help="how many sequences to time")
+    f.add_argument("--length", type=int, default=256, help="tokens per random sequence (without --corpus)")
+    f.add_argument("--batch", type=int, default=8)
+    f.add_argument("--layers", default="", help="also capture these decoder layers, e.g. 2,15,29")
+    f.set_defaults(func=cmd_features)
+    pr = jobs.add_parser("prompts", help="count the distinct prompts and word-for-word repeats of a seeded prompt set")
+    pr.add_argument("--prompts", type=int, default=4400)
+    pr.add_argument("--seed", type=int, default=2)
+    pr.set_defaults(func=cmd_prompts)
     dc = jobs.add_parser("card", help="write models/corpus.md, the data card of the corpus the proposers train on")
     dc.add_argument("--corpus", default="runs/corpus", help="corpus folder, or several comma-separated")
     dc.add_argument("--out", default="models/corpus.md")
@@ -44,6 +62,8 @@ def add_parser(subparsers) -> None:
         j.add_argument("--tokens-per-step", type=int, default=tokens)
         j.add_argument("--lr", type=float, default=1e-3)
         j.add_argument("--vocab", type=int, default=8192, help="draft vocabulary size (most frequent ids)")
+        j.add_argument("--features-cache", default="runs/features", help="folder keeping the features recomputed "
+                       "from an ids-only corpus for the next job ('' to recompute every time)")
         if name == "drafter":
             j.add_argument("--layers", type=int, default=2)
             j.add_argument("--loss", choices=["ce", "kl"], default="ce",
@@ -58,6 +78,18 @@ def add_parser(subparsers) -> None:
                            help="ce: the target's greedy tokens; kl: its whole distribution on the draft vocabulary")
         j.set_defaults(func=cmd_job)
 
+    vs = jobs.add_parser("vocab-size", help="measure held-out acceptance and draft cost at several draft "
+                         "vocabulary sizes; predict the speedup with the cost model; pick the best size")
+    common(vs, "runs/vocab-size")
+    vs.add_argument("--corpus", default="runs/corpus", help="corpus folder, or several comma-separated")
+    vs.add_argument("--sizes", default="2048,4096,8192,16384")
+    vs.add_argument("--head", default="models", help="folder with the EAGLE head to size (trained here if absent)")
+    vs.add_argument("--steps", type=int, default=200, help="steps of the quick head, when --head has none")
+    vs.add_argument("--k", type=int, default=2, help="draft length of the prediction (<= 3)")
+    vs.add_argument("--repeats", type=int, default=5, help="interleaved timed repeats for c and v(k)")
+    vs.add_argument("--max-new-tokens", type=int, default=32)
+    vs.add_argument("--features-cache", default="runs/features", help="as for the training jobs")
+    vs.set_defaults(func=cmd_vocab_size)
     lo = jobs.add_parser("lora", help="LoRA fine-tune of the target on Python's documentation (a 2nd checkpoint)")
     common(lo, "runs/lora")
     lo.add_argument("--out", default=None)
@@ -132,6 +164,83 @@ def cmd_card(a) -> int:
     return 0
 
 
+def _fail(msg: str) -> int:
+    print(f"specviz: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def cmd_prompts(a) -> int:
+    from specviz.train.prompts import make_prompts, repeats
+
+    if a.prompts < 1:
+        return _fail("--prompts must be >= 1")
+    print(json.dumps(dict(seed=a.seed, **repeats(make_prompts(a.prompts, a.seed))), indent=1))
+    return 0
+
+
+def cmd_corpus_ids(a) -> int:
+    from specviz.train import corpus
+
+    if not corpus.shards(a.corpus):
+        return _fail(f"no corpus shards in {a.corpus}")
+    meta = corpus.keep_ids(a.corpus, a.out)
+    print(f"wrote {meta['shards']} shards, {meta['tokens']:,} tokens, {meta['bytes']:,} bytes to {a.out}")
+    return 0
+
+
+def cmd_features(a) -> int:
+    import random
+
+    from specviz.train import corpus
+
+    if a.sequences < 1 or a.batch < 1 or a.length < 2:
+        return _fail("--sequences and --batch must be >= 1, --length >= 2")
+    if a.tiny:
+        from specviz.engine.models import tiny_llama
+        t = tiny_llama(vocab_size=96, layers=4, hidden=64, seed=0, max_positions=max(512, a.length + 1))
+    else:
+        t = _target(a)
+    try:
+        layers = [int(x) for x in a.layers.split(",") if x.strip()]
+        corpus.check_layers(t, layers)
+    except ValueError as e:
+        return _fail(f"--layers: {e}")
+    if a.corpus:
+        if not corpus.shards(a.corpus):
+            return _fail(f"no corpus shards in {a.corpus}")
+        seqs = [ids for ids, _ in corpus.token_ids(a.corpus)][: a.sequences]
+    else:
+        r = random.Random(0)
+        seqs = [[r.randrange(t.vocab_size) for _ in range(a.length)] for _ in range(a.sequences)]
+    rate = corpus.features_rate(t, seqs, a.batch, layers)
+    real = 1_690_325          # the tokens of the corpus the shipped heads were trained on (models/corpus.md)
+    print(json.dumps(dict(target=t.name, layers=layers, **rate,
+                          minutes_for_the_1_7m_token_corpus=round(real / rate["tokens_per_s"] / 60, 1)), indent=1))
+    return 0
+
+
+def cmd_vocab_size(a) -> int:
+    from specviz.train import corpus, vocabsize
+
+    try:
+        sizes = vocabsize.parse_sizes(a.sizes)
+    except ValueError as e:
+        return _fail(str(e))
+    if not corpus.shards(a.corpus):
+        return _fail(f"no corpus shards in {a.corpus}")
+    t = _target(a)
+    if sizes[-1] > t.vocab_size:
+        return _fail(f"--sizes: {sizes[-1]:,} is more than the target's {t.vocab_size:,} ids")
+    try:
+        res = vocabsize.sweep(t, a.corpus, sizes, a.run, head_dir=a.head, steps=a.steps, k=a.k,
+                              repeats=a.repeats, max_new=a.max_new_tokens, progress=True,
+                              features_cache=a.features_cache or None)
+    except ValueError as e:
+        return _fail(str(e))
+    print(vocabsize.markdown(res))
+    return 0
+
+
 def cmd_corpus(a) -> int:
     from specviz.train import corpus
 
@@ -156,7 +265,7 @@ def cmd_job(a) -> int:
                          modules=tuple(m.strip() for m in a.modules.split(",") if m.strip()),
                          corpus_dir=corpus, **kw)
     else:
-        kw.update(corpus_dir=a.corpus, tokens=a.tokens_per_step, vocab=a.vocab)
+        kw.update(corpus_dir=a.corpus, tokens=a.tokens_per_step, vocab=a.vocab, features_cache=a.features_cache or None)
         if a.job == "drafter":
             card = jobs.drafter(t, n_layers=a.layers, mode=a.loss, **kw)
         elif a.job == "medusa":

@@ -32,9 +32,10 @@ def split_by_prompt(seqs: list[dict], heldout: float = HELDOUT) -> tuple[list[di
     return [s for s, f in zip(seqs, held) if not f], [s for s, f in zip(seqs, held) if f]
 
 
-def load_split(corpus_dir: str, keys=("ids", "hidden", "label")):
-    """(train, held-out) sequences of one corpus (one folder or several, comma-separated)."""
-    return split_by_prompt(corpus.load(corpus_dir, keys))
+def load_split(corpus_dir: str, keys=("ids", "hidden", "label"), target=None, layers=None, cache=None):
+    """(train, held-out) sequences of one corpus (one folder or several, comma-separated); the features
+    of an ids-only corpus are recomputed on `target` (corpus.load; `cache` keeps them for the next job)."""
+    return split_by_prompt(corpus.load(corpus_dir, keys, target=target, layers=layers, cache=cache))
 
 
 def draft_vocab(train: list[dict], size: int, vocab_size: int, always=()) -> torch.Tensor:

@@ -55,11 +55,12 @@ def _vocab(target, train, size):
 
 
 def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 512,
-           lr: float = 1e-3, vocab: int = 8192, n_heads: int = 4, max_minutes=None, progress=True) -> dict:
+           lr: float = 1e-3, vocab: int = 8192, n_heads: int = 4, max_minutes=None, progress=True,
+           features_cache=None) -> dict:
     from specviz.proposers.vocab import SubsetHead
     from specviz.train import medusa as tm
 
-    train, held = load_split(corpus_dir)
+    train, held = load_split(corpus_dir, target=target, cache=features_cache)
     ids = _vocab(target, train, vocab)
     out = SubsetHead(target.model.get_output_embeddings().weight, ids)
     heads = medusa_heads(target, n_heads)
@@ -77,11 +78,11 @@ def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
 
 def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
           lr: float = 1e-3, vocab: int = 8192, n_passes: int = 3, max_minutes=None, progress=True,
-          init: str = "identity", mode: str = "ce") -> dict:
+          init: str = "identity", mode: str = "ce", features_cache=None) -> dict:
     from specviz.proposers.vocab import SubsetHead
     from specviz.train import eagle as te
 
-    train, held = load_split(corpus_dir)
+    train, held = load_split(corpus_dir, target=target, cache=features_cache)
     ids = _vocab(target, train, vocab)
     out = SubsetHead(target.model.get_output_embeddings().weight, ids)
     head = eagle_head(target, init)
@@ -139,11 +140,11 @@ def _init_from(layer, llama_layer) -> None:
 
 def drafter(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 1024,
             lr: float = 1e-3, vocab: int = 8192, n_layers: int = 2, mode: str = "ce", max_minutes=None,
-            progress=True, ship: bool = True) -> dict:
+            progress=True, ship: bool = True, features_cache=None) -> dict:
     from specviz.train import drafter as td
 
     keys = ("ids", "label", "hidden", "topv", "topi") if mode == "kl" else ("ids", "label", "hidden")
-    train, held = load_split(corpus_dir, keys)
+    train, held = load_split(corpus_dir, keys, target, cache=features_cache)
     ids = _vocab(target, train, vocab)
     L = target.model.config.num_hidden_layers
     init = (0, L - 1) if n_layers == 2 else tuple(range(n_layers))
@@ -180,7 +181,7 @@ def lora(target: LoadedModel, run_dir, out_dir=None, steps: int = 120, batch: in
                        eval_fn=lambda: {"docs_heldout_loss": round(tl.heldout_loss(model, held), 4)})
     extra = {}
     if corpus_dir is not None:        # fluency check: loss on the held-out chat replies of the corpus
-        _, h = load_split(corpus_dir, ("ids", "label"))
+        _, h = load_split(corpus_dir, ("ids",))
         reps = [s["ids"].long()[s["prompt_len"]:][:chunk] for s in h if len(s["ids"]) - s["prompt_len"] > 8]
         reps = [r for r in reps if len(r) == len(reps[0])] or reps[:1]
         extra["chat_heldout_loss_finetuned"] = round(tl.heldout_loss(model, reps, 1), 4)

@@ -28,7 +28,7 @@ def tiny(tmp_path_factory):
 def test_corpus_is_labelled_and_resumable(tiny):
     target, folder, meta = tiny
     assert meta["sequences"] == 48 and meta["reply_tokens"] == 48 * 40
-    seqs = corpus.load(folder, ("ids", "hidden", "label"))
+    seqs = corpus.load(folder, ("ids", "hidden", "label"), target=target)
     s = seqs[0]
     with torch.no_grad():   # the stored label is the target's argmax given the true prefix
         logits = target.model(input_ids=s["ids"].long()[None]).logits[0]
@@ -159,7 +159,7 @@ def test_a_corpus_may_span_several_folders(tiny, tmp_path):
     other = corpus.build_from_ids(target, [[5, 6, 7]] * 16, [False] * 16, tmp_path, batch=16, max_new=8,
                                   pad_id=1, progress=False)
     both = f"{folder},{tmp_path}"
-    assert len(corpus.load(both)) == meta["sequences"] + other["sequences"]
+    assert len(corpus.load(both, ("ids",))) == meta["sequences"] + other["sequences"]
     info = jobs._corpus_info(both)
     assert info["sequences"] == meta["sequences"] + other["sequences"] and len(info["seeds"]) == 2
 
