@@ -188,6 +188,10 @@ def test_eagle3_learns_ships_and_round_trips(tiny, tmp_path):  # noqa: F811
                                                                                        "layers"):  # a shallower target
         artifacts.load_eagle(tiny_llama(vocab_size=96, layers=1, hidden=32, seed=0), tmp_path / "models",
                              kind="eagle3")
+    from specviz.train import readme
+    row = next(r for r in readme.write(tmp_path / "models", eval_dir=tmp_path / "no-eval").splitlines()
+               if r.startswith("| eagle3 |"))
+    assert "reads target layers 0, 1" in row and str(c["heldout"]["heldout_sum_min_pq_t08_per_step"]) in row
     ids = [5, 6, 7, 8, 9, 10]                                    # and it drafts, losslessly, from what it learned
     ref, _, _ = run(target, None, ids, 1, 20)
     out, s, _ = run(target, p, ids, 3, 20)
@@ -198,3 +202,16 @@ def test_bad_layers_for_the_trainer_are_one_clear_error(tiny, tmp_path):  # noqa
     target, folder, _ = tiny
     with pytest.raises(InputError, match="layer 5 does not exist: this target has layers 0-1"):
         jobs.eagle3(target, folder, tmp_path / "run", tmp_path / "models", steps=1, layers="0,5", progress=False)
+
+
+def test_train_evaluate_measures_the_new_head_beside_the_old_once_shipped(target, monkeypatch):
+    from specviz.train import evaluate
+
+    shipped = {n: True for n in artifacts.NAMES}
+    monkeypatch.setattr(artifacts, "available", lambda folder=None: shipped)
+    for part, want in (("greedy", {"eagle k=1", "eagle k=2", "eagle3 k=1", "eagle3 k=2"}),
+                       ("sampled", {"eagle k=2", "eagle3 k=2"})):
+        _, methods, *_ = evaluate.plan(part, target)
+        assert want <= set(methods)
+    shipped["eagle3"] = False                                              # none ships yet: rows as before
+    assert not any(m.startswith("eagle3") for m in evaluate.plan("greedy", target)[1])
