@@ -188,7 +188,8 @@ class Decoder:
             mask = torch.zeros(seen.shape, dtype=dtype).masked_fill(~seen, torch.finfo(dtype).min)
             kw = dict(attention_mask=mask[None, None].to(dev),                        # (1, 1, t, L+t)
                       position_ids=(L + position_offsets(parents))[None].to(dev))     # (1, t)
-        with layer_outputs(self.decoder_body, self.feature_layers) as taps:
+        tap = layer_outputs(self.decoder_body, self.feature_layers) if self.feature_layers else nullcontext()
+        with tap as taps:                                                # no proposer asks: nothing at all
             h = self.decoder_body(input_ids=x, cache=self.cache, use_cache=True, **kw).last_hidden_state  # (1, t, H)
         feats = (torch.cat([taps[i][0] for i in self.feature_layers], -1).float().cpu()  # (t, n_layers*H)
                  if self.feature_layers else None)
