@@ -9,8 +9,12 @@ built from the target's real features; drafted entries are dropped after every s
 The EAGLE-3 variant (artifact kind "eagle3"; Li et al., arXiv 2503.01840) reads, instead of f_t, the
 outputs of a low, a middle and a high target layer concatenated (n*H) and projected to H by `fuse`;
 its output goes through its own RMSNorm before the frozen LM head, and later drafting steps feed the
-head's own output (before that norm) in place of the fused feature. It is trained on tokens only (no
-feature to regress). Same layer, same cache, same chain and tree code: the head says which it is.
+head's own output (before that norm) in place of the fused feature, as the EAGLE authors' code does
+(SafeAILab/EAGLE, eagle/model/cnets.py: `fc` maps 3H -> H without bias when the input is wider than H,
+logits = lm_head(norm(out_hidden)), and the next step is fed out_hidden). Unlike theirs, the layer here
+is EAGLE's (fc over [feature, embedding] -> one Llama layer), not one whose attention reads 2H. It is
+trained on tokens only (no feature to regress). Same layer, same cache, same chain and tree code: the
+head says which it is.
 """
 from __future__ import annotations
 
