@@ -76,7 +76,7 @@ def draft_seen_in(draft: Draft, k: int) -> list[str] | None:
 @contextmanager
 def layer_outputs(body: torch.nn.Module, layers: tuple[int, ...]) -> Iterator[dict[int, torch.Tensor]]:
     """While open, forward hooks on just `layers` of a decoder body (its .layers list) record each one's output
-    (B, t, H) into the dict yielded; no layers: no hooks at all. The hooks are removed on leaving."""
+    (B, t, H) into the dict yielded. The hooks are removed on leaving."""
     taps: dict[int, torch.Tensor] = {}
 
     def hook(i):
@@ -87,6 +87,16 @@ def layer_outputs(body: torch.nn.Module, layers: tuple[int, ...]) -> Iterator[di
     finally:
         for h in handles:
             h.remove()
+
+
+def body_pass(body: torch.nn.Module, layers: tuple[int, ...] = (), **kw) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """One pass of a decoder body -> (its final normed hidden states (B, t, H), the outputs of `layers`
+    concatenated (B, t, n_layers*H), or None without layers: then no hook is registered at all)."""
+    if not layers:
+        return body(**kw).last_hidden_state, None
+    with layer_outputs(body, layers) as taps:
+        h = body(**kw).last_hidden_state                                  # (B, t, H)
+    return h, torch.cat([taps[i] for i in layers], -1)                   # (B, t, n_layers*H)
 
 
 def top_rows(probs: torch.Tensor, n: int = TOP_N) -> list[TopTokens]:
@@ -188,11 +198,9 @@ class Decoder:
             mask = torch.zeros(seen.shape, dtype=dtype).masked_fill(~seen, torch.finfo(dtype).min)
             kw = dict(attention_mask=mask[None, None].to(dev),                        # (1, 1, t, L+t)
                       position_ids=(L + position_offsets(parents))[None].to(dev))     # (1, t)
-        tap = layer_outputs(self.decoder_body, self.feature_layers) if self.feature_layers else nullcontext()
-        with tap as taps:                                                # no proposer asks: nothing at all
-            h = self.decoder_body(input_ids=x, cache=self.cache, use_cache=True, **kw).last_hidden_state  # (1, t, H)
-        feats = (torch.cat([taps[i][0] for i in self.feature_layers], -1).float().cpu()  # (t, n_layers*H)
-                 if self.feature_layers else None)
+        h, f = body_pass(self.decoder_body, self.feature_layers, input_ids=x, cache=self.cache, use_cache=True,
+                         **kw)                                           # (1, t, H), (1, t, n_layers*H) or None
+        feats = f[0].float().cpu() if f is not None else None            # (t, n_layers*H)
         return self.lm_head(h)[0].float().cpu(), h[0].float().cpu(), feats  # (t, V), (t, H)
 
     @torch.inference_mode()

@@ -215,3 +215,17 @@ def test_train_evaluate_measures_the_new_head_beside_the_old_once_shipped(target
         assert want <= set(methods)
     shipped["eagle3"] = False                                              # none ships yet: rows as before
     assert not any(m.startswith("eagle3") for m in evaluate.plan("greedy", target)[1])
+
+
+def test_the_lab_builds_the_eagle3_heads_first_draft_as_the_decode_loop_does(target):
+    """teach.lab.real_case taps the same layers: its q is the first q of a real decode step."""
+    from specviz.core.sampling import SamplingConfig
+    from specviz.teach.lab import real_case
+
+    ids, sampling = prompt(4), SamplingConfig(temperature=0.8)
+    case = real_case(target, eagle3(target), ids, sampling)
+    dec = Decoder(target, eagle3(target), ids, DecodeConfig(k=1, max_new_tokens=2, stop_at_eos=False,
+                                                            sampling=sampling))
+    dec.prefill()
+    q = dec.proposer.propose(dec.context(), 1).q[0]
+    assert case is not None and torch.allclose(case.q, q, atol=1e-5)
