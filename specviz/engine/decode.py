@@ -272,7 +272,8 @@ class Decoder:
     def _verify(self, s: _Pass) -> None:
         s.start = self.cache.get_seq_length()
         s.fed = torch.cat([self.ids[-1:], s.tree.tokens])                # (n+1,)
-        s.logits, s.hidden, s.features = self._forward(s.fed, None if s.tree.is_chain else s.tree.parents)  # (n+1, V), (n+1, H)
+        s.logits, s.hidden, s.features = self._forward(s.fed, None if s.tree.is_chain else s.tree.parents)
+        # (n+1, V), (n+1, H), (n+1, n_layers*H) or None
         s.target_cache.append(self.cache.get_seq_length())
         s.p = logits_to_probs(s.logits, self.cfg.sampling)               # (n+1, V)
 

@@ -115,7 +115,7 @@ def plan(part: str, target: LoadedModel):
         target = artifacts.load_finetuned_target(target)
     heads = {"medusa": lambda: artifacts.load_medusa(target), "eagle": lambda: artifacts.load_eagle(target),
              "draft": lambda: make_proposer("draft", target)}
-    if artifacts.available()["eagle3"]:                                # the EAGLE-3 head beside the old one, once shipped
+    if artifacts.available()["eagle3"]:              # the EAGLE-3 head beside the old one, once shipped
         heads["eagle3"] = lambda: artifacts.load_eagle(target, kind="eagle3")
     if part == "greedy":
         methods = {"plain": (None, 1), "lookup k=4": (lookup, 4)}

@@ -118,7 +118,8 @@ def eagle3(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
     before = te.evaluate(head, embed, out, held, train, n_passes, target=target)
     log = common.train(head, te.make_loss(head, embed, out, train, tokens, n_passes, mode=mode, target=target),
                        run_dir, steps, lr=lr, max_minutes=max_minutes, device=target.device, progress=progress,
-                       desc="eagle3", eval_fn=lambda: te.evaluate(head, embed, out, held, train, n_passes, target=target))
+                       desc="eagle3",
+                       eval_fn=lambda: te.evaluate(head, embed, out, held, train, n_passes, target=target))
     c = _card(target, corpus_dir, log, kind="eagle3", feature_layers=list(layers), unrolled_passes=n_passes,
               tokens_per_step=tokens, lr=lr, draft_vocab_size=len(ids), init=init, loss=mode,
               heldout_before=before, heldout=log["eval"])

@@ -156,7 +156,8 @@ def test_the_method_says_when_no_artifact_is_shipped(target, monkeypatch):
 
     monkeypatch.setattr(artifacts, "available", lambda folder=None: {n: False for n in artifacts.NAMES})
     for m in ("eagle3", "eagle3-tree"):
-        with pytest.raises(InputError, match=r"no trained eagle3 artifact in models/ \(python -m specviz train eagle3\)"):
+        with pytest.raises(InputError, match=r"no trained eagle3 artifact in models/ \(python -m specviz train "
+                                             r"eagle3\)"):
             methods.make_proposer(m, target)
     assert "eagle3" not in methods.available_methods() and "eagle3" in methods.METHODS
 
