@@ -1,8 +1,8 @@
-"""Held-out top-1 and Σ min(p, q) at T = 0.8 of shipped (or candidate) EAGLE / Medusa / drafter artefacts, on the
+"""Held-out top-1 and Σ min(p, q) at T = 0.8 of shipped (or candidate) EAGLE / EAGLE-3 / Medusa / drafter artefacts, on the
 held-out sequences of one corpus folder, so artefacts trained on different corpora compare on the same text.
 
     .venv/bin/python scripts/heads_heldout.py --corpus runs/corpus,runs/corpus-s1 --folder corpus-s1 \
-        --models models runs/eagle-kl/models [--kinds eagle,medusa,drafter] [--unseen-by runs/corpus,...]
+        --models models runs/eagle-kl/models [--kinds eagle,eagle3,medusa,drafter] [--unseen-by runs/corpus,...]
 
 The held-out split is the training jobs' own (a hash of the prompt: 6% of distinct prompts); only sequences
 from --folder are scored. --unseen-by drops every sequence whose prompt occurs anywhere in those folders, so
@@ -42,9 +42,9 @@ for folder in a.models:
         if not artifacts.available(folder).get(kind):
             continue
         card = artifacts.card(kind, folder)
-        if kind == "eagle":
-            p = artifacts.load_eagle(t, folder)
-            ev = te.evaluate(p.head.float(), t.model.get_input_embeddings(), p.out, held, train, 3)
+        if kind in ("eagle", "eagle3"):   # eagle3 recomputes its layers' features from the ids through t
+            p = artifacts.load_eagle(t, folder, kind=kind)
+            ev = te.evaluate(p.head.float(), t.model.get_input_embeddings(), p.out, held, train, 3, target=t)
             top1, ov = ev["heldout_top1_per_step"], ev["heldout_sum_min_pq_t08_per_step"]
         elif kind == "drafter":   # loaded as the app loads it (layers in the target's dtype)
             d = artifacts.load_drafter(t, folder)

@@ -201,8 +201,7 @@ def cmd_generate(a) -> int:
         s, steps = measure.run(target, proposer, ids, cfg, eos)
     if a.json:
         out = {"text": s.text, "token_ids": s.token_ids,
-               "steps": [{"drafted": st.drafted, "accepted": st.n_accepted, "emitted": st.emitted,
-                          "origin": st.next_origin, "k": st.k} for st in steps],
+               "steps": [step_json(st) for st in steps],
                "summary": s.as_dict()}
         if check is not None:
             out["against_plain"] = {"speedup": check.speedup, "spread": check.spread, "ratios": check.ratios,
@@ -220,6 +219,20 @@ def cmd_generate(a) -> int:
                 else f"; {check.divergence.describe()}")
         print(f"[against plain] speedup {check.quote()}{same}", file=sys.stderr)
     return 0
+
+
+def step_json(st) -> dict:
+    """One step for --json: the draft (with its tree's parents, -1 = the root) and, for copying methods, where
+    each drafted token was seen (this prompt, this output, or an earlier request of the session)."""
+    out = {"drafted": st.drafted, "accepted": st.n_accepted, "emitted": st.emitted, "origin": st.next_origin,
+           "k": st.k, "draft_s": st.draft_s, "verify_s": st.verify_s}
+    if st.is_tree:
+        out["parents"], out["path"] = st.parents, st.path
+    if st.seen_in is not None:
+        out["sources"] = st.seen_in
+    if st.feature_layers is not None:
+        out["feature_layers"] = st.feature_layers
+    return out
 
 
 def run_session(a, target, session, build, cfg) -> int:

@@ -56,6 +56,7 @@ class StepRecord:
     last_token: int = -1
     target_cache: tuple[int, int, int] = (0, 0, 0)
     drafter_cache: tuple[int, int, int] | None = None  # None: the proposer keeps no KV cache of its own
+    feature_layers: list[int] | None = None  # the target layers whose outputs the head was fed (EAGLE-3), else None
 
     @property
     def n_drafted(self) -> int:

@@ -19,7 +19,7 @@ from specviz.core.errors import ModelError
 from specviz.engine.models import LoadedModel
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"  # the repository's models/
-NAMES = ("drafter", "medusa", "eagle", "lora")
+NAMES = ("drafter", "medusa", "eagle", "eagle3", "lora")
 FINETUNED_LABEL = "SmolLM2-135M-Instruct + LoRA fine-tune (Python docs)"
 
 
@@ -91,17 +91,26 @@ def load_medusa(target: LoadedModel, folder=None, tree: bool = False):
     return (MedusaTree if tree else Medusa)(_cast(heads, target), out)
 
 
-def load_eagle(target: LoadedModel, folder=None, tree: bool = False):
-    """The shipped EAGLE head: drafting a chain, or (tree=True) EAGLE-2's dynamic tree."""
+def load_eagle(target: LoadedModel, folder=None, tree: bool = False, kind: str = "eagle"):
+    """The shipped EAGLE head (kind "eagle") or EAGLE-3 head (kind "eagle3", reading the target layers its card
+    names): drafting a chain, or (tree=True) EAGLE-2's dynamic tree."""
     from specviz.proposers.eagle import Eagle, EagleHead
     from specviz.proposers.eagle_tree import EagleTree
     from specviz.proposers.vocab import SubsetHead
 
-    c, t = _load("eagle", target, folder)
-    head = EagleHead.for_target(target.model.config)
+    c, t = _load(kind, target, folder)
+    layers = ()
+    if kind == "eagle3":
+        from specviz.core.errors import InputError
+        try:
+            layers = EagleHead.for_target(target.model.config, c["feature_layers"]).feature_layers
+        except InputError as e:
+            raise ModelError(f"the eagle3 artifact reads target layers {c['feature_layers']}: {e}") from None
+    head = EagleHead.for_target(target.model.config, layers)
     head.load_state_dict({k[5:]: v for k, v in t.items() if k.startswith("head.")})
     out = SubsetHead(target.model.get_output_embeddings().weight, _vocab(t, target))
-    return (EagleTree if tree else Eagle)(_cast(head, target), target.model.get_input_embeddings(), out)
+    return (EagleTree if tree else Eagle)(_cast(head, target), target.model.get_input_embeddings(), out,
+                                          name=kind + ("-tree" if tree else ""))
 
 
 def load_drafter(target: LoadedModel, folder=None) -> LoadedModel:

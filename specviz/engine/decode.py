@@ -8,8 +8,8 @@ plain decoding is this loop with a proposer that never drafts.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import torch
@@ -73,6 +73,32 @@ def draft_seen_in(draft: Draft, k: int) -> list[str] | None:
     return [o for o, d in zip(draft.seen_in, depths(list(draft.parents))) if d <= k]
 
 
+@contextmanager
+def layer_outputs(body: torch.nn.Module, layers: tuple[int, ...]) -> Iterator[dict[int, torch.Tensor]]:
+    """While open, forward hooks on just `layers` of a decoder body (its .layers list) record each one's output
+    (B, t, H) into the dict yielded. The hooks are removed on leaving."""
+    taps: dict[int, torch.Tensor] = {}
+
+    def hook(i):
+        return lambda mod, args, out: taps.__setitem__(i, out[0] if isinstance(out, tuple) else out)
+    handles = [body.layers[i].register_forward_hook(hook(i)) for i in layers]
+    try:
+        yield taps
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def body_pass(body: torch.nn.Module, layers: tuple[int, ...] = (), **kw) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """One pass of a decoder body -> (its final normed hidden states (B, t, H), the outputs of `layers`
+    concatenated (B, t, n_layers*H), or None without layers: then no hook is registered at all)."""
+    if not layers:
+        return body(**kw).last_hidden_state, None
+    with layer_outputs(body, layers) as taps:
+        h = body(**kw).last_hidden_state                                  # (B, t, H)
+    return h, torch.cat([taps[i] for i in layers], -1)                   # (B, t, n_layers*H)
+
+
 def top_rows(probs: torch.Tensor, n: int = TOP_N) -> list[TopTokens]:
     """The n most likely tokens of every row, in one topk call. (r, V) -> r records."""
     v, i = torch.topk(probs, min(n, probs.shape[-1]), dim=-1)          # (r, n), (r, n)
@@ -95,6 +121,7 @@ class _Pass:
     fed: torch.Tensor | None = None      # 2. (n+1,) the root, then every node
     logits: torch.Tensor | None = None   # 2. (n+1, V)
     hidden: torch.Tensor | None = None   # 2. (n+1, H)
+    features: torch.Tensor | None = None  # 2. (n+1, n_layers*H) the tapped layers, when the proposer asks
     p: torch.Tensor | None = None        # 2. (n+1, V) the target's distribution at each row
     v: TreeVerdict | None = None         # 3. the accepted path and the next token
     kept: list[int] = field(default_factory=list)     # 3. rows of the pass on the accepted path
@@ -111,6 +138,11 @@ class Decoder:
             raise InputError("the prompt is empty")
         window = target.context_window
         self.proposer = proposer or Plain()
+        self.feature_layers = tuple(self.proposer.feature_layers)     # () for every method but EAGLE-3
+        n_layers = target.model.config.num_hidden_layers
+        if any(not 0 <= i < n_layers for i in self.feature_layers):
+            raise InputError(f"{self.proposer.name} reads target layers {list(self.feature_layers)}, "
+                             f"but this target has layers 0-{n_layers - 1}")
         if len(prompt) + cfg.max_new_tokens + max(cfg.k, self.proposer.max_nodes) + 1 > window:
             raise InputError(f"prompt ({len(prompt)} tokens) + max new tokens ({cfg.max_new_tokens}) "
                              f"+ k exceeds the model's context window of {window} tokens")
@@ -130,6 +162,7 @@ class Decoder:
     def reset(self) -> None:
         self.ids = self.prompt.clone()           # (T,) committed tokens
         self.hidden: torch.Tensor | None = None  # (T-1, H) when the proposer needs it
+        self.features: torch.Tensor | None = None  # (T-1, n_layers*H) when the proposer names feature_layers
         self.cache = DynamicCache(config=self.model.config)
         self.generator = torch.Generator().manual_seed(self.cfg.seed)
         self.k = self.cfg.k
@@ -149,8 +182,10 @@ class Decoder:
         sync(self.target.device)
 
     @torch.inference_mode()
-    def _forward(self, ids: torch.Tensor, parents: list[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Target over new positions, extending its KV cache. (t,) -> logits (t, V), hidden (t, H).
+    def _forward(self, ids: torch.Tensor, parents: list[int] | None = None
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Target over new positions, extending its KV cache. (t,) -> logits (t, V), hidden (t, H), and the
+        outputs of the proposer's feature_layers concatenated (t, n_layers*H), else None (no hooks then).
         With `parents` (a tree over ids[1:], core/tree.py), each position sees the cache, the root and
         its own ancestors, at position root + depth: a custom 4-D mask, which transformers uses as given."""
         dev = self.target.device
@@ -163,8 +198,10 @@ class Decoder:
             mask = torch.zeros(seen.shape, dtype=dtype).masked_fill(~seen, torch.finfo(dtype).min)
             kw = dict(attention_mask=mask[None, None].to(dev),                        # (1, 1, t, L+t)
                       position_ids=(L + position_offsets(parents))[None].to(dev))     # (1, t)
-        h = self.decoder_body(input_ids=x, cache=self.cache, use_cache=True, **kw).last_hidden_state  # (1, t, H)
-        return self.lm_head(h)[0].float().cpu(), h[0].float().cpu()      # (t, V), (t, H)
+        h, f = body_pass(self.decoder_body, self.feature_layers, input_ids=x, cache=self.cache, use_cache=True,
+                         **kw)                                           # (1, t, H), (1, t, n_layers*H) or None
+        feats = f[0].float().cpu() if f is not None else None            # (t, n_layers*H)
+        return self.lm_head(h)[0].float().cpu(), h[0].float().cpu(), feats  # (t, V), (t, H)
 
     @torch.inference_mode()
     def _keep(self, start: int, rows: list[int]) -> None:
@@ -181,19 +218,25 @@ class Decoder:
     def prefill(self) -> None:
         """Cache the prompt except its last token; the first step feeds that token (docs/metrics.md: not a pass)."""
         t0 = time.perf_counter()
+        H = self.model.config.hidden_size
         if len(self.prompt) > 1:
-            _, h = self._forward(self.prompt[:-1])
+            _, h, f = self._forward(self.prompt[:-1])
             if self.proposer.needs_hidden:
                 self.hidden = h                                          # (P-1, H)
-        elif self.proposer.needs_hidden:
-            self.hidden = torch.zeros(0, self.model.config.hidden_size)
+            self.features = f                                            # (P-1, n_layers*H) or None
+        else:
+            if self.proposer.needs_hidden:
+                self.hidden = torch.zeros(0, H)
+            if self.feature_layers:
+                self.features = torch.zeros(0, len(self.feature_layers) * H)
         self._sync()
         self.prefill_s = time.perf_counter() - t0
         self.wall_s += self.prefill_s
         self.prefilled = True
 
     def context(self) -> Context:
-        return Context(ids=self.ids, hidden=self.hidden, sampling=self.cfg.sampling, generator=self.generator)
+        return Context(ids=self.ids, hidden=self.hidden, sampling=self.cfg.sampling, generator=self.generator,
+                       features=self.features)
 
     # -- one step: six numbered helpers, each filling in the step's _Pass --------------------------
     def step(self) -> StepRecord | None:
@@ -229,7 +272,8 @@ class Decoder:
     def _verify(self, s: _Pass) -> None:
         s.start = self.cache.get_seq_length()
         s.fed = torch.cat([self.ids[-1:], s.tree.tokens])                # (n+1,)
-        s.logits, s.hidden = self._forward(s.fed, None if s.tree.is_chain else s.tree.parents)  # (n+1, V), (n+1, H)
+        s.logits, s.hidden, s.features = self._forward(s.fed, None if s.tree.is_chain else s.tree.parents)
+        # (n+1, V), (n+1, H), (n+1, n_layers*H) or None
         s.target_cache.append(self.cache.get_seq_length())
         s.p = logits_to_probs(s.logits, self.cfg.sampling)               # (n+1, V)
 
@@ -249,6 +293,8 @@ class Decoder:
         self.ids = torch.cat([self.ids, torch.tensor(emitted, dtype=torch.long)])
         if self.hidden is not None:
             self.hidden = torch.cat([self.hidden, s.hidden[s.kept]])     # (T-1, H)
+        if self.features is not None:
+            self.features = torch.cat([self.features, s.features[s.kept]])  # (T-1, n_layers*H)
         self._sync()
         s.t_verified = time.perf_counter()
 
@@ -274,7 +320,8 @@ class Decoder:
             logit_top1=top[:, 0].tolist() if top is not None else [],
             logit_gap=(top[:, 0] - top[:, 1]).tolist() if top is not None else [],
             greedy=greedy, q_deterministic=s.draft.q is None, last_token=int(s.fed[0]),
-            target_cache=tuple(s.target_cache), drafter_cache=None if dc1 is None else (dc0 or 0, dc1, dc2))
+            target_cache=tuple(s.target_cache), drafter_cache=None if dc1 is None else (dc0 or 0, dc1, dc2),
+            feature_layers=list(self.feature_layers) or None)
         if self.cfg.record:
             shown = logits.softmax(-1) if greedy else p                  # greedy: draw the T=1 softmax
             rec.p_top = top_rows(shown)                                  # n+1 rows

@@ -24,9 +24,12 @@ METHODS = {
     "medusa-tree": "Medusa heads drafting a sparse tree of candidates",
     "eagle-tree": "EAGLE head drafting EAGLE-2's dynamic tree",
     "hybrid": "prompt lookup when the context has a match, else the EAGLE head",
+    "eagle3": "EAGLE-3-style head reading a low, a middle and a high layer of the target",
+    "eagle3-tree": "EAGLE-3-style head drafting EAGLE-2's dynamic tree",
 }
-NEEDS_ARTIFACT = {"medusa", "eagle", "hybrid", "medusa-tree", "eagle-tree"}  # need a shipped artifact in models/
-ARTIFACT = {"hybrid": "eagle", "medusa-tree": "medusa", "eagle-tree": "eagle"}  # method -> artifact, where they differ
+NEEDS_ARTIFACT = {"medusa", "eagle", "hybrid", "medusa-tree", "eagle-tree", "eagle3", "eagle3-tree"}  # need models/
+ARTIFACT = {"hybrid": "eagle", "medusa-tree": "medusa", "eagle-tree": "eagle",
+            "eagle3-tree": "eagle3"}  # method -> artifact, where they differ
 
 
 DEFAULT_K_RULE = "match"   # lookup drafts as far as the match goes (issue 23 §1); "fixed" is the k/n sweep's rule
@@ -131,8 +134,9 @@ def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min:
         if method == "hybrid":
             from specviz.proposers.hybrid import Hybrid
             return Hybrid(artifacts.load_eagle(target), n_min=n_min or 2, n_max=n_max or max(n or 3, 2))
-        load = artifacts.load_medusa if name == "medusa" else artifacts.load_eagle
-        return load(target, tree=method.endswith("-tree"))
+        if name == "medusa":
+            return artifacts.load_medusa(target, tree=method.endswith("-tree"))
+        return artifacts.load_eagle(target, tree=method.endswith("-tree"), kind=name)
     raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
 
 

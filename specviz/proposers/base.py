@@ -21,6 +21,9 @@ class Context:
                                        # Filled only for proposers with needs_hidden=True.
     sampling: SamplingConfig
     generator: torch.Generator | None
+    features: torch.Tensor | None = None  # (T-1, n*H) the outputs of the target layers the proposer named
+                                       # (feature_layers), concatenated, at the same positions as hidden.
+                                       # Filled only for proposers with feature_layers (EAGLE-3).
 
 
 @dataclass
@@ -37,6 +40,8 @@ class Proposer:
 
     name = "proposer"
     needs_hidden = False      # True: the decode loop keeps the target's hidden states in Context
+    feature_layers: tuple[int, ...] = ()  # target decoder layers (0-based) whose outputs the decode loop
+                                          # taps and keeps, fused, in Context.features; () = none (no hooks)
     deterministic = False     # True: q is one-hot on the drafted token (lookup)
     max_nodes = 0             # tree proposers: the most nodes one draft may hold (for the context-window check)
 

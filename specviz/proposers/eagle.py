@@ -5,6 +5,16 @@ with the embedding of token t+1; output: a guess for f_{t+1}, turned into a toke
 own (frozen) LM head. Drafting feeds each guessed feature back in with the embedding of the token
 it produced, one small step per drafted token. The head keeps its own KV cache over the context,
 built from the target's real features; drafted entries are dropped after every step.
+
+The EAGLE-3 variant (artifact kind "eagle3"; Li et al., arXiv 2503.01840) reads, instead of f_t, the
+outputs of a low, a middle and a high target layer concatenated (n*H) and projected to H by `fuse`;
+its output goes through its own RMSNorm before the frozen LM head, and later drafting steps feed the
+head's own output (before that norm) in place of the fused feature, as the EAGLE authors' code does
+(SafeAILab/EAGLE, eagle/model/cnets.py: `fc` maps 3H -> H without bias when the input is wider than H,
+logits = lm_head(norm(out_hidden)), and the next step is fed out_hidden). Unlike theirs, the layer here
+is EAGLE's (fc over [feature, embedding] -> one Llama layer), not one whose attention reads 2H. It is
+trained on tokens only (no feature to regress). Same layer, same cache, same chain and tree code: the
+head says which it is.
 """
 from __future__ import annotations
 
@@ -12,9 +22,37 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from specviz.core.errors import InputError
 from specviz.core.sampling import logits_to_probs, sample
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 from specviz.proposers.vocab import SubsetHead
+
+
+def default_feature_layers(n_layers: int) -> tuple[int, ...]:
+    """A low, a middle and the last decoder layer (0-based): (2, 15, 29) for SmolLM2-135M's 30. vLLM's default
+    taps (2, L // 2, L - 3) at the *input* of those layers (llama.py, get_eagle3_aux_hidden_state_layers);
+    here a layer's index names its output, and the issue's choice keeps the last layer."""
+    return tuple(sorted({min(2, n_layers - 1), n_layers // 2, n_layers - 1}))
+
+
+def check_feature_layers(layers, n_layers: int) -> tuple[int, ...]:
+    """Layer indices (ints, or a comma-separated string) -> a tuple, or one clear InputError."""
+    if isinstance(layers, str):
+        parts = [x.strip() for x in layers.split(",") if x.strip()]
+        try:
+            layers = [int(x) for x in parts]
+        except ValueError:
+            raise InputError(f"layers must be comma-separated whole numbers, e.g. 2,15,29; got '{','.join(parts)}'") \
+                from None
+    layers = tuple(int(x) for x in layers)
+    if not layers:
+        raise InputError("give at least one target layer to read features from (e.g. 2,15,29)")
+    bad = [x for x in layers if not 0 <= x < n_layers]
+    if bad:
+        raise InputError(f"layer {bad[0]} does not exist: this target has layers 0-{n_layers - 1}")
+    if len(set(layers)) != len(layers):
+        raise InputError(f"layers repeat: {','.join(map(str, layers))}")
+    return layers
 
 
 class RMSNorm(torch.nn.Module):
@@ -83,22 +121,31 @@ class Layer(torch.nn.Module):
 
 
 class EagleHead(torch.nn.Module):
+    """feature_layers=(): EAGLE's head over the target's final hidden state. feature_layers=(2, 15, 29): the
+    EAGLE-3 head, whose real input is those layers' outputs concatenated (n*H), fused to H by `fuse`."""
+
     def __init__(self, hidden: int, n_heads: int, n_kv: int, inter: int, eps: float = 1e-5,
-                 theta: float = 10000.0):
+                 theta: float = 10000.0, feature_layers: tuple[int, ...] = ()):
         super().__init__()
+        self.feature_layers = tuple(feature_layers)
         self.fc = torch.nn.Linear(2 * hidden, hidden)
         self.layer = Layer(hidden, n_heads, n_kv, inter, eps, theta)
+        if self.feature_layers:
+            self.fuse = torch.nn.Linear(len(self.feature_layers) * hidden, hidden, bias=False)
+            self.norm = RMSNorm(hidden, eps)
 
     @classmethod
-    def for_target(cls, config) -> "EagleHead":
+    def for_target(cls, config, feature_layers: tuple[int, ...] = ()) -> "EagleHead":
         rp = getattr(config, "rope_parameters", None) or {}
         theta = rp.get("rope_theta", getattr(config, "rope_theta", 10000.0))
+        layers = check_feature_layers(feature_layers, config.num_hidden_layers) if feature_layers else ()
         return cls(config.hidden_size, config.num_attention_heads, config.num_key_value_heads,
-                   config.intermediate_size, config.rms_norm_eps, theta)
+                   config.intermediate_size, config.rms_norm_eps, theta, layers)
 
     def identity_init(self) -> "EagleHead":
         """Start as 'the next feature equals this one' (fc passes the feature through, the layer's
-        output projections are zero): like Medusa's zero-initialised blocks, a sensible first guess."""
+        output projections are zero): like Medusa's zero-initialised blocks, a sensible first guess.
+        A fused head starts from its highest layer's output alone (its norm stands in for the target's)."""
         H = self.fc.out_features
         with torch.no_grad():
             self.fc.weight.zero_()
@@ -106,7 +153,19 @@ class EagleHead(torch.nn.Module):
             self.fc.weight[:, :H].copy_(torch.eye(H))
             self.layer.o.weight.zero_()
             self.layer.down.weight.zero_()
+            if self.feature_layers:
+                top = self.feature_layers.index(max(self.feature_layers))
+                self.fuse.weight.zero_()
+                self.fuse.weight[:, top * H:(top + 1) * H].copy_(torch.eye(H))
         return self
+
+    def project(self, feat: torch.Tensor) -> torch.Tensor:
+        """The target's real features -> the head's input width H: (..., n*H) -> (..., H) fused; else as given."""
+        return self.fuse(feat) if self.feature_layers else feat
+
+    def readout(self, y: torch.Tensor) -> torch.Tensor:
+        """The head's output -> what the frozen LM head reads: through its own norm when fused; else as given."""
+        return self.norm(y) if self.feature_layers else y
 
     def forward(self, feat: torch.Tensor, emb: torch.Tensor, pos: torch.Tensor, past: tuple | None = None,
                 mask: torch.Tensor | None = None):
@@ -115,12 +174,16 @@ class EagleHead(torch.nn.Module):
 
 
 class Eagle(Proposer):
+    """Drafts a chain from an EagleHead; an EAGLE-3 head (feature_layers set) reads Context.features, the
+    old one Context.hidden."""
     name = "eagle"
     needs_hidden = True
 
     def __init__(self, head: EagleHead, embed: torch.nn.Module, out: SubsetHead, name: str = "eagle",
                  add_prompt_ids: bool = True):
         self.head, self.embed, self.out, self.name = head, embed, out, name
+        self.feature_layers = head.feature_layers
+        self.needs_hidden = not self.feature_layers
         self.base_ids = out.ids.clone()
         self.add_prompt_ids = add_prompt_ids
         p = next(head.parameters())
@@ -142,37 +205,48 @@ class Eagle(Proposer):
         if self.past is not None and self.past[0].shape[2] > self.n_real:
             self.past = tuple(t[:, :, : self.n_real] for t in self.past)
 
+    def _real(self, ctx: Context) -> torch.Tensor | None:
+        """The target's real features in the context: (T-1, n*H) fused layers, or (T-1, H) final states."""
+        return ctx.features if self.feature_layers else ctx.hidden
+
+    def _logits(self, f: torch.Tensor) -> torch.Tensor:
+        """The head's outputs (..., H) -> logits over the full vocabulary (..., V), -inf off the draft vocabulary."""
+        return self.out(self.head.readout(f))
+
     def _step(self, feat: torch.Tensor, tokens: torch.Tensor, start: int | torch.Tensor,
-              mask: torch.Tensor | None = None) -> torch.Tensor:
+              mask: torch.Tensor | None = None, real: bool = False) -> torch.Tensor:
         """Feed (feature, next token) pairs from position `start` (or at the positions given); returns
-        the guessed next features (T, H)."""
+        the guessed next features (T, H). real=True: the target's own features (fused first, for EAGLE-3)."""
         emb = self.embed(tokens.to(self.device)).to(self.dtype)          # (T, H)
         pos = (torch.arange(start, start + len(tokens)) if isinstance(start, int) else start).to(self.device)
-        y, self.past = self.head(feat[None].to(self.device, self.dtype), emb[None], pos, self.past, mask)
+        x = feat[None].to(self.device, self.dtype)                       # (1, T, H) or (1, T, n*H) real, fused
+        y, self.past = self.head(self.head.project(x) if real else x, emb[None], pos, self.past, mask)
         return y[0]                                                      # (T, H)
 
     def _catch_up(self, ctx: Context) -> int:
         """Drop last step's drafted entries from the head's cache and feed the real features since;
         self.f_last is then the guess of the feature that predicts the next token. Returns n_real."""
         T = len(ctx.ids)
-        n_real = len(ctx.hidden)                                         # T-1 entries: (f_j, x_{j+1})
+        real = self._real(ctx)
+        n_real = len(real)                                               # T-1 entries: (f_j, x_{j+1})
         if self.past is not None and self.past[0].shape[2] > self.n_real:  # drop last step's drafts
             self.past = tuple(t[:, :, : self.n_real] for t in self.past)
         start = self.n_real if self.past is not None else 0
         if start < n_real:                                               # catch up on real features
-            self.f_last = self._step(ctx.hidden[start:n_real], ctx.ids[start + 1:T], start)[-1]
+            self.f_last = self._step(real[start:n_real], ctx.ids[start + 1:T], start, real=True)[-1]
         self.n_real = n_real
         return n_real
 
     @torch.inference_mode()
     def propose(self, ctx: Context, k: int) -> Draft:
-        if ctx.hidden is None or len(ctx.hidden) == 0 or k < 1:
+        real = self._real(ctx)
+        if real is None or len(real) == 0 or k < 1:
             return empty_draft()
         n_real = self._catch_up(ctx)
         f = self.f_last
         tokens, qs = [], []
         for i in range(k):
-            logits = self.out(f).float().cpu()                           # (V,)
+            logits = self._logits(f).float().cpu()                       # (V,)
             q = logits_to_probs(logits, ctx.sampling)
             x = int(logits.argmax()) if ctx.sampling.greedy else sample(q, ctx.generator)
             tokens.append(x)

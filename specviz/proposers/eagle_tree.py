@@ -29,13 +29,14 @@ class EagleTree(Eagle):
 
     def _children(self, f: torch.Tensor, score: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Features (r, H) and their path scores (r,) -> the width best next tokens (r, w) and their scores."""
-        lq = self.out(f).float().cpu().log_softmax(-1)                   # (r, V)
+        lq = self._logits(f).float().cpu().log_softmax(-1)               # (r, V)
         top = torch.topk(lq, self.width, dim=-1)                         # (r, w)
         return top.indices, score[:, None] + top.values                  # (r, w), (r, w)
 
     @torch.inference_mode()
     def propose(self, ctx: Context, k: int) -> Draft:
-        if ctx.hidden is None or len(ctx.hidden) == 0 or k < 1:
+        real = self._real(ctx)
+        if real is None or len(real) == 0 or k < 1:
             return empty_draft()
         n_real = self._catch_up(ctx)
         tokens: list[int] = []

@@ -16,6 +16,7 @@ class Hybrid(Proposer):
         self.learned, self.n_min, self.n_max = learned, n_min, n_max
         self.name = f"lookup+{learned.name}"
         self.needs_hidden = learned.needs_hidden
+        self.feature_layers = learned.feature_layers
 
     def reset(self, prompt_ids: torch.Tensor) -> None:
         self.learned.reset(prompt_ids)

@@ -42,6 +42,7 @@ class Anatomy:
     dropped_positions: list[int]      # positions of the target cache entries dropped (sorted, may repeat in a tree)
     dropped_nodes: list[int]          # the drafted nodes whose entries were dropped
     drafter_dropped: list[int]        # the drafter cache slots dropped at the rollback
+    feature_layers: list[int] | None = None  # the target layers fused into the head's input (EAGLE-3), else None
 
 
 def name(i: int) -> str:
@@ -112,7 +113,7 @@ def of(rec: StepRecord) -> Anatomy:
     dc = rec.drafter_cache
     return Anatomy(rec.is_tree, fed, rows, mask, list(rec.path), kept, moves, rec.target_cache, dc,
                    sorted(root + dep[i] for i in dropped_nodes), dropped_nodes,
-                   list(range(dc[2], dc[1])) if dc else [])
+                   list(range(dc[2], dc[1])) if dc else [], rec.feature_layers)
 
 
 def _ancestors(parents: list[int], i: int) -> list[int]:
@@ -188,6 +189,16 @@ def drafter_text(a: Anatomy, method: str) -> str:
                 "target's last hidden state, so each step costs one call of the heads, not a pass over context.")
     d0, d1, d2 = a.drafter_cache
     dropped = span(a.drafter_dropped, "slot") if a.drafter_dropped else "nothing"
+    if a.feature_layers:                                  # the EAGLE-3 head: fused features
+        layers = ", ".join(map(str, a.feature_layers[:-1])) + " and " * (len(a.feature_layers) > 1) + \
+            str(a.feature_layers[-1])
+        return (f"The EAGLE-3 head keeps its own KV cache (one decoder layer over (feature, token) pairs): "
+                f"**{d0}** → **{d1}** after drafting → **{d2}** after the rollback ({dropped} dropped). "
+                f"Its real features are the outputs of the target's layer{'s' * (len(a.feature_layers) > 1)} "
+                f"{layers} at each committed position, concatenated and projected to the hidden size by one "
+                "linear layer; the decode loop taps those layers only for this head. While drafting, each "
+                "step feeds back the head's own output instead. Every drafted entry goes at the rollback, and "
+                "the next step re-feeds the committed positions with the target's real fused features.")
     if "eagle" in method or method == "hybrid":          # hybrid = lookup + the EAGLE head
         return (f"The EAGLE head keeps its own KV cache (one decoder layer over (feature, token) pairs): "
                 f"**{d0}** → **{d1}** after drafting → **{d2}** after the rollback ({dropped} dropped). "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from specviz.core.errors import InputError
+from specviz.engine.decode import body_pass
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context
 from specviz.core.sampling import SamplingConfig, logits_to_probs, sample
@@ -187,13 +188,14 @@ def real_case(target: LoadedModel, proposer, prompt_ids: list[int], sampling: Sa
         raise InputError("set a temperature above 0: at temperature 0 p is one-hot and there is nothing to sample")
     ids = torch.as_tensor(prompt_ids, dtype=torch.long)                       # (T,)
     x = ids.view(1, -1).to(target.device)                                     # (1, T)
-    h = target.model.get_decoder()(input_ids=x).last_hidden_state             # (1, T, H)
+    h, f = body_pass(target.model.get_decoder(), tuple(proposer.feature_layers), input_ids=x)  # (1, T, H), (1, T, n*H)
     logits = target.model.get_output_embeddings()(h)[0, -1].float().cpu()      # (V,)
     p = logits_to_probs(logits, sampling)                                     # (V,)
     gen = torch.Generator().manual_seed(seed)
     hidden = h[0, :-1].float().cpu() if proposer.needs_hidden else None       # (T-1, H)
+    features = f[0, :-1].float().cpu() if f is not None else None             # (T-1, n*H) for EAGLE-3
     proposer.reset(ids)
-    draft = proposer.propose(Context(ids=ids, hidden=hidden, sampling=sampling, generator=gen), 1)
+    draft = proposer.propose(Context(ids=ids, hidden=hidden, sampling=sampling, generator=gen, features=features), 1)
     if len(draft.tokens) == 0:
         return None
     tok = int(draft.tokens[0])

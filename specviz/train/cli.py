@@ -1,5 +1,5 @@
-"""python -m specviz train {corpus,corpus-ids,features,card,drafter,medusa,eagle,lora,vocab-size,evaluate,readme}:
-resumable jobs with progress bars."""
+"""python -m specviz train {corpus,corpus-ids,features,card,drafter,medusa,eagle,eagle3,lora,vocab-size,evaluate,
+readme}: resumable jobs with progress bars."""
 from __future__ import annotations
 
 import argparse
@@ -53,7 +53,8 @@ def add_parser(subparsers) -> None:
                     "a run that wrote its artefacts elsewhere, e.g. scripts/gpu.sh, names its own)")
     dc.set_defaults(func=cmd_card)
 
-    for name, steps, tokens in (("drafter", 300, 1024), ("medusa", 300, 512), ("eagle", 300, 768)):
+    for name, steps, tokens in (("drafter", 300, 1024), ("medusa", 300, 512), ("eagle", 300, 768),
+                                ("eagle3", 300, 768)):
         j = jobs.add_parser(name, help=f"train the {name} on the corpus and ship it to models/")
         common(j, f"runs/{name}")
         j.add_argument("--corpus", default="runs/corpus", help="corpus folder, or several comma-separated")
@@ -70,12 +71,16 @@ def add_parser(subparsers) -> None:
                            help="ce: the target's greedy tokens; kl: its top-8 distribution")
         if name == "medusa":
             j.add_argument("--heads", type=int, default=4)
-        if name == "eagle":
+        if name in ("eagle", "eagle3"):
             j.add_argument("--passes", type=int, default=3, help="unrolled passes on its own features")
             j.add_argument("--init", choices=["identity", "last-layer", "random"], default="identity",
                            help="identity: start as 'next feature = this feature'")
-            j.add_argument("--loss", choices=["ce", "kl"], default="ce",
+            j.add_argument("--loss", choices=["ce", "kl"], default="ce" if name == "eagle" else "kl",
                            help="ce: the target's greedy tokens; kl: its whole distribution on the draft vocabulary")
+        if name == "eagle3":
+            j.add_argument("--layers", default=None,
+                           help="target decoder layers (0-based) whose outputs the head fuses, comma-separated "
+                                "(default: a low, a middle and the last: 2,15,29 for SmolLM2-135M's 30)")
         j.set_defaults(func=cmd_job)
 
     vs = jobs.add_parser("vocab-size", help="measure held-out acceptance and draft cost at several draft "
@@ -257,6 +262,9 @@ def cmd_job(a) -> int:
 
     from specviz.train import jobs
 
+    if a.job == "eagle3" and a.layers is not None:   # the format now, before the target loads; the range below
+        from specviz.proposers.eagle import check_feature_layers
+        check_feature_layers(a.layers, 10 ** 6)
     t = _target(a)
     kw = dict(run_dir=a.run, out_dir=a.out, steps=a.steps, lr=a.lr, max_minutes=a.max_minutes)
     if a.job == "lora":
@@ -270,6 +278,8 @@ def cmd_job(a) -> int:
             card = jobs.drafter(t, n_layers=a.layers, mode=a.loss, **kw)
         elif a.job == "medusa":
             card = jobs.medusa(t, n_heads=a.heads, **kw)
+        elif a.job == "eagle3":
+            card = jobs.eagle3(t, n_passes=a.passes, init=a.init, mode=a.loss, layers=a.layers, **kw)
         else:
             card = jobs.eagle(t, n_passes=a.passes, init=a.init, mode=a.loss, **kw)
     print(json.dumps(card, indent=1))

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
+from specviz.engine.decode import body_pass
 from specviz.engine.models import LoadedModel
 from specviz.train.common import cli_command
 from specviz.train.prompts import COPY, make_prompts
@@ -91,19 +92,10 @@ def features(target: LoadedModel, ids_batch: list, layers=None) -> list[dict]:
     for i, s in enumerate(seqs):
         x[i, : len(s)] = s
         mask[i, : len(s)] = 1
-    caught: dict[int, torch.Tensor] = {}
-
-    def hook(i):
-        def keep(_module, _inputs, output):
-            caught[i] = output[0] if isinstance(output, tuple) else output  # (B, T, H)
-        return keep
-
-    handles = [body.layers[i].register_forward_hook(hook(i)) for i in layers]
-    try:
-        h = body(input_ids=x.to(dev), attention_mask=mask.to(dev)).last_hidden_state  # (B, T, H)
-    finally:
-        for hd in handles:
-            hd.remove()
+    # the decode loop's own taps (engine.decode.body_pass): no hook at all without layers
+    h, fused = body_pass(body, tuple(layers), input_ids=x.to(dev), attention_mask=mask.to(dev))  # (B, T, H), (B, T, n*H)
+    H = h.shape[-1]
+    caught = {j: fused[..., n * H:(n + 1) * H] for n, j in enumerate(layers)} if layers else {}  # (B, T, H) each
     out = []
     for i, s in enumerate(seqs):
         hi = h[i, : len(s)]                                                 # (T, H)

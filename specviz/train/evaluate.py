@@ -115,9 +115,13 @@ def plan(part: str, target: LoadedModel):
         target = artifacts.load_finetuned_target(target)
     heads = {"medusa": lambda: artifacts.load_medusa(target), "eagle": lambda: artifacts.load_eagle(target),
              "draft": lambda: make_proposer("draft", target)}
+    if artifacts.available()["eagle3"]:              # the EAGLE-3 head beside the old one, once shipped
+        heads["eagle3"] = lambda: artifacts.load_eagle(target, kind="eagle3")
     if part == "greedy":
         methods = {"plain": (None, 1), "lookup k=4": (lookup, 4)}
-        for name, ks in (("medusa", (1, 2)), ("eagle", (1, 2)), ("draft", (1, 2))):
+        for name, ks in (("medusa", (1, 2)), ("eagle", (1, 2)), ("eagle3", (1, 2)), ("draft", (1, 2))):
+            if name not in heads:
+                continue
             for k in ks:
                 methods[f"{name} k={k}"] = (heads[name], k)
         methods["lookup+eagle k=2"] = (lambda: make_proposer("hybrid", target, n=3, n_min=2, n_max=3), 2)

@@ -99,16 +99,48 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
     return artifacts.save("eagle", tensors, c, out_dir)
 
 
+def eagle3(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
+           lr: float = 1e-3, vocab: int = 8192, n_passes: int = 3, layers=None, max_minutes=None, progress=True,
+           init: str = "identity", mode: str = "kl", features_cache=None) -> dict:
+    """The EAGLE-3-style head: fused features of `layers` (default: a low, a middle and the last layer),
+    token objective only (mode kl: the target's distribution on the draft vocabulary; ce: its greedy token),
+    unrolled on its own outputs. The layers' outputs are recomputed once from the corpus's ids by teacher
+    forcing (corpus.load; `features_cache` keeps them for the next job)."""
+    from specviz.proposers.eagle import check_feature_layers, default_feature_layers
+    from specviz.proposers.vocab import SubsetHead
+    from specviz.train import eagle as te
+
+    n_layers = target.model.config.num_hidden_layers
+    layers = check_feature_layers(default_feature_layers(n_layers) if layers is None else layers, n_layers)
+    train, held = load_split(corpus_dir, ("ids", "hidden", "label"), target, layers=list(layers), cache=features_cache)
+    ids = _vocab(target, train, vocab)
+    out = SubsetHead(target.model.get_output_embeddings().weight, ids)
+    head = eagle_head(target, init, layers)
+    embed = target.model.get_input_embeddings()
+    before = te.evaluate(head, embed, out, held, train, n_passes)
+    log = common.train(head, te.make_loss(head, embed, out, train, tokens, n_passes, mode=mode),
+                       run_dir, steps, lr=lr, max_minutes=max_minutes, device=target.device, progress=progress,
+                       desc="eagle3",
+                       eval_fn=lambda: te.evaluate(head, embed, out, held, train, n_passes))
+    c = _card(target, corpus_dir, log, kind="eagle3", feature_layers=list(layers), unrolled_passes=n_passes,
+              tokens_per_step=tokens, lr=lr, draft_vocab_size=len(ids), init=init, loss=mode,
+              heldout_before=before, heldout=log["eval"])
+    tensors = {f"head.{k}": v for k, v in head.state_dict().items()}
+    tensors["vocab_ids"] = ids.int()
+    return artifacts.save("eagle3", tensors, c, out_dir)
+
+
 def medusa_heads(target: LoadedModel, n_heads: int):
     """Fresh Medusa heads for training, on the target's device (float32)."""
     from specviz.proposers.medusa import MedusaHeads
     return MedusaHeads(target.model.config.hidden_size, n_heads).to(target.device)
 
 
-def eagle_head(target: LoadedModel, init: str = "identity"):
-    """A fresh EAGLE head for training, on the target's device (float32); init: identity, last-layer or random."""
+def eagle_head(target: LoadedModel, init: str = "identity", layers: tuple[int, ...] = ()):
+    """A fresh EAGLE head for training, on the target's device (float32); init: identity, last-layer or random.
+    With layers: the EAGLE-3 head reading those target layers."""
     from specviz.proposers.eagle import EagleHead
-    head = EagleHead.for_target(target.model.config)
+    head = EagleHead.for_target(target.model.config, layers)
     if init == "last-layer":
         _init_from(head.layer, target.model.model.layers[-1])
     elif init == "identity":

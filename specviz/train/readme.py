@@ -21,8 +21,9 @@ def artifact_table(cards: dict) -> str:
         if n == "medusa":
             what, acc = f"{c['n_heads']} heads, draft vocab {c['draft_vocab_size']}", h.get("heldout_top1_per_head")
             ov = h.get("heldout_sum_min_pq_t08_per_head")
-        elif n == "eagle":
-            what, acc = (f"1 layer, {c['unrolled_passes']} unrolled passes, {c.get('loss', 'ce')} loss, "
+        elif n in ("eagle", "eagle3"):
+            fed = f"reads target layers {', '.join(map(str, c['feature_layers']))}, " if n == "eagle3" else ""
+            what, acc = (f"1 layer, {fed}{c['unrolled_passes']} unrolled passes, {c.get('loss', 'ce')} loss, "
                          f"draft vocab {c['draft_vocab_size']}", h.get("heldout_top1_per_step"))
             ov = h.get("heldout_sum_min_pq_t08_per_step")
         elif n == "drafter":

@@ -82,6 +82,18 @@ def test_tiny_local_models(tiny_dirs):
     assert len(res["token_ids"]) == 12 and s["target_passes"] == len(res["steps"])
     assert sum(len(st["emitted"]) for st in res["steps"]) == 12
     assert s["tokens_per_pass"] == pytest.approx(12 / s["target_passes"])
+    # every drafted token says where it was copied from (the prompt repeats, so lookup drafts from it)
+    drafted = [st for st in res["steps"] if st["drafted"]]
+    assert drafted and all(len(st["sources"]) == len(st["drafted"]) for st in drafted)
+    assert {x for st in drafted for x in st["sources"]} <= {"this prompt", "this output"}
+    assert "this prompt" in drafted[0]["sources"]
+    # suffix: its trees carry their parents and the text each node came from
+    rc, out, err = cli("generate", "--target", target, "--prompt", prompt, "--method", "suffix", "--k", "6",
+                       "--max-new-tokens", "12", "--json", "--dtype", "float32")
+    assert rc == 0, err
+    steps = [st for st in json.loads(out)["steps"] if st["drafted"]]
+    assert steps and all(len(st["sources"]) == len(st["drafted"]) for st in steps)
+    assert all(len(st["parents"]) == len(st["drafted"]) and st["parents"][0] == -1 for st in steps if "parents" in st)
     # same seed, same output
     rc2, out2, _ = cli("generate", "--target", target, "--prompt", prompt, "--method", "lookup",
                        "--k", "3", "--n", "2", "--max-new-tokens", "12", "--json", "--dtype", "float32")

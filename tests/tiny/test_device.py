@@ -31,6 +31,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*copying from a non-meta parame
 
 V = 96
 IDS = torch.arange(2, 80)
+LAYERS = (0, 2, 3)          # the EAGLE-3 head's target layers
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +55,9 @@ def shipped(cpu_target, tmp_path_factory):
     head = EagleHead.for_target(cpu_target.model.config)
     artifacts.save("eagle", {**{f"head.{k}": v for k, v in head.state_dict().items()}, "vocab_ids": IDS},
                    dict(hidden_size=H), d)
+    head3 = EagleHead.for_target(cpu_target.model.config, LAYERS)
+    artifacts.save("eagle3", {**{f"head.{k}": v for k, v in head3.state_dict().items()}, "vocab_ids": IDS},
+                   dict(hidden_size=H, feature_layers=list(LAYERS)), d)
     m = build_drafter(cpu_target.model, 1, IDS, init_layers=(0,))
     from specviz.train.drafter import own_state
     artifacts.save("drafter", {**{f"model.{k}": v for k, v in own_state(m).items()}, "vocab_ids": IDS},
@@ -103,9 +107,10 @@ def test_lora_attach_puts_the_adapters_on_the_base_weights_device(target):
 def test_the_medusa_and_eagle_training_heads_are_on_the_targets_device(target):
     assert misplaced(jobs.medusa_heads(target, 4), META) == []
     for init in ("identity", "last-layer", "random"):
-        with MixingGuard():
-            head = jobs.eagle_head(target, init)
-        assert misplaced(head, META) == []
+        for layers in ((), LAYERS):
+            with MixingGuard():
+                head = jobs.eagle_head(target, init, layers)
+            assert misplaced(head, META) == []
 
 
 def test_artefacts_load_onto_the_targets_device(target, shipped):
@@ -117,8 +122,9 @@ def _artefacts_load_onto_the_targets_device(target, shipped):
     for tree in (False, True):
         p = artifacts.load_medusa(target, shipped, tree=tree)
         assert misplaced(p.heads, META) == [] and subset_misplaced(p.out, META) == []
-        p = artifacts.load_eagle(target, shipped, tree=tree)
-        assert misplaced(p.head, META) == [] and subset_misplaced(p.out, META) == []
+        for kind in ("eagle", "eagle3"):
+            p = artifacts.load_eagle(target, shipped, tree=tree, kind=kind)
+            assert misplaced(p.head, META) == [] and subset_misplaced(p.out, META) == []
     d = artifacts.load_drafter(target, shipped)
     assert d.device == META and misplaced(d.model, META) == [] and subset_misplaced(d.model.lm_head, META) == []
 
@@ -195,6 +201,7 @@ class Checked(Proposer):
     def __init__(self, inner: Proposer):
         self.inner, self.name = inner, inner.name
         self.needs_hidden, self.deterministic = inner.needs_hidden, inner.deterministic
+        self.feature_layers = inner.feature_layers
         self.max_nodes = inner.max_nodes
         self.devices: set = set()
         self.drafts = 0
@@ -228,6 +235,8 @@ def _proposers(target, folder):
         "eagle": lambda: artifacts.load_eagle(target, folder),
         "eagle-tree": lambda: artifacts.load_eagle(target, folder, tree=True),
         "hybrid": lambda: Hybrid(artifacts.load_eagle(target, folder)),
+        "eagle3": lambda: artifacts.load_eagle(target, folder, kind="eagle3"),
+        "eagle3-tree": lambda: artifacts.load_eagle(target, folder, tree=True, kind="eagle3"),
         "medusa (built)": lambda: Medusa(MedusaHeads(32, 3).to(target.device), out),
         "medusa-tree (built)": lambda: MedusaTree(MedusaHeads(32, 3).to(target.device), out),
         "eagle-tree (built)": lambda: EagleTree(EagleHead.for_target(target.model.config).to(target.device),
@@ -237,7 +246,8 @@ def _proposers(target, folder):
     }
 
 
-@pytest.mark.parametrize("method", ["lookup", "draft", "medusa", "medusa-tree", "eagle", "eagle-tree", "hybrid"])
+@pytest.mark.parametrize("method", ["lookup", "draft", "medusa", "medusa-tree", "eagle", "eagle-tree", "hybrid",
+                                    "eagle3", "eagle3-tree"])
 @pytest.mark.parametrize("sampling", [SamplingConfig(), SamplingConfig(temperature=0.8)], ids=["greedy", "t0.8"])
 def test_every_proposer_drafts_cpu_tokens_and_q_from_modules_on_the_targets_device(cpu_target, shipped, method,
                                                                                    sampling):
@@ -250,7 +260,8 @@ def test_every_proposer_drafts_cpu_tokens_and_q_from_modules_on_the_targets_devi
     assert all(misplaced(m, cpu_target.device) == [] for m in _modules(p.inner))
 
 
-@pytest.mark.parametrize("method", ["lookup", "draft", "medusa", "medusa-tree", "eagle", "eagle-tree", "hybrid"])
+@pytest.mark.parametrize("method", ["lookup", "draft", "medusa", "medusa-tree", "eagle", "eagle-tree", "hybrid",
+                                    "eagle3", "eagle3-tree"])
 def test_decoding_on_the_meta_target_mixes_no_devices(target, shipped, method):
     """The whole decode loop on the stand-in GPU: drafts come back on the CPU, nothing mixes."""
     p = Checked(_proposers(target, shipped)[method]())

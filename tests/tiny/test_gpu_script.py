@@ -34,7 +34,7 @@ def test_the_script_is_valid_bash_and_says_it_needs_a_cuda_torch():
 def test_every_command_of_the_plan_parses_and_runs_on_the_device(tmp_path):
     text = dry(tmp_path, DEVICE="cuda:1")
     cmds = [shlex.split(line[2:]) for line in text.splitlines() if line.startswith("+ ")]
-    assert len(cmds) == 7 + 1 + 1 + 5 + 1
+    assert len(cmds) == 7 + 1 + 1 + 6 + 1
     jobs = []
     for c in cmds:
         args = c[c.index("specviz") + 1:]
@@ -45,7 +45,8 @@ def test_every_command_of_the_plan_parses_and_runs_on_the_device(tmp_path):
         for flag in ("out", "run", "models"):         # everything it writes stays under $OUT
             v = getattr(a, flag, None)
             assert v is None or str(v).startswith(str(tmp_path / "gpu")), (flag, args)
-    for job in ("train drafter", "train lora", "train evaluate", "train card", "train corpus", "bench --quick"):
+    for job in ("train drafter", "train eagle", "train eagle3", "train lora", "train evaluate", "train card",
+                "train corpus", "bench --quick"):
         assert job in jobs
     assert "--models" in next(c for c in cmds if c[3:5] == ["train", "card"])
 

@@ -8,7 +8,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine import measure
 from specviz.engine.models import tiny_llama
-from specviz.proposers.eagle import EagleHead
+from specviz.proposers.eagle import Eagle, EagleHead
 from specviz.proposers.eagle_tree import EagleTree
 from specviz.proposers.medusa import MedusaHeads, MedusaTree
 from specviz.proposers.vocab import SubsetHead
@@ -27,11 +27,16 @@ def medusa_tree(t, seed=1):
     return MedusaTree(heads, SubsetHead(t.model.get_output_embeddings().weight, SUBSET))
 
 
-def eagle_tree(t, seed=2, ids=SUBSET, **kw):
+def eagle_tree(t, seed=2, ids=SUBSET, layers=(), **kw):
+    """EAGLE-2's tree from a random head; layers=(...): the EAGLE-3 head reading those target layers."""
     torch.manual_seed(seed)
-    head = randomize(EagleHead.for_target(t.model.config).identity_init(), seed, 0.02)
+    head = randomize(EagleHead.for_target(t.model.config, layers).identity_init(), seed, 0.02)
     return EagleTree(head, t.model.get_input_embeddings(), SubsetHead(t.model.get_output_embeddings().weight, ids),
                      **kw)
+
+
+def eagle3_tree(t, seed=2, ids=SUBSET, **kw):
+    return eagle_tree(t, seed, ids, layers=tuple(range(t.model.config.num_hidden_layers)), **kw)
 
 
 def plain(t, ids, n):
@@ -39,7 +44,7 @@ def plain(t, ids, n):
     return torch.tensor(s.token_ids)
 
 
-@pytest.mark.parametrize("make", [medusa_tree, eagle_tree])
+@pytest.mark.parametrize("make", [medusa_tree, eagle_tree, eagle3_tree])
 @pytest.mark.parametrize("k", [2, 4, 5])
 def test_tree_greedy_equals_plain(target, make, k):
     for seed in range(2):
@@ -91,9 +96,12 @@ def joint_counts(tgt, proposer, ids, runs, vs):
     return counts
 
 
-def test_tree_sampling_is_lossless_over_two_tokens(monkeypatch):
+@pytest.mark.parametrize("layers,chain", [((), False), ((0,), False), ((0,), True)],
+                         ids=["eagle-tree", "eagle3-tree", "eagle3"])
+def test_tree_sampling_is_lossless_over_two_tokens(monkeypatch, layers, chain):
     """The first two sampled tokens (a joint over vs² pairs) follow the target's exact joint distribution
-    under the EAGLE-2 tree; resampling from p instead of the residual after a rejection must fail."""
+    under the EAGLE-2 tree (from the old head and from the EAGLE-3 head) and the EAGLE-3 chain; resampling
+    from p instead of the residual after a rejection must fail."""
     vs = 8
     tgt = tiny_llama(vocab_size=vs, layers=1, hidden=32, seed=4)       # p spread over several tokens
     ids = [2, 5, 7, 3]
@@ -102,7 +110,9 @@ def test_tree_sampling_is_lossless_over_two_tokens(monkeypatch):
         nxt = torch.stack([tgt.model(input_ids=torch.tensor([ids + [a]])).logits[0, -1].softmax(-1)
                            for a in range(vs)])                                            # (vs, vs)
     joint = (p1[:, None] * nxt).flatten()                                                  # (vs*vs,)
-    make = lambda: eagle_tree(tgt, seed=5, ids=torch.arange(vs), depth=3, width=2, nodes=6)  # noqa: E731
+    def make():
+        p = eagle_tree(tgt, seed=5, ids=torch.arange(vs), layers=layers, depth=3, width=2, nodes=6)
+        return Eagle(p.head, p.embed, p.out, name="eagle3") if chain else p
     good = joint_counts(tgt, make(), ids, 2000, vs)
     assert matches(good, joint)
     monkeypatch.setattr(tree_module, "residual", lambda r, q: r)     # the broken rule: ignore rejections
