@@ -171,6 +171,17 @@ _DOC_ASKS = ["When is the main reading room open? Quote the sentence.",
              "What do late returns cost? Quote the sentence.",
              "Is food allowed in the library? Quote the sentence."]
 
+# An agent's tool calls: the same JSON record filled from a new message each time. The prompt names the keys
+# but never shows a filled record, so within one request there is little to copy; the record's layout, which
+# the model writes the same way every time, is in the earlier requests' outputs, and only a cache holds it.
+_ORDER_ASK = ("Write this order as one JSON object with the keys customer, city, items (a list of objects with "
+              "name, quantity and unit_price), currency and total. Reply with the JSON only.\n\nOrder: ")
+_ORDERS = ["Maria Lopez in Porto ordered 2 notebooks at 3.50 euros each and 1 pen at 1.20 euros.",
+           "Tom Becker in Bonn ordered 3 folders at 2.10 euros each and 2 markers at 0.90 euros each.",
+           "Aiko Tanaka in Lyon ordered 1 stapler at 6.40 euros and 4 pencils at 0.50 euros each.",
+           "Sam Okafor in Cork ordered 5 envelopes at 0.30 euros each and 1 ruler at 1.80 euros.",
+           "Lena Novak in Brno ordered 2 calendars at 7.00 euros each and 3 erasers at 0.40 euros each."]
+
 SESSIONS: list[Session] = [
     Session("edit-function-session", SESSION, "five successive edits of one function, each restating the code",
             tuple(Workload(f"edit-function-{i + 1}", SESSION, ask, f"```python\n{code}```\n\n{ask} Show the full function.")
@@ -181,6 +192,9 @@ SESSIONS: list[Session] = [
     Session("question-document-session", SESSION, "one document questioned four times",
             tuple(Workload(f"question-document-{i + 1}", SESSION, ask, f"Read this document:\n\n{_DOC}\n\n{ask}")
                   for i, ask in enumerate(_DOC_ASKS))),
+    Session("order-records-session", SESSION, "five orders written as the same JSON record (an agent's tool calls)",
+            tuple(Workload(f"order-record-{i + 1}", SESSION, "write the order as a JSON record", _ORDER_ASK + order)
+                  for i, order in enumerate(_ORDERS))),
 ]
 SESSION_BY_NAME = {s.name: s for s in SESSIONS}
 
