@@ -44,7 +44,7 @@ from specviz.bench.runs import Env, Spec, run
 from specviz.core.stats import median
 from specviz.engine import measure
 from specviz.engine.measure import speedup_of
-from specviz.core.costmodel import cost_check, draft_cost, plain_step_time
+from specviz.core.costmodel import cost_check, draft_cost, plain_step_time, v_at
 from specviz.engine.passcost import V_KS, measure_v
 from specviz.core.errors import InputError
 from specviz.engine.methods import ARTIFACT, METHODS, encode_prompt, make_proposer
@@ -70,6 +70,7 @@ class Bench:
     skipped: dict = field(default_factory=dict)      # {method: why}
     load: list = field(default_factory=list)         # (phase, elapsed_s, loadavg 1 min)
     sessions: list = field(default_factory=list)     # session rows (SessionMeasured.row() + per-request names)
+    same_text: list = field(default_factory=list)    # copying methods in the float32 pass: plain's own text
     t0: float = field(default_factory=time.perf_counter)
 
     def log(self, msg: str) -> None:
@@ -246,7 +247,24 @@ def equality_pass(b: Bench, env32: Env, prompts: dict) -> None:
             r = run(env32, s, prompts[w.name], plan.equality_new, samp, 0)
             name = f"{label} ({setting})" if setting else label
             b.equality.append(compare_ids(w.name, name, "float32", r.ids, plain.ids, plain.top1, plain.gap, True))
+            if label in SAME_TEXT:
+                b.same_text.append(same_text_row(b, w, label, setting, r, r.ids == plain.ids))
         b.log(f"equality float32 {w.name}")
+
+
+SAME_TEXT = ("lookup", "suffix")   # the copying methods, compared on plain decoding's own text
+
+
+def same_text_row(b: Bench, w, label: str, setting: str, r, identical: bool) -> dict:
+    """A copying method on the float32 pass, where its text is plain decoding's: τ and the cost model's
+    decode-only speedup, tokens ÷ Σ v(drafted) over its steps with the bench's own v (v_tree for a tree).
+    The timed runs in the bench's dtype may each write a different text (a bfloat16 near-tie), so this is
+    the comparison of the drafting rules alone."""
+    table = b.v_tree if label == "suffix" and b.v_tree else b.v
+    cost = sum(v_at(table, st.n_drafted) for st in r.steps)              # in plain steps
+    return dict(workload=w.name, kind=w.kind, method=label, setting=setting, tokens=r.tokens,
+                tau=r.tokens_per_pass, mean_k=r.mean_k, model_speedup=r.tokens / cost if cost else None,
+                identical=identical)
 
 
 def sessions(b: Bench, env: Env) -> None:
