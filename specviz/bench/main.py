@@ -38,7 +38,7 @@ import torch
 from specviz import runtime
 from specviz.bench import report as bench_report
 from specviz.bench.estimate import estimate, reference
-from specviz.engine import workloads as W
+from specviz.engine import artifacts, workloads as W
 from specviz.bench.checks import compare_ids
 from specviz.bench.runs import Env, Spec, run
 from specviz.core.stats import median
@@ -362,7 +362,9 @@ def cmd_bench(a) -> int:
         a.out = os.path.join("runs", "bench-quick" if plan.quick else "bench")
     if a.estimate:
         ref = reference()
-        methods = [m for m in TRAINED_METHODS if a.methods is None or m in a.methods.split(",")]
+        shipped = artifacts.available()          # a trained method without its artifact will not run: not priced
+        methods = [m for m in TRAINED_METHODS if (a.methods is None or m in a.methods.split(","))
+                   and shipped.get("drafter" if m == "draft" else m, False)]
         methods += [] if a.no_trees else [t for t in TREE_DEPTH if ARTIFACT[t] in methods]
         phases = estimate(plan, ref, methods)
         for name, sec in phases.items():

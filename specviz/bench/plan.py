@@ -20,11 +20,11 @@ KS_MODEL = (2, 4)
 ADAPTIVE_MAX_MODEL = 8
 QUICK_KS = (2,)                          # --quick: k = 2 and adaptive only, to keep the bench working
 QUICK_V_KS = (1, 4, 16)                  # --quick: v(k) at a few sizes (interpolated between)
-TRAINED_METHODS = ("draft", "medusa", "eagle")  # the trained proposers the bench runs when they build
+TRAINED_METHODS = ("draft", "medusa", "eagle", "eagle3")  # the trained proposers the bench runs when they build
 # the same heads drafting a tree (one target pass verifies it with a tree mask), at a fixed shape, not
 # tuned here: Medusa's 8-node static tree (depth <= 4, one level per head); EAGLE-2's dynamic tree of 12
 # nodes, depth <= 5, width 3 (proposers/medusa.py, proposers/eagle_tree.py; chosen by scripts/tree_shape.py)
-TREE_DEPTH = {"medusa-tree": 4, "eagle-tree": 5}    # its chain: engine.methods.ARTIFACT[tree]
+TREE_DEPTH = {"medusa-tree": 4, "eagle-tree": 5, "eagle3-tree": 5}    # its chain: engine.methods.ARTIFACT[tree]
 TREE_V_KS = (4, 8, 12, 16, 20, 24)       # v of a tree of m nodes is the entry for m - 1 drafted nodes
 REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf assisted (drafter)",
                     "lookup (recording off)")   # rows run in the first ref_repeats greedy repeats only

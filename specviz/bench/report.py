@@ -17,7 +17,7 @@ from specviz.engine.workloads import BY_NAME
 FORMAT = 1
 GREEDY, SAMPLED = "greedy", "sampled"
 # the learned proposers: chains, each followed by the tree of the same heads
-LEARNED = ("draft", "medusa", "medusa-tree", "eagle", "eagle-tree")
+LEARNED = ("draft", "medusa", "medusa-tree", "eagle", "eagle-tree", "eagle3", "eagle3-tree")
 
 
 def threads_line(m: dict) -> str:

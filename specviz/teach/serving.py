@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import shlex
 
+from specviz.core.suffix import SUFFIX_FACTOR
+
 VLLM_VERSION = "0.33.0"
 VLLM_METHODS = ("ngram", "ngram_gpu", "draft_model", "suffix", "eagle", "eagle3", "mtp", "dflash", "dspark",
                 "extract_hidden_states", "custom_class")
@@ -18,7 +20,8 @@ NGRAM = {"ngram", "ngram_gpu"}                            # take prompt_lookup_m
 NEEDS_MODEL = {"draft_model", "eagle", "eagle3", "dflash", "dspark"}
 HAS_Q = {"draft_model", "eagle", "eagle3", "mtp", "dflash", "dspark"}  # drafters with a distribution q
 SAMPLE_METHODS = ("greedy", "probabilistic")              # draft_sample_method; vLLM's default is greedy
-FROM_SPECVIZ = {"lookup": "ngram", "suffix": "suffix", "draft": "draft_model", "eagle": "eagle", "medusa": "medusa"}
+FROM_SPECVIZ = {"lookup": "ngram", "suffix": "suffix", "draft": "draft_model", "eagle": "eagle", "medusa": "medusa",
+                "eagle3": "eagle3"}
 # The suffix method's own keys and defaults, as vllm/config/speculative.py (SpeculativeConfig) spells them
 # (read from vllm-project/vllm at 002e77c). Its _validate_suffix_decoding needs the arctic-inference package
 # and, when num_speculative_tokens is not given, sets it to suffix_decoding_max_tree_depth (a ceiling, not a length).
@@ -30,7 +33,7 @@ SUFFIX_SHORT = ("depth", "cached", "factor", "minprob")  # the Serve page's widg
 SUFFIX_HELP = ("Match plus draft stay within this many tokens (specviz's depth cap).",
                "Earlier requests kept in the global suffix tree, oldest evicted first; 0 turns the cache off "
                "(each request's own prompt is still searched).",
-               "A match of m tokens drafts at most factor × m tokens (specviz's suffix default is 2.0).",
+               f"A match of m tokens drafts at most factor × m tokens (specviz's suffix default is {SUFFIX_FACTOR:g}).",
                "A continuation is drafted only if its estimated probability is at least this (0 to 1).")
 SUFFIX_DEPENDENCY = ("vLLM's suffix method runs Snowflake's ArcticInference suffix cache: install the "
                      "`arctic-inference` package beside vLLM (vLLM refuses the method without it).")
@@ -54,7 +57,8 @@ CAVEATS = {
     "suffix": "specviz's suffix proposer follows the same rules (ArcticInference's suffix_tree.cc): a match of m "
               "tokens drafts at most factor × m, match plus draft within the depth cap, continuations below the "
               "minimum probability cut, earlier requests' outputs cached. Three differences: vLLM verifies one "
-              "path of the tree, specviz the whole tree; specviz's default factor is 2.0 (vLLM's 1.0); and "
+              "path of the tree, specviz the whole tree; specviz's default factor is "
+              f"{SUFFIX_FACTOR:g} (vLLM's 1.0); and "
               "specviz estimates a continuation's probability among the occurrences that continue (ArcticInference "
               "among all of them). A server's cache fills from every user's requests, so what it copies depends "
               "on the traffic, not on one session as here.",
@@ -67,7 +71,10 @@ CAVEATS = {
              "layout, so it does not carry over; use a published EAGLE checkpoint for your target or "
              "retrain with a tool that writes that format.",
     "eagle3": "Same as eagle: an EAGLE-3 checkpoint trained for this exact target is needed; specviz's "
-              "head is not in that format.",
+              "head is not in that format. Which target layers it fuses is part of the draft model's config in "
+              "vLLM (`eagle_aux_hidden_state_layer_ids`, read in vllm/v1/worker/gpu_model_runner.py); specviz "
+              "names a layer by its output, counting from 0 (the layers are in models/eagle3.json), so check "
+              "the numbering your converter uses before copying them.",
     "mtp": "Uses the target's own multi-token-prediction layers, so it works only for models that ship them; "
            "SmolLM2 does not.",
     "dflash": "A block-diffusion drafter trained for the target; specviz has none.",
