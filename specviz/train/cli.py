@@ -73,6 +73,9 @@ def add_parser(subparsers) -> None:
             j.add_argument("--heads", type=int, default=4)
         if name in ("eagle", "eagle3"):
             j.add_argument("--passes", type=int, default=3, help="unrolled passes on its own features")
+        if name == "eagle":
+            j.add_argument("--reg", type=float, default=1.0, help="weight of the feature-regression term beside the "
+                           "token loss, >= 0 (default 1.0; 0: the token objective only, as eagle3 trains)")
             j.add_argument("--init", choices=["identity", "last-layer", "random"], default="identity",
                            help="identity: start as 'next feature = this feature'")
             j.add_argument("--loss", choices=["ce", "kl"], default="ce" if name == "eagle" else "kl",
@@ -260,8 +263,11 @@ def cmd_corpus(a) -> int:
 def cmd_job(a) -> int:
     from pathlib import Path
 
+    from specviz.core.errors import InputError
     from specviz.train import jobs
 
+    if a.job == "eagle" and not a.reg >= 0:
+        raise InputError(f"--reg must be >= 0, got {a.reg}")
     if a.job == "eagle3" and a.layers is not None:   # the format now, before the target loads; the range below
         from specviz.proposers.eagle import check_feature_layers
         check_feature_layers(a.layers, 10 ** 6)
@@ -281,6 +287,6 @@ def cmd_job(a) -> int:
         elif a.job == "eagle3":
             card = jobs.eagle3(t, n_passes=a.passes, init=a.init, mode=a.loss, layers=a.layers, **kw)
         else:
-            card = jobs.eagle(t, n_passes=a.passes, init=a.init, mode=a.loss, **kw)
+            card = jobs.eagle(t, n_passes=a.passes, init=a.init, mode=a.loss, reg=a.reg, **kw)
     print(json.dumps(card, indent=1))
     return 0

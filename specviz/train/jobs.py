@@ -78,7 +78,9 @@ def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
 
 def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
           lr: float = 1e-3, vocab: int = 8192, n_passes: int = 3, max_minutes=None, progress=True,
-          init: str = "identity", mode: str = "ce", features_cache=None) -> dict:
+          init: str = "identity", mode: str = "ce", features_cache=None, reg: float = 1.0) -> dict:
+    """The EAGLE-style head on the target's final features; reg weighs the feature-regression term beside the
+    token loss (0: the token objective only, as the EAGLE-3 head trains)."""
     from specviz.proposers.vocab import SubsetHead
     from specviz.train import eagle as te
 
@@ -88,11 +90,12 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
     head = eagle_head(target, init)
     embed = target.model.get_input_embeddings()
     before = te.evaluate(head, embed, out, held, train, n_passes)
-    log = common.train(head, te.make_loss(head, embed, out, train, tokens, n_passes, mode=mode), run_dir, steps, lr=lr,
+    log = common.train(head, te.make_loss(head, embed, out, train, tokens, n_passes, mode=mode, reg=reg), run_dir,
+                       steps, lr=lr,
                        max_minutes=max_minutes, device=target.device, progress=progress, desc="eagle",
                        eval_fn=lambda: te.evaluate(head, embed, out, held, train, n_passes))
     c = _card(target, corpus_dir, log, kind="eagle", unrolled_passes=n_passes, tokens_per_step=tokens,
-              lr=lr, draft_vocab_size=len(ids), init=init, loss=mode,
+              lr=lr, draft_vocab_size=len(ids), init=init, loss=mode, feature_loss_weight=reg,
               heldout_before=before, heldout=log["eval"])
     tensors = {f"head.{k}": v for k, v in head.state_dict().items()}
     tensors["vocab_ids"] = ids.int()

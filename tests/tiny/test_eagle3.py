@@ -149,6 +149,9 @@ def test_bad_layers_on_the_command_line_give_one_line_and_exit_2(capsys):
     assert main(["train", "eagle3", "--layers", "2,fifteen,29"]) == 2      # refused before any model loads
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("specviz: error:") and "whole numbers" in err[0]
+    assert main(["train", "eagle", "--reg", "-1"]) == 2                     # the old head's loss weight, likewise
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--reg must be >= 0" in err[0]
 
 
 def test_the_method_says_when_no_artifact_is_shipped(target, monkeypatch):
