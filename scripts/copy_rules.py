@@ -6,7 +6,8 @@ machine's load; the speedup printed is the cost model's decode-only τ ÷ mean v
 v_tree for tree steps) from the committed bench (bench/results.json). In float32 every setting emits the
 same text as plain decoding, so the settings are compared on the same text; in bfloat16 near-ties make
 each setting's text its own, and one short run per workload says more about the text than the rule.
-This is how the match rule's and suffix's defaults were chosen; the bench's timed runs confirm them.
+This is how the match rule's and suffix's defaults were chosen. Each line says whether the run wrote plain
+decoding's text or where it parted from it (`--dtype bfloat16 --threads 2`: what the bench's timed runs see).
 """
 import argparse
 import json
@@ -65,8 +66,10 @@ def main() -> None:
     a.add_argument("--kind", default=workloads.COPY, choices=[workloads.COPY, workloads.NOVEL])
     a.add_argument("--temp", type=float, default=0.0)
     a.add_argument("--only", default="", help="comma-separated substrings: run the settings whose name has one")
+    a.add_argument("--threads", type=int, default=1, help="torch threads (the bench runs 2: bfloat16 rounding, and so "
+                   "where a near-tie flips, can depend on it)")
     a = a.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(a.threads)
     bench = json.load(open(os.path.join(os.path.dirname(__file__), "..", "bench", "results.json")))
     v_chain, v_tree = v_of(bench["v"]), v_of(bench["v_tree"])
     t = load_model("default", device="cpu", dtype=a.dtype)
@@ -74,6 +77,8 @@ def main() -> None:
     rows: dict[str, list[tuple[float, float]]] = {}
     for w in workloads.of_kind(a.kind):
         ids = encode_prompt(t.tokenizer, w.prompt, w.chat)
+        plain, _ = run(t, None, ids, DecodeConfig(k=1, max_new_tokens=a.new, record=False,
+                                                    sampling=SamplingConfig(a.temp)), eos)
         for name, (method, k, kw) in SETTINGS.items():
             if a.only and not any(x.strip() in name for x in a.only.split(",")):
                 continue
@@ -81,8 +86,11 @@ def main() -> None:
             s, steps = run(t, make_proposer(method, t, **kw), ids, cfg, eos)
             cost = sum((v_tree if st.is_tree else v_chain)(st.n_drafted) for st in steps)   # in plain steps
             rows.setdefault(name, []).append((s.tokens_per_pass, len(s.token_ids) / cost))
+            part = next((i for i, (x, y) in enumerate(zip(s.token_ids, plain.token_ids)) if x != y),
+                        None if len(s.token_ids) == len(plain.token_ids) else min(len(s.token_ids), len(plain.token_ids)))
             print(f"{w.name:18s} {name:34s} τ {s.tokens_per_pass:.2f}  k̄ {s.mean_k:5.2f}  "
-                  f"model speedup {len(s.token_ids) / cost:.2f}", flush=True)
+                  f"model speedup {len(s.token_ids) / cost:.2f}  "
+                  f"{'plain text' if part is None else f'parts from plain at token {part}'}", flush=True)
     print()
     for name, r in rows.items():
         print(f"{name:34s} median τ {statistics.median(x[0] for x in r):.2f}  median model speedup "
