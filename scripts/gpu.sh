@@ -64,8 +64,8 @@ step3() {
 
 step4() {
   local c=(--device "$DEVICE" --corpus "$OUT/corpus" --out "$OUT/models")
-  specviz train eagle "${c[@]}" --loss kl --steps 20000 --tokens-per-step 8192 --run "$OUT/eagle" --max-minutes 1.5
-  # the same budget for the EAGLE-3 head (layers 2, 15, 29 of 30; features recomputed from the ids per batch)
+  specviz train eagle "${c[@]}" --loss kl --reg 0 --steps 20000 --tokens-per-step 8192 --run "$OUT/eagle" --max-minutes 1.5
+  # the same budget for the EAGLE-3 head (layers 2, 15, 29 of 30; their outputs recomputed once from the ids)
   specviz train eagle3 "${c[@]}" --layers 2,15,29 --steps 20000 --tokens-per-step 8192 --run "$OUT/eagle3" \
     --max-minutes 1.5
   specviz train medusa "${c[@]}" --steps 20000 --tokens-per-step 8192 --run "$OUT/medusa" --max-minutes 0.75
