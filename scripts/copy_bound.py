@@ -6,11 +6,12 @@ For each workload, plain greedy decoding writes the text once. On that text, gre
 fixed by the draft alone (the kept tokens are the draft's longest prefix that the text continues with), so
 a drafting rule can be replayed without the model:
   lookup   the default match rule (engine.methods.make_proposer's lookup), replayed on the text;
-  oracle   at every step the longest run of the coming text that occurs anywhere in the context so far,
-           drafted from wherever it occurs, exactly that long: no copying rule reaches the end in fewer passes (any
+  oracle   at every step the longest run of the coming text (at most 24 tokens, lookup's cap) that occurs
+           anywhere in the context so far, drafted from wherever it occurs, exactly that long: no copying rule reaches the end in fewer passes (any
            draft copied from the context keeps a run that is there; taking the longest each time stays ahead).
 τ is tokens per target pass; the speedup column is the cost model's decode-only tokens ÷ Σ v(drafted) with
-v(k) from the committed bench (bench/results.json). In float32 the replay is exact (a speculative run writes
+v(k) from the committed bench (bench/results.json), held at its last entry (k = 16) beyond it, which
+flatters drafts longer than 16. In float32 the replay is exact (a speculative run writes
 plain's text); in bfloat16 a near-tie can change a timed run's text.
 """
 import argparse
@@ -27,7 +28,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.measure import run
-from specviz.engine.methods import encode_prompt, make_proposer
+from specviz.engine.methods import SELF_SIZED_CAP, encode_prompt, make_proposer
 from specviz.engine.models import load_model
 from specviz.proposers.base import Context
 
@@ -45,10 +46,10 @@ def replay(text: list[int], prompt: list[int], draft) -> list[int]:
     return lengths
 
 
-def oracle(ctx: list[int], text_rest: list[int]) -> list[int]:
-    """The longest prefix of text_rest that occurs somewhere in ctx."""
+def oracle(ctx: list[int], text_rest: list[int], cap: int = SELF_SIZED_CAP) -> list[int]:
+    """The longest prefix of text_rest (at most cap tokens, lookup's own cap) that occurs somewhere in ctx."""
     n = 0
-    while n < len(text_rest):
+    while n < min(cap, len(text_rest)):
         want = text_rest[:n + 1]
         if not any(ctx[i:i + n + 1] == want for i in range(len(ctx) - n)):
             break
