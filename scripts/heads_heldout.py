@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -42,9 +43,14 @@ for folder in a.models:
         if not artifacts.available(folder).get(kind):
             continue
         card = artifacts.card(kind, folder)
-        if kind in ("eagle", "eagle3"):   # eagle3 recomputes its layers' features from the ids through t
+        if kind in ("eagle", "eagle3"):
             p = artifacts.load_eagle(t, folder, kind=kind)
-            ev = te.evaluate(p.head.float(), t.model.get_input_embeddings(), p.out, held, train, 3, target=t)
+            rows_of = held
+            if p.head.feature_layers:   # eagle3 reads its layers' outputs, recomputed from the ids through t
+                _, rows_of = load_split(a.corpus, ("ids", "hidden", "label"), t, layers=list(p.head.feature_layers))
+                rows_of = [s for s in rows_of if s["folder"] == a.folder and any(s["ids"] is h["ids"] or
+                                                                                  torch.equal(s["ids"], h["ids"]) for h in held)]
+            ev = te.evaluate(p.head.float(), t.model.get_input_embeddings(), p.out, rows_of, train, 3)
             top1, ov = ev["heldout_top1_per_step"], ev["heldout_sum_min_pq_t08_per_step"]
         elif kind == "drafter":   # loaded as the app loads it (layers in the target's dtype)
             d = artifacts.load_drafter(t, folder)
