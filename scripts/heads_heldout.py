@@ -12,7 +12,6 @@ import argparse
 import json
 import os
 import sys
-import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -27,11 +26,16 @@ ap.add_argument("--corpus", required=True)
 ap.add_argument("--folder", required=True)
 ap.add_argument("--models", nargs="+", default=["models"])
 ap.add_argument("--kinds", default="eagle")
+ap.add_argument("--features-cache", default="runs/features", help="the training jobs' feature cache ('' for none)")
 ap.add_argument("--unseen-by", default="", help="folders whose prompts are left out of the scoring")
 a = ap.parse_args()
 
 t = load_model("default", "cpu", "bfloat16")
-train, held = load_split(a.corpus, target=t)
+layers = sorted({j for folder in a.models if artifacts.available(folder).get("eagle3") and "eagle3" in a.kinds.split(",")
+                 for j in artifacts.card("eagle3", folder).get("feature_layers", [])})
+# one load for every kind: the final features, plus the tapped layers' outputs an EAGLE-3 head reads (recomputed
+# from the ids through t once, and kept in --features-cache like the training jobs keep them)
+train, held = load_split(a.corpus, ("ids", "hidden", "label"), t, layers=layers or None, cache=a.features_cache or None)
 held = [s for s in held if s["folder"] == a.folder]
 if a.unseen_by:
     seen = corpus.prompt_keys(a.unseen_by)
@@ -45,12 +49,7 @@ for folder in a.models:
         card = artifacts.card(kind, folder)
         if kind in ("eagle", "eagle3"):
             p = artifacts.load_eagle(t, folder, kind=kind)
-            rows_of = held
-            if p.head.feature_layers:   # eagle3 reads its layers' outputs, recomputed from the ids through t
-                _, rows_of = load_split(a.corpus, ("ids", "hidden", "label"), t, layers=list(p.head.feature_layers))
-                rows_of = [s for s in rows_of if s["folder"] == a.folder and any(s["ids"] is h["ids"] or
-                                                                                  torch.equal(s["ids"], h["ids"]) for h in held)]
-            ev = te.evaluate(p.head.float(), t.model.get_input_embeddings(), p.out, rows_of, train, 3)
+            ev = te.evaluate(p.head.float(), t.model.get_input_embeddings(), p.out, held, train, 3)
             top1, ov = ev["heldout_top1_per_step"], ev["heldout_sum_min_pq_t08_per_step"]
         elif kind == "drafter":   # loaded as the app loads it (layers in the target's dtype)
             d = artifacts.load_drafter(t, folder)

@@ -73,13 +73,15 @@ def add_parser(subparsers) -> None:
             j.add_argument("--heads", type=int, default=4)
         if name in ("eagle", "eagle3"):
             j.add_argument("--passes", type=int, default=3, help="unrolled passes on its own features")
-        if name == "eagle":
-            j.add_argument("--reg", type=float, default=1.0, help="weight of the feature-regression term beside the "
-                           "token loss, >= 0 (default 1.0; 0: the token objective only, as eagle3 trains)")
+            j.add_argument("--warm-from", default=None, help="start from the EAGLE head in this folder "
+                           "(e.g. models): a fine-tune; eagle3 takes its layer and reads the top layer at first")
             j.add_argument("--init", choices=["identity", "last-layer", "random"], default="identity",
                            help="identity: start as 'next feature = this feature'")
             j.add_argument("--loss", choices=["ce", "kl"], default="ce" if name == "eagle" else "kl",
                            help="ce: the target's greedy tokens; kl: its whole distribution on the draft vocabulary")
+        if name == "eagle":
+            j.add_argument("--reg", type=float, default=1.0, help="weight of the feature-regression term beside the "
+                           "token loss, >= 0 (default 1.0; 0: the token objective only, as eagle3 trains)")
         if name == "eagle3":
             j.add_argument("--layers", default=None,
                            help="target decoder layers (0-based) whose outputs the head fuses, comma-separated "
@@ -271,6 +273,8 @@ def cmd_job(a) -> int:
     if a.job == "eagle3" and a.layers is not None:   # the format now, before the target loads; the range below
         from specviz.proposers.eagle import check_feature_layers
         check_feature_layers(a.layers, 10 ** 6)
+    if getattr(a, "warm_from", None) and not (Path(a.warm_from) / "eagle.safetensors").exists():
+        raise InputError(f"no EAGLE head to start from: {Path(a.warm_from) / 'eagle.safetensors'} does not exist")
     t = _target(a)
     kw = dict(run_dir=a.run, out_dir=a.out, steps=a.steps, lr=a.lr, max_minutes=a.max_minutes)
     if a.job == "lora":
@@ -285,8 +289,9 @@ def cmd_job(a) -> int:
         elif a.job == "medusa":
             card = jobs.medusa(t, n_heads=a.heads, **kw)
         elif a.job == "eagle3":
-            card = jobs.eagle3(t, n_passes=a.passes, init=a.init, mode=a.loss, layers=a.layers, **kw)
+            card = jobs.eagle3(t, n_passes=a.passes, init=a.init, mode=a.loss, layers=a.layers,
+                               warm_from=a.warm_from, **kw)
         else:
-            card = jobs.eagle(t, n_passes=a.passes, init=a.init, mode=a.loss, reg=a.reg, **kw)
+            card = jobs.eagle(t, n_passes=a.passes, init=a.init, mode=a.loss, reg=a.reg, warm_from=a.warm_from, **kw)
     print(json.dumps(card, indent=1))
     return 0

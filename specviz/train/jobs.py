@@ -78,9 +78,11 @@ def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
 
 def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
           lr: float = 1e-3, vocab: int = 8192, n_passes: int = 3, max_minutes=None, progress=True,
-          init: str = "identity", mode: str = "ce", features_cache=None, reg: float = 1.0) -> dict:
+          init: str = "identity", mode: str = "ce", features_cache=None, reg: float = 1.0,
+          warm_from=None) -> dict:
     """The EAGLE-style head on the target's final features; reg weighs the feature-regression term beside the
-    token loss (0: the token objective only, as the EAGLE-3 head trains)."""
+    token loss (0: the token objective only, as the EAGLE-3 head trains). warm_from: a folder whose EAGLE head's
+    weights the training starts from (a fine-tune; the card names it)."""
     from specviz.proposers.vocab import SubsetHead
     from specviz.train import eagle as te
 
@@ -88,6 +90,8 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
     ids = _vocab(target, train, vocab)
     out = SubsetHead(target.model.get_output_embeddings().weight, ids)
     head = eagle_head(target, init)
+    if warm_from:
+        warm_start(head, warm_from)
     embed = target.model.get_input_embeddings()
     before = te.evaluate(head, embed, out, held, train, n_passes)
     log = common.train(head, te.make_loss(head, embed, out, train, tokens, n_passes, mode=mode, reg=reg), run_dir,
@@ -96,7 +100,7 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
                        eval_fn=lambda: te.evaluate(head, embed, out, held, train, n_passes))
     c = _card(target, corpus_dir, log, kind="eagle", unrolled_passes=n_passes, tokens_per_step=tokens,
               lr=lr, draft_vocab_size=len(ids), init=init, loss=mode, feature_loss_weight=reg,
-              heldout_before=before, heldout=log["eval"])
+              warm_from=str(warm_from) if warm_from else None, heldout_before=before, heldout=log["eval"])
     tensors = {f"head.{k}": v for k, v in head.state_dict().items()}
     tensors["vocab_ids"] = ids.int()
     return artifacts.save("eagle", tensors, c, out_dir)
@@ -104,11 +108,12 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
 
 def eagle3(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
            lr: float = 1e-3, vocab: int = 8192, n_passes: int = 3, layers=None, max_minutes=None, progress=True,
-           init: str = "identity", mode: str = "kl", features_cache=None) -> dict:
+           init: str = "identity", mode: str = "kl", features_cache=None, warm_from=None) -> dict:
     """The EAGLE-3-style head: fused features of `layers` (default: a low, a middle and the last layer),
     token objective only (mode kl: the target's distribution on the draft vocabulary; ce: its greedy token),
     unrolled on its own outputs. The layers' outputs are recomputed once from the corpus's ids by teacher
-    forcing (corpus.load; `features_cache` keeps them for the next job)."""
+    forcing (corpus.load; `features_cache` keeps them for the next job). warm_from: a folder whose (old-design)
+    EAGLE head the fused head starts from (warm_start)."""
     from specviz.proposers.eagle import check_feature_layers, default_feature_layers
     from specviz.proposers.vocab import SubsetHead
     from specviz.train import eagle as te
@@ -119,6 +124,8 @@ def eagle3(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
     ids = _vocab(target, train, vocab)
     out = SubsetHead(target.model.get_output_embeddings().weight, ids)
     head = eagle_head(target, init, layers)
+    if warm_from:
+        warm_start(head, warm_from, train)
     embed = target.model.get_input_embeddings()
     before = te.evaluate(head, embed, out, held, train, n_passes)
     log = common.train(head, te.make_loss(head, embed, out, train, tokens, n_passes, mode=mode),
@@ -127,7 +134,7 @@ def eagle3(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
                        eval_fn=lambda: te.evaluate(head, embed, out, held, train, n_passes))
     c = _card(target, corpus_dir, log, kind="eagle3", feature_layers=list(layers), unrolled_passes=n_passes,
               tokens_per_step=tokens, lr=lr, draft_vocab_size=len(ids), init=init, loss=mode,
-              heldout_before=before, heldout=log["eval"])
+              warm_from=str(warm_from) if warm_from else None, heldout_before=before, heldout=log["eval"])
     tensors = {f"head.{k}": v for k, v in head.state_dict().items()}
     tensors["vocab_ids"] = ids.int()
     return artifacts.save("eagle3", tensors, c, out_dir)
@@ -149,6 +156,42 @@ def eagle_head(target: LoadedModel, init: str = "identity", layers: tuple[int, .
     elif init == "identity":
         head.identity_init()
     return head.to(target.device)
+
+
+def warm_start(head, folder, train: list[dict] | None = None) -> None:
+    """Load the EAGLE head of `folder` (eagle.safetensors: fc and the decoder layer) into `head`, in place.
+    A fused (EAGLE-3) head keeps its own fuse and norm: fuse reads the top layer alone, one scale per
+    dimension fitted by least squares so that its output approximates the target's final normed state, which
+    the old head was trained on (the top layer's output is taken before the target's final norm, which divides
+    by each position's RMS: a linear fuse can only approximate it); norm starts at ones."""
+    from pathlib import Path
+
+    from safetensors.torch import load_file
+
+    from specviz.core.errors import InputError
+    path = Path(folder) / "eagle.safetensors"
+    if not path.exists():
+        raise InputError(f"no EAGLE head to start from: {path} does not exist")
+    sd = {k[len("head."):]: v.float() for k, v in load_file(str(path)).items() if k.startswith("head.")}
+    fused = bool(head.feature_layers)
+    own = {k for k in head.state_dict() if k.startswith(("fuse.", "norm."))} if fused else set()
+    if set(sd) != set(head.state_dict()) - own:
+        raise InputError(f"{path} holds no EAGLE head of this shape (keys differ)")
+    dev = next(head.parameters()).device
+    head.load_state_dict({k: v.to(dev) for k, v in sd.items()}, strict=False)
+    if fused:
+        if not train:
+            raise ValueError("a fused head's warm start needs the training sequences (the top layer's RMS)")
+        top = max(head.feature_layers)
+        i = head.feature_layers.index(top)
+        H = head.fc.out_features
+        x = torch.cat([s["layers"][top].float() for s in train[:64]])           # (n, H) the top layer's outputs
+        h = torch.cat([s["hidden"].float() for s in train[:64]])                # (n, H) the final normed states
+        scale = (h * x).sum(0) / x.pow(2).sum(0).clamp_min(1e-6)                # (H,) least squares h ≈ x * scale
+        with torch.no_grad():
+            head.fuse.weight.zero_()
+            head.fuse.weight[:, i * H:(i + 1) * H].copy_(torch.diag(scale).to(dev))
+            head.norm.weight.fill_(1.0)
 
 
 def drafter_for_training(target: LoadedModel, ids, n_layers: int = 2):

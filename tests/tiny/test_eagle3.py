@@ -152,6 +152,10 @@ def test_bad_layers_on_the_command_line_give_one_line_and_exit_2(capsys):
     assert main(["train", "eagle", "--reg", "-1"]) == 2                     # the old head's loss weight, likewise
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--reg must be >= 0" in err[0]
+    for job in ("eagle", "eagle3"):   # both take the loss, the init and a warm start (checked before any model loads)
+        assert main(["train", job, "--loss", "kl", "--init", "identity", "--warm-from", "no/such/folder"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "no EAGLE head to start from: no/such/folder/eagle.safetensors" in err[0]
 
 
 def test_the_method_says_when_no_artifact_is_shipped(target, monkeypatch):
@@ -233,3 +237,28 @@ def test_the_lab_builds_the_eagle3_heads_first_draft_as_the_decode_loop_does(tar
     dec.prefill()
     q = dec.proposer.propose(dec.context(), 1).q[0]
     assert case is not None and torch.allclose(case.q, q, atol=1e-5)
+
+
+def test_a_warm_start_begins_where_the_shipped_head_ends(tiny, tmp_path):  # noqa: F811
+    """--warm-from: the old-design head restarts exactly from the shipped weights (same held-out loss before a
+    step); the fused head takes its layer and reads the top layer alone through a fitted per-dimension scale,
+    which lands far nearer the old head than a fresh fused head does; a folder without a head is one clear error."""
+    target, folder, _ = tiny
+    old = jobs.eagle(target, folder, tmp_path / "run-old", tmp_path / "old", steps=120, tokens=256, lr=3e-3,
+                     vocab=96, n_passes=2, mode="kl", progress=False)
+    again = jobs.eagle(target, folder, tmp_path / "run-again", tmp_path / "again", steps=1, tokens=256, lr=1e-9,
+                       vocab=96, n_passes=2, mode="kl", reg=0.0, warm_from=tmp_path / "old", progress=False)
+    # the shipped file holds bfloat16 weights, so the restart agrees to bfloat16's rounding
+    assert again["heldout_before"]["heldout_loss_per_step"] == pytest.approx(old["heldout"]["heldout_loss_per_step"],
+                                                                              rel=0.02)
+    assert again["warm_from"] == str(tmp_path / "old")
+    fresh = jobs.eagle3(target, folder, tmp_path / "run-f", tmp_path / "f", steps=1, tokens=256, lr=1e-9, vocab=96,
+                        n_passes=2, layers="0,1", progress=False)
+    warm = jobs.eagle3(target, folder, tmp_path / "run-w", tmp_path / "w", steps=1, tokens=256, lr=1e-9, vocab=96,
+                       n_passes=2, layers="0,1", warm_from=tmp_path / "old", progress=False)
+    o = old["heldout"]["heldout_loss_per_step"][0]
+    f, w = (c["heldout_before"]["heldout_loss_per_step"][0] for c in (fresh, warm))
+    assert w < f and w - o < 0.5 * (f - o), (o, f, w)
+    with pytest.raises(InputError, match="no EAGLE head to start from"):
+        jobs.eagle(target, folder, tmp_path / "run-x", tmp_path / "x", steps=1, vocab=96, warm_from=tmp_path / "nothing",
+                   progress=False)
