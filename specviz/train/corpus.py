@@ -413,9 +413,10 @@ def data_card(corpus_dir: str | Path, cards: dict | None = None) -> str:
                     f"{m.get('device', '?')}, {m.get('threads', '?')} threads, {m.get('machine', '?')} | "
                     f"{m.get('finished_utc', '?')} | {trained_on(d, m, cards)} |")
     ids_bytes = shard_size_bytes(tot["tokens"], tot["sequences"])
+    others = len(kept) < len(dirs(corpus_dir))
     where = (f"The folders that store ids only ({', '.join(f'`{d}`' for d in kept)}) are meant to be committed "
-             "with this card; the others predate that format (`python -m specviz train corpus-ids --corpus OLD "
-             "--out data/corpus/NAME` keeps their ids)." if kept else
+             "with this card" + ("; the others predate that format (`python -m specviz train corpus-ids --corpus "
+                                 "OLD --out data/corpus/NAME` keeps their ids)." if others else ".") if kept else
              "None of these folders is in the ids-only format yet: `python -m specviz train corpus-ids --corpus OLD "
              "--out data/corpus/NAME` keeps their ids, small enough to commit.")
     return "\n".join([
