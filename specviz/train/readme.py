@@ -24,7 +24,10 @@ def artifact_table(cards: dict) -> str:
         elif n in ("eagle", "eagle3"):
             fed = f"reads target layers {', '.join(map(str, c['feature_layers']))}, " if n == "eagle3" else ""
             what, acc = (f"1 layer, {fed}{c['unrolled_passes']} unrolled passes, {c.get('loss', 'ce')} loss, "
-                         f"draft vocab {c['draft_vocab_size']}", h.get("heldout_top1_per_step"))
+                         f"draft vocab {c['draft_vocab_size']}"
+                         + ("" if n == "eagle" and c.get("feature_loss_weight", 1) else ", token objective only")
+                         + (f"; fine-tuned from {c['warm_from']} (steps and minutes are the fine-tune's)"
+                            if c.get("warm_from") else ""), h.get("heldout_top1_per_step"))
             ov = h.get("heldout_sum_min_pq_t08_per_step")
         elif n == "drafter":
             what, acc = f"{c['n_layers']} layers, {c['loss']} loss, draft vocab {c['draft_vocab_size']}", h.get("heldout_top1")
