@@ -273,8 +273,8 @@ def cmd_job(a) -> int:
     if a.job == "eagle3" and a.layers is not None:   # the format now, before the target loads; the range below
         from specviz.proposers.eagle import check_feature_layers
         check_feature_layers(a.layers, 10 ** 6)
-    if getattr(a, "warm_from", None) and not (Path(a.warm_from) / "eagle.safetensors").exists():
-        raise InputError(f"no EAGLE head to start from: {Path(a.warm_from) / 'eagle.safetensors'} does not exist")
+    if getattr(a, "warm_from", None):   # checked before the target loads
+        jobs.warm_head_file(a.warm_from)
     t = _target(a)
     kw = dict(run_dir=a.run, out_dir=a.out, steps=a.steps, lr=a.lr, max_minutes=a.max_minutes)
     if a.job == "lora":

@@ -158,20 +158,27 @@ def eagle_head(target: LoadedModel, init: str = "identity", layers: tuple[int, .
     return head.to(target.device)
 
 
+def warm_head_file(folder):
+    """The EAGLE head file a warm start reads (FOLDER/eagle.safetensors), or one clear InputError."""
+    from pathlib import Path
+
+    from specviz.core.errors import InputError
+    path = Path(folder) / "eagle.safetensors"
+    if not path.exists():
+        raise InputError(f"no EAGLE head to start from: {path} does not exist")
+    return path
+
+
 def warm_start(head, folder, train: list[dict] | None = None) -> None:
     """Load the EAGLE head of `folder` (eagle.safetensors: fc and the decoder layer) into `head`, in place.
     A fused (EAGLE-3) head keeps its own fuse and norm: fuse reads the top layer alone, one scale per
     dimension fitted by least squares so that its output approximates the target's final normed state, which
     the old head was trained on (the top layer's output is taken before the target's final norm, which divides
     by each position's RMS: a linear fuse can only approximate it); norm starts at ones."""
-    from pathlib import Path
-
     from safetensors.torch import load_file
 
     from specviz.core.errors import InputError
-    path = Path(folder) / "eagle.safetensors"
-    if not path.exists():
-        raise InputError(f"no EAGLE head to start from: {path} does not exist")
+    path = warm_head_file(folder)
     sd = {k[len("head."):]: v.float() for k, v in load_file(str(path)).items() if k.startswith("head.")}
     fused = bool(head.feature_layers)
     own = {k for k in head.state_dict() if k.startswith(("fuse.", "norm."))} if fused else set()
