@@ -60,6 +60,7 @@ TRANSFORMERS = ("import torch, transformers, time, sys, json\n"  # torch first: 
                 "from specviz.engine import workloads\n"
                 "n, w, look = int(sys.argv[1]), workloads.get(sys.argv[2]), int(sys.argv[3])\n"
                 "t = load_model('default', 'cpu', 'bfloat16')\n"
+                "t.model.set_attn_implementation('sdpa')\n"   # transformers' own default attention
                 "ids = torch.tensor([encode_prompt(t.tokenizer, w.prompt, w.chat)])\n"
                 "kw = dict(prompt_lookup_num_tokens=10) if look else {}\n"
                 "t0 = time.perf_counter()\n"

@@ -15,6 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 from specviz.core.errors import ModelError  # noqa: E402
+from specviz.engine.attention import use_row_invariant  # noqa: E402
 from specviz.engine.device import default_device, half_dtype  # noqa: E402,F401 (default_device: re-exported)
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM  # noqa: E402
 
@@ -129,6 +130,7 @@ def load_model(name: str = DEFAULT, device: str | torch.device | None = None,
     except Exception as e:  # noqa: BLE001
         raise ModelError(f"could not load model '{name}': {type(e).__name__}: {first_line(e)}") from e
     model.to(device).eval()
+    use_row_invariant(model)   # each row of a verify pass as a one-token step computes it (engine/attention.py)
     tok = load_tokenizer(name) if tokenizer else None
     return LoadedModel(name=DEFAULT_LABEL if name == DEFAULT else name, model=model,
                        tokenizer=tok, device=device, dtype=dt)
@@ -187,5 +189,6 @@ def tiny_llama(vocab_size: int = 96, layers: int = 2, hidden: int = 32, seed: in
                       max_position_embeddings=max_positions, tie_word_embeddings=False, initializer_range=0.2,
                       bos_token_id=0, eos_token_id=1, pad_token_id=1)
     model = LlamaForCausalLM(cfg).to(dtype).eval()
+    use_row_invariant(model)
     return LoadedModel(name=f"tiny-llama-v{vocab_size}-l{layers}-s{seed}", model=model, tokenizer=None,
                        device=torch.device("cpu"), dtype=dtype)

@@ -360,8 +360,9 @@ def verdict(chk: measure.Measured, method: str, label) -> tuple[str, str]:
              f"{d.gap:.3f} (top logit {d.top1:.2f}; 2 bfloat16 ulps there = {2 * bf16_ulp(d.top1):.3f}).")
     if d.near_tie:
         return "warning", ("**A near-tie flip, not a bug.** The outputs differ " + where +
-                           " In bfloat16 a pass over k+1 tokens rounds differently from k+1 one-token passes, "
-                           "so an argmax that sits on a (near-)tie can go either way. After this token the two "
+                           " specviz's own attention makes a pass over k+1 tokens round as k+1 one-token passes "
+                           "do, but this model or device rounded them differently, and an argmax that sits on a "
+                           "(near-)tie can then go either way. After this token the two "
                            "contexts differ, so nothing further is compared. Switch to float32 in the sidebar "
                            "to compare without bfloat16 rounding (flips become rare there, not impossible).")
     return "error", ("The outputs differ " + where + " That gap is larger than a rounding near-tie: likely a bug — "

@@ -156,8 +156,9 @@ def sidebar() -> None:
                                index=["auto", "cpu", "cuda"].index(s["device"]), key="device_input")
             dt = st.selectbox("dtype", ["bfloat16", "float32", "float16"],
                               index=["bfloat16", "float32", "float16"].index(s["dtype"]), key="dtype_input",
-                              help="bfloat16 is the fast choice on CPU; float32 makes greedy speculation's "
-                                   "near-tie flips against plain greedy decoding rare, though not impossible.")
+                              help="bfloat16 is the fast choice on CPU. Greedy speculation writes plain greedy's text "
+                                   "in either (specviz's attention rounds a verify pass as one-token steps); "
+                                   "float32 rounds less, so near-ties are rarer.")
             if st.button("Apply", key="apply_model"):
                 retry_failed((name.strip() or DEFAULT, dev, dt))  # Apply again = try again
                 st.session_state["target_name"] = name.strip() or DEFAULT

@@ -1,0 +1,108 @@
+"""The row-invariant attention (engine/attention.py): a row of a verify pass, chain or tree, equals the
+one-token step along its own path bit for bit in bfloat16, so greedy speculation writes plain decoding's text."""
+import random
+
+import pytest
+import torch
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+from specviz.core.sampling import SamplingConfig
+from specviz.core.tree import tree_mask
+from specviz.engine.attention import NAME, row_invariant_attention
+from specviz.engine.decode import DecodeConfig
+from specviz.engine.measure import run
+from specviz.engine.methods import make_proposer
+from specviz.engine.models import tiny_llama
+
+
+class _Module:          # what sdpa_attention_forward reads from the attention module
+    num_key_value_groups = 3
+    is_causal = True
+    training = False
+
+
+def _qkv(L: int, t: int, seed: int):
+    g = torch.Generator().manual_seed(seed)
+    k = torch.randn(1, 3, L + t, 64, generator=g).to(torch.bfloat16) * 3          # (1, Hkv, L+t, d)
+    v = torch.randn(1, 3, L + t, 64, generator=g).to(torch.bfloat16)
+    q = torch.randn(1, 9, t, 64, generator=g).to(torch.bfloat16)                 # (1, H, t, d)
+    return q, k, v
+
+
+def _rows_differing(fn, q, k, v, L: int, parents: list[int], mask_dtype) -> int:
+    """Rows of one pass over [root, nodes] (tree mask after an L-token cache) that differ from a one-query call
+    over the cache and that row's own ancestors."""
+    t = len(parents) + 1
+    tm = tree_mask(parents)                                                      # (t, t)
+    seen = torch.cat([torch.ones(t, L, dtype=torch.bool), tm], 1)                # (t, L+t)
+    mask = seen if mask_dtype == torch.bool else \
+        torch.zeros(seen.shape, dtype=mask_dtype).masked_fill(~seen, torch.finfo(mask_dtype).min)
+    full = fn(_Module, q, k, v, mask[None, None], 0.125)[0]                      # (1, t, H, d)
+    bad = 0
+    for r in range(t):
+        keys = list(range(L)) + [L + j for j in range(t) if tm[r, j]]
+        one = fn(_Module, q[:, :, r:r + 1], k[:, :, keys], v[:, :, keys], None, 0.125)[0]   # (1, 1, H, d)
+        bad += not torch.equal(one[0, 0], full[0, r])
+    return bad
+
+
+@pytest.mark.parametrize("L", [1, 37, 99, 232, 316, 365, 519])   # 99, 232, ... : where a bfloat16 sum had differed
+def test_a_chain_row_equals_the_one_token_step(L):
+    for t in (2, 11, 25):
+        q, k, v = _qkv(L, t, seed=L * 100 + t)
+        chain = list(range(-1, t - 2))                                           # node i's parent is node i-1
+        assert _rows_differing(row_invariant_attention, q, k, v, L, chain, torch.bool) == 0
+
+
+def test_a_tree_row_equals_the_one_token_step_along_its_path():
+    rnd = random.Random(0)
+    for trial in range(40):
+        L, n = rnd.randint(1, 400), rnd.randint(2, 24)
+        parents = [-1] + [rnd.randint(-1, i - 1) for i in range(1, n)]
+        q, k, v = _qkv(L, n + 1, seed=trial)
+        assert _rows_differing(row_invariant_attention, q, k, v, L, parents, torch.bfloat16) == 0, (L, parents)
+
+
+def test_negative_control_pytorchs_fused_attention_is_not_row_invariant():
+    """Why the module exists: on this CPU, sdpa gives a 25-row chunk's rows other bits than one-token steps."""
+    L, t = 300, 25
+    q, k, v = _qkv(L, t, seed=1)
+    assert _rows_differing(sdpa_attention_forward, q, k, v, L, list(range(-1, t - 2)), torch.bool) > 0
+
+
+def test_a_fully_masked_row_stays_finite():
+    q, k, v = _qkv(4, 2, seed=3)
+    mask = torch.zeros(1, 1, 2, 6, dtype=torch.bool)                             # left padding: sees nothing
+    assert torch.isfinite(row_invariant_attention(_Module, q, k, v, mask, 0.125)[0]).all()
+
+
+def _speculate_against_plain(attention: str) -> tuple[int, int]:
+    """(runs whose ids differ from plain greedy's, drafts kept) over 4 repetitive prompts x {lookup, suffix}, on a
+    random tiny model in bfloat16 (near-ties everywhere) with the given attention."""
+    t = tiny_llama(vocab_size=96, layers=2, hidden=64, seed=5, dtype=torch.bfloat16)
+    t.model.set_attn_implementation(attention)
+    rnd = random.Random(1)
+    differ = kept = 0
+    for trial in range(4):
+        piece = [rnd.randrange(2, 96) for _ in range(12)]
+        prompt = piece * 4 + [rnd.randrange(2, 96) for _ in range(5)] + piece[:3]
+        cfg = DecodeConfig(k=8, max_new_tokens=48, record=False, stop_at_eos=False, sampling=SamplingConfig(0))
+        plain, _ = run(t, None, prompt, cfg)
+        for method in ("lookup", "suffix"):                                      # a chain, and trees
+            s, steps = run(t, make_proposer(method, t), prompt, cfg)
+            differ += not torch.equal(torch.tensor(s.token_ids), torch.tensor(plain.token_ids))
+            assert any(st.n_drafted > 1 for st in steps)                          # multi-row verify passes
+            kept += sum(st.n_accepted for st in steps)
+    return differ, kept
+
+
+def test_bfloat16_speculation_writes_plain_decodings_text_on_a_tiny_model():
+    """Chains (lookup) and trees (suffix) emit plain greedy's ids, token for token, in bfloat16."""
+    assert tiny_llama().model.config._attn_implementation == NAME                # what models are built with
+    differ, kept = _speculate_against_plain(NAME)
+    assert differ == 0 and kept >= 10                                             # rows past the first were used
+
+
+def test_negative_control_with_fused_attention_a_bfloat16_run_parts_from_plain():
+    differ, kept = _speculate_against_plain("sdpa")
+    assert differ >= 1 and kept >= 10
