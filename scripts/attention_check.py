@@ -15,6 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
+from specviz.core.neartie import first_difference  # noqa: E402
 from specviz.core.sampling import SamplingConfig  # noqa: E402
 from specviz.engine import workloads  # noqa: E402
 from specviz.engine.attention import NAME  # noqa: E402
@@ -47,18 +48,17 @@ def main() -> None:
                     s, _ = run(t, None if method == "plain" else make_proposer(method, t), ids, cfg, eos)
                     out.setdefault((impl, method), []).append((len(s.token_ids) / s.wall_s, s.tokens_per_pass,
                                                                s.token_ids))
-        plain_ratio.append(statistics.median(r[0] / s[0] for r, s in zip(out[(NAME, "plain")], out[("sdpa", "plain")])))
+        plain_ratio.append(statistics.median(x[0] / y[0] for x, y in zip(out[(NAME, "plain")], out[("sdpa", "plain")])))
         for impl in ("sdpa", NAME):
             pl = out[(impl, "plain")]
             line = f"{w.name:18s} {impl:12s} plain {statistics.median(x[0] for x in pl):5.1f} tok/s"
             for method in ("lookup", "suffix"):
                 r = out[(impl, method)]
                 speed = statistics.median(x[0] / y[0] for x, y in zip(r, pl))
-                part = next((i for i, (x, y) in enumerate(zip(r[0][2], pl[0][2])) if x != y), None)
-                text = "plain's text" if part is None and len(r[0][2]) == len(pl[0][2]) else f"parts at token {part}"
+                part = first_difference(r[0][2], pl[0][2])
+                text = "plain's text" if part is None else f"parts at token {part}"
                 line += f" | {method} τ {r[0][1]:.2f} {speed:.2f}× {text}"
             print(line, flush=True)
-    t.model.set_attn_implementation(NAME)
     print(f"\nplain decoding, {NAME} ÷ sdpa tokens/s: median {statistics.median(plain_ratio):.3f} "
           f"(per workload: {', '.join(f'{x:.3f}' for x in plain_ratio)})")
 

@@ -19,6 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 
+from specviz.core.neartie import first_difference
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig
@@ -86,8 +87,7 @@ def main() -> None:
             s, steps = run(t, make_proposer(method, t, **kw), ids, cfg, eos)
             cost = sum((v_tree if st.is_tree else v_chain)(st.n_drafted) for st in steps)   # in plain steps
             rows.setdefault(name, []).append((s.tokens_per_pass, len(s.token_ids) / cost))
-            part = next((i for i, (x, y) in enumerate(zip(s.token_ids, plain.token_ids)) if x != y),
-                        None if len(s.token_ids) == len(plain.token_ids) else min(len(s.token_ids), len(plain.token_ids)))
+            part = first_difference(s.token_ids, plain.token_ids)
             print(f"{w.name:18s} {name:34s} τ {s.tokens_per_pass:.2f}  k̄ {s.mean_k:5.2f}  "
                   f"model speedup {len(s.token_ids) / cost:.2f}  "
                   f"{'plain text' if part is None else f'parts from plain at token {part}'}", flush=True)

@@ -42,14 +42,21 @@ def emitted_logit_stats(steps: list[StepRecord]) -> tuple[list[float], list[floa
     return top1, gap
 
 
+def first_difference(a: list[int], b: list[int]) -> int | None:
+    """The first index where the two id lists differ (the shorter one's length when one is a prefix of the
+    other); None when they are equal."""
+    if list(a) == list(b):
+        return None
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
 def first_divergence(plain_ids: list[int], plain_steps: list[StepRecord],
                      other_ids: list[int]) -> Divergence | None:
     """None when other_ids equals plain_ids; else where and whether it is a near-tie."""
-    if list(plain_ids) == list(other_ids):
+    d = first_difference(plain_ids, other_ids)
+    if d is None:
         return None
     top1, gap = emitted_logit_stats(plain_steps)
-    d = next((i for i, (a, b) in enumerate(zip(plain_ids, other_ids)) if a != b),
-             min(len(plain_ids), len(other_ids)))
     if d >= len(top1):  # one run stopped early (EOS) where the other did not: no logits to judge
         return Divergence(d, None, None, float("nan"), float("nan"), False)
     return Divergence(d, plain_ids[d] if d < len(plain_ids) else None,

@@ -99,6 +99,13 @@ def body_pass(body: torch.nn.Module, layers: tuple[int, ...] = (), **kw) -> tupl
     return h, torch.cat([taps[i] for i in layers], -1)                   # (B, t, n_layers*H)
 
 
+def tree_pass_mask(parents: list[int], cached: int, dtype: torch.dtype) -> torch.Tensor:
+    """The additive mask of a tree's verify pass over [root, nodes] after `cached` KV entries: each row sees the
+    whole cache, the root and its own ancestors (0), nothing else (the dtype's lowest value). (t, cached+t)"""
+    seen = torch.cat([torch.ones(len(parents) + 1, cached, dtype=torch.bool), tree_mask(parents)], 1)  # (t, L+t)
+    return torch.zeros(seen.shape, dtype=dtype).masked_fill(~seen, torch.finfo(dtype).min)
+
+
 def top_rows(probs: torch.Tensor, n: int = TOP_N) -> list[TopTokens]:
     """The n most likely tokens of every row, in one topk call. (r, V) -> r records."""
     v, i = torch.topk(probs, min(n, probs.shape[-1]), dim=-1)          # (r, n), (r, n)
@@ -193,9 +200,7 @@ class Decoder:
         kw = {}
         if parents is not None:
             L = self.cache.get_seq_length()
-            seen = torch.cat([torch.ones(len(ids), L, dtype=torch.bool), tree_mask(parents)], 1)  # (t, L+t)
-            dtype = self.model.dtype
-            mask = torch.zeros(seen.shape, dtype=dtype).masked_fill(~seen, torch.finfo(dtype).min)
+            mask = tree_pass_mask(parents, L, self.model.dtype)                       # (t, L+t)
             kw = dict(attention_mask=mask[None, None].to(dev),                        # (1, 1, t, L+t)
                       position_ids=(L + position_offsets(parents))[None].to(dev))     # (1, t)
         h, f = body_pass(self.decoder_body, self.feature_layers, input_ids=x, cache=self.cache, use_cache=True,

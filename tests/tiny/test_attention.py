@@ -9,7 +9,7 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from specviz.core.sampling import SamplingConfig
 from specviz.core.tree import tree_mask
 from specviz.engine.attention import NAME, row_invariant_attention
-from specviz.engine.decode import DecodeConfig
+from specviz.engine.decode import DecodeConfig, tree_pass_mask
 from specviz.engine.measure import run
 from specviz.engine.methods import make_proposer
 from specviz.engine.models import tiny_llama
@@ -34,9 +34,9 @@ def _rows_differing(fn, q, k, v, L: int, parents: list[int], mask_dtype) -> int:
     over the cache and that row's own ancestors."""
     t = len(parents) + 1
     tm = tree_mask(parents)                                                      # (t, t)
-    seen = torch.cat([torch.ones(t, L, dtype=torch.bool), tm], 1)                # (t, L+t)
-    mask = seen if mask_dtype == torch.bool else \
-        torch.zeros(seen.shape, dtype=mask_dtype).masked_fill(~seen, torch.finfo(mask_dtype).min)
+    mask = tree_pass_mask(parents, L, torch.bfloat16)                            # the decoder's own (t, L+t)
+    if mask_dtype == torch.bool:                                                 # transformers' sdpa_mask form
+        mask = mask == 0
     full = fn(_Module, q, k, v, mask[None, None], 0.125)[0]                      # (1, t, H, d)
     bad = 0
     for r in range(t):
