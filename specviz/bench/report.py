@@ -349,7 +349,9 @@ def markdown(res: dict) -> str:
         f"{_f(m.get('plain_wall_cv_median'), '{:.1%}')}.",
         "Speedup = method tokens/s ÷ specviz plain tokens/s in the same repeat (end to end, prefill "
         "included, model load excluded), median over repeats (greedy) or seeds (sampled), then median "
-        "over the workloads of a kind. Rows starting with *hf* are transformers' own `generate()`.",
+        "over the workloads of a kind. Rows starting with *hf* are transformers' own `generate()`, run on the "
+        "same model object with specviz's attention and KV cache (engine/attention.py): they differ from "
+        "specviz's rows in the decode loop (and in their prefill, which also computes the prompt's last token).",
         "## Targets",
         _table(["target", "measured", "threshold", "met"],
                [[t["target"], _f(t["value"], "{:.3f}"), f"{t['rule']} {t['threshold']}",

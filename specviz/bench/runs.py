@@ -14,6 +14,7 @@ from typing import NamedTuple
 import torch
 
 from specviz.engine import measure
+from specviz.engine.attention import new_cache
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.models import LoadedModel
 from specviz.core.neartie import emitted_logit_stats
@@ -147,7 +148,7 @@ def run_hf(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: Samp
     m = env.target.model
     x = torch.tensor([prompt], device=env.target.device)                 # (1, P)
     kw = dict(max_new_tokens=max_new, eos_token_id=env.eos, pad_token_id=env.eos,
-              attention_mask=torch.ones_like(x))
+              attention_mask=torch.ones_like(x), cache=new_cache(m))   # the decoder's cache class too
     if sampling.greedy:
         kw.update(do_sample=False, temperature=None, top_k=None, top_p=None)
     else:  # the same distribution as specviz: temperature only unless top-k/top-p are set

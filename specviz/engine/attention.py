@@ -7,13 +7,21 @@ a near-tie that flips the argmax (core/neartie.py). Measured on this CPU (torch 
 the linear layers already give the same row whatever the number of rows, but PyTorch's fused CPU attention
 (`sdpa`) does not, so every row of a 12-token verify pass differed from the one-token steps.
 
-Here attention is two matrix products around a softmax, as in transformers' `eager` attention. The query
-heads of one key/value head are stacked instead of copying the keys (`repeat_kv`); the softmax and the sum
-over keys run in float64, because a float32 or bfloat16 sum groups its terms by their number and place (a
-chain's row sits among more keys, a tree's masked siblings shift them), and in float64 every grouping rounds
-back to the same bfloat16 value. Masked keys get exactly zero weight, so a row of a tree pass (a custom 4-D
-mask, engine/decode.py) also equals the one-token step along its own path. One query needs no mask at all.
-A step costs about what `sdpa` costs here, and a long verify pass less (scripts/attention_check.py).
+Here attention is two matrix products around a softmax, as in transformers' `eager` attention, all in float64:
+the query heads of one key/value head are stacked instead of copying the keys (`repeat_kv`); the scores, the
+softmax and the sum over keys run in float64, because a float32 or bfloat16 sum groups its terms by their
+number and place (a chain's row sits among more keys, a tree's masked siblings shift them), and in float64
+every grouping rounds back to the same bfloat16 value. Masked keys get exactly zero weight, so a row of a tree
+pass (a custom 4-D mask, engine/decode.py) also equals the one-token step along its own path. One query needs
+no mask at all.
+
+Two things keep it about as fast as `sdpa` with transformers' DynamicCache (scripts/attention_check.py):
+- RowCache stores keys and values in float64 (bfloat16 values fit exactly) in a buffer that doubles when full,
+  so a step converts nothing and copies only its own new entries (DynamicCache concatenates the whole cache
+  on every step);
+- a prompt on an empty cache (the prefill: no mask, as many queries as keys) runs PyTorch's fused kernel.
+  Every run of a prompt shares its prefill, so row invariance is not needed there; the decoder keeps a
+  verify pass that meets an empty cache (a one-token prompt) off this path by giving it a mask.
 
 The idea is that of batch-invariant kernels (Thinking Machines Lab, "Defeating Nondeterminism in LLM
 Inference", 2025), applied to the one operator that needed it on this machine.
@@ -21,7 +29,9 @@ Inference", 2025), applied to the one operator that needed it on this machine.
 from __future__ import annotations
 
 import torch
-from transformers import AttentionInterface
+from transformers import AttentionInterface, DynamicCache
+from transformers.cache_utils import DynamicLayer
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
 NAME = "specviz_rows"
@@ -30,32 +40,73 @@ NAME = "specviz_rows"
 def row_invariant_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                             attention_mask: torch.Tensor | None, scaling: float, dropout: float = 0.0,
                             **kwargs) -> tuple[torch.Tensor, None]:
-    """query (b, H, t, d), key/value (b, Hkv, L, d) -> output (b, t, H, d). The mask is sdpa_mask's: None
-    (one query, or a causal prompt with an empty cache), boolean (True = attend), or an additive float mask
-    given by the caller (tree passes)."""
+    """query (b, H, t, d), key/value (b, Hkv, L, d) -> output (b, t, H, d), in the query's dtype. The mask is
+    sdpa_mask's: None (one query, or a causal prompt with an empty cache), boolean (True = attend), or an
+    additive float mask given by the caller (tree passes). Keys and values may come in float64 (RowCache)."""
     b, H, t, d = query.shape
     hkv, L = key.shape[1], key.shape[2]
+    if attention_mask is None and t == L > 1:      # a prompt on an empty cache: every run shares it, use the fast one
+        return sdpa_attention_forward(module, query, key.to(query.dtype), value.to(query.dtype), None,
+                                      dropout=dropout, scaling=scaling, **kwargs)
     g = H // hkv
-    q = query.reshape(b, hkv, g * t, d)                                    # (b, Hkv, g*t, d): one kv head's queries
-    s = (torch.matmul(q, key.transpose(2, 3)) * scaling).view(b, hkv, g, t, L)   # (b, Hkv, g, t, L)
+    q = query.reshape(b, hkv, g * t, d).double()                          # (b, Hkv, g*t, d): one kv head's queries
+    s = torch.matmul(q, key.double().transpose(2, 3)).view(b, hkv, g, t, L).mul_(scaling)   # (b, Hkv, g, t, L)
     low = torch.finfo(s.dtype).min          # not -inf: a row with every key masked (left padding) stays finite
     if attention_mask is None:
-        if t > 1:                                                          # a causal chunk over its own keys
+        if t > 1:                                                          # a causal chunk after cached keys
             causal = torch.ones(t, L, dtype=torch.bool, device=s.device).tril(L - t)   # (t, L)
-            s = s.masked_fill(~causal, low)
+            s = s.masked_fill_(~causal, low)
     elif attention_mask.dtype == torch.bool:
-        s = s.masked_fill(~attention_mask[:, :, None, :, -L:], low)          # (b, 1, 1, t, L)
+        s = s.masked_fill_(~attention_mask[:, :, None, :, -L:], low)         # (b, 1, 1, t, L)
     else:
-        s = s + attention_mask[:, :, None, :, -L:]
-    # Scores are per key, the same in any pass; the softmax's and the product's sums over keys are not, unless
-    # they run in float64 (see above).
-    w = torch.softmax(s, dim=-1, dtype=torch.float64).view(b, hkv, g * t, L)   # (b, Hkv, g*t, L) masked: 0
+        s = s.add_(attention_mask[:, :, None, :, -L:])
+    w = torch.softmax(s, dim=-1).view(b, hkv, g * t, L)                    # (b, Hkv, g*t, L) masked: 0
     out = torch.matmul(w, value.double()).to(query.dtype).view(b, H, t, d)   # (b, H, t, d)
     return out.transpose(1, 2).contiguous(), None                          # (b, t, H, d)
 
 
 AttentionInterface.register(NAME, row_invariant_attention)
 ALL_MASK_ATTENTION_FUNCTIONS.register(NAME, sdpa_mask)
+
+
+class Float64Layer(DynamicLayer):
+    """A cache layer that keeps keys and values in float64 (bfloat16 values fit exactly), so the attention above
+    converts nothing per step, in a buffer that doubles when full instead of being copied on every update;
+    `keys`/`values` are views of its first L positions (crop and the decoder's compaction work on them)."""
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+            self._k = self._v = None
+        L, t = self.keys.shape[-2] if self.keys.dim() == 4 else 0, key_states.shape[-2]
+        if (self._k is None or L + t > self._k.shape[-2] or self.keys.data_ptr() != self._k.data_ptr()
+                or (self._k.is_inference() and not torch.is_inference_mode_enabled())):   # cannot write it there
+            b, h, _, d = key_states.shape
+            self._k = key_states.new_empty((b, h, max(256, 2 * (L + t)), d), dtype=torch.float64)   # (b, h, cap, d)
+            self._v = value_states.new_empty((b, h, self._k.shape[2], value_states.shape[-1]), dtype=torch.float64)
+            if L:                              # a cache that was replaced, outgrew its buffer, or left inference mode
+                self._k[:, :, :L] = self.keys
+                self._v[:, :, :L] = self.values
+        self._k[:, :, L:L + t] = key_states
+        self._v[:, :, L:L + t] = value_states
+        self.keys, self.values = self._k[:, :, :L + t], self._v[:, :, :L + t]     # (b, h, L+t, d) views
+        return self.keys, self.values
+
+
+class RowCache(DynamicCache):
+    """transformers' DynamicCache with Float64Layer for every full-attention layer (others stay as they were)."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config=config)
+        self.layers = [Float64Layer() if type(layer) is DynamicLayer else layer for layer in self.layers]
+
+
+def new_cache(model: torch.nn.Module) -> DynamicCache:
+    """An empty KV cache for `model`: a RowCache under this attention, else transformers' DynamicCache."""
+    if getattr(model.config, "_attn_implementation", None) == NAME:
+        return RowCache(model.config)
+    return DynamicCache(config=model.config)
 
 
 def use_row_invariant(model: torch.nn.Module) -> bool:

@@ -13,7 +13,6 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import torch
-from transformers import DynamicCache
 
 from specviz import runtime
 from specviz.core.errors import InputError
@@ -21,6 +20,7 @@ from specviz.core.records import TOP_N, RunSummary, StepRecord, TopTokens, summa
 from specviz.core.sampling import SamplingConfig, logits_to_probs
 from specviz.core.tree import Tree, TreeVerdict, depths, position_offsets, tree_mask, verify_tree
 from specviz.core.verify import one_hot_q
+from specviz.engine.attention import new_cache
 from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context, Draft, Plain, Proposer, empty_draft
@@ -170,7 +170,7 @@ class Decoder:
         self.ids = self.prompt.clone()           # (T,) committed tokens
         self.hidden: torch.Tensor | None = None  # (T-1, H) when the proposer needs it
         self.features: torch.Tensor | None = None  # (T-1, n_layers*H) when the proposer names feature_layers
-        self.cache = DynamicCache(config=self.model.config)
+        self.cache = new_cache(self.model)
         self.generator = torch.Generator().manual_seed(self.cfg.seed)
         self.k = self.cfg.k
         self.steps: list[StepRecord] = []
@@ -189,24 +189,29 @@ class Decoder:
         sync(self.target.device)
 
     @torch.inference_mode()
-    def _forward(self, ids: torch.Tensor, parents: list[int] | None = None
-                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """Target over new positions, extending its KV cache. (t,) -> logits (t, V), hidden (t, H), and the
-        outputs of the proposer's feature_layers concatenated (t, n_layers*H), else None (no hooks then).
-        With `parents` (a tree over ids[1:], core/tree.py), each position sees the cache, the root and
-        its own ancestors, at position root + depth: a custom 4-D mask, which transformers uses as given."""
+    def _forward(self, ids: torch.Tensor, parents: list[int] | None = None, logits: bool = True
+                 ) -> tuple[torch.Tensor | None, torch.Tensor, torch.Tensor | None]:
+        """Target over new positions, extending its KV cache. (t,) -> logits (t, V) (None when not asked: the
+        prefill), hidden (t, H), and the outputs of the proposer's feature_layers concatenated (t, n_layers*H),
+        else None (no hooks then). With `parents` (a tree over ids[1:], core/tree.py), each position sees the
+        cache, the root and its own ancestors, at position root + depth: a custom 4-D mask, which transformers
+        uses as given. The prefill alone runs on an empty cache without a mask (engine/attention.py gives it
+        the fused kernel); a verify pass there (a one-token prompt) passes its chain as a tree to keep its mask."""
         dev = self.target.device
         x = ids.view(1, -1).to(dev)                                       # (1, t)
         kw = {}
+        L = self.cache.get_seq_length()
+        if parents is None and logits and L == 0 and len(ids) > 1:
+            parents = list(range(-1, len(ids) - 2))                      # a chain over ids[1:]
         if parents is not None:
-            L = self.cache.get_seq_length()
             mask = tree_pass_mask(parents, L, self.model.dtype)                       # (t, L+t)
             kw = dict(attention_mask=mask[None, None].to(dev),                        # (1, 1, t, L+t)
                       position_ids=(L + position_offsets(parents))[None].to(dev))     # (1, t)
         h, f = body_pass(self.decoder_body, self.feature_layers, input_ids=x, cache=self.cache, use_cache=True,
                          **kw)                                           # (1, t, H), (1, t, n_layers*H) or None
         feats = f[0].float().cpu() if f is not None else None            # (t, n_layers*H)
-        return self.lm_head(h)[0].float().cpu(), h[0].float().cpu(), feats  # (t, V), (t, H)
+        out = self.lm_head(h)[0].float().cpu() if logits else None       # (t, V)
+        return out, h[0].float().cpu(), feats                            # (t, H)
 
     @torch.inference_mode()
     def _keep(self, start: int, rows: list[int]) -> None:
@@ -225,7 +230,7 @@ class Decoder:
         t0 = time.perf_counter()
         H = self.model.config.hidden_size
         if len(self.prompt) > 1:
-            _, h, f = self._forward(self.prompt[:-1])
+            _, h, f = self._forward(self.prompt[:-1], logits=False)   # its logits are never read
             if self.proposer.needs_hidden:
                 self.hidden = h                                          # (P-1, H)
             self.features = f                                            # (P-1, n_layers*H) or None

@@ -72,11 +72,11 @@ def test_lookup_match_rule_and_suffix_equal_plain_in_float32(target32):
             assert s.drafted > 0
 
 
-@pytest.mark.parametrize("w", ["summarise-passage", "csv-to-json", "chat"])
+@pytest.mark.parametrize("w", ["summarise-passage", "csv-to-json", "edit-code"])
 def test_bfloat16_speculation_equals_plain(w):
     """bfloat16, as the app and the bench run: the row-invariant attention (engine/attention.py) makes every
     verify row what a one-token step computes, so lookup's chains and suffix's trees write plain greedy's ids.
-    With PyTorch's fused attention these parted from plain at exact ties (tokens 9, 46 and 50)."""
+    With PyTorch's fused attention the first two parted from plain at exact ties (tokens 9 and 46)."""
     target = load_model("default", device="cpu", dtype="bfloat16")
     wl = workloads.get(w)
     ids = encode_prompt(target.tokenizer, wl.prompt, wl.chat)

@@ -8,11 +8,12 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from specviz.core.sampling import SamplingConfig
 from specviz.core.tree import tree_mask
-from specviz.engine.attention import NAME, row_invariant_attention
-from specviz.engine.decode import DecodeConfig, tree_pass_mask
+from specviz.engine.attention import NAME, Float64Layer, RowCache, row_invariant_attention
+from specviz.engine.decode import DecodeConfig, Decoder, tree_pass_mask
 from specviz.engine.measure import run
 from specviz.engine.methods import make_proposer
 from specviz.engine.models import tiny_llama
+from specviz.proposers.base import Draft, Proposer
 
 
 class _Module:          # what sdpa_attention_forward reads from the attention module
@@ -106,3 +107,74 @@ def test_bfloat16_speculation_writes_plain_decodings_text_on_a_tiny_model():
 def test_negative_control_with_fused_attention_a_bfloat16_run_parts_from_plain():
     differ, kept = _speculate_against_plain("sdpa")
     assert differ >= 1 and kept >= 10
+
+
+def test_the_float64_cache_layer_holds_what_a_concatenation_would():
+    """Appends, crops, the decoder's in-place compaction (engine/decode.py _keep) and growth past the buffer:
+    keys/values always equal the float64 concatenation of what was kept, and are views of one buffer."""
+    g = torch.Generator().manual_seed(0)
+    layer, ref_k, ref_v = Float64Layer(), torch.zeros(1, 3, 0, 8, dtype=torch.float64), None
+    ref_v = ref_k.clone()
+    for step in range(90):
+        t = 1 + step % 7
+        k, v = (torch.randn(1, 3, t, 8, generator=g).to(torch.bfloat16) for _ in range(2))   # (1, Hkv, t, d)
+        keys, values = layer.update(k, v)
+        ref_k, ref_v = torch.cat([ref_k, k.double()], 2), torch.cat([ref_v, v.double()], 2)
+        assert keys.dtype == torch.float64 and torch.equal(keys, ref_k) and torch.equal(values, ref_v)
+        if step % 3 == 1:                          # keep rows 0 and 2 of the last t (as a tree's accepted path)
+            start, rows = ref_k.shape[2] - t, [0, 2] if t > 2 else [0]
+            for x, ref in ((layer.keys, ref_k), (layer.values, ref_v)):
+                x[:, :, start:start + len(rows)] = x[:, :, torch.tensor(rows) + start]
+                ref[:, :, start:start + len(rows)] = ref[:, :, torch.tensor(rows) + start]
+            layer.crop(-(t - len(rows)))
+            ref_k, ref_v = ref_k[:, :, :start + len(rows)], ref_v[:, :, :start + len(rows)]
+            assert torch.equal(layer.keys, ref_k) and torch.equal(layer.values, ref_v)
+        assert layer.get_seq_length() == ref_k.shape[2]
+        assert layer.keys.data_ptr() == layer._k.data_ptr()                    # a view, not a copy
+    assert ref_k.shape[2] > 256                                                # it outgrew its first buffer
+
+
+def test_attention_over_the_float64_cache_equals_attention_over_bfloat16_keys():
+    L, t = 300, 11
+    q, k, v = _qkv(L, t, seed=7)
+    mask = tree_pass_mask(list(range(-1, t - 2)), L, torch.bfloat16) == 0                    # a chain, bool
+    a = row_invariant_attention(_Module, q, k, v, mask[None, None], 0.125)[0]
+    b = row_invariant_attention(_Module, q, k.double(), v.double(), mask[None, None], 0.125)[0]
+    assert a.dtype == torch.bfloat16 and torch.equal(a, b)
+
+
+def test_a_prompt_on_an_empty_cache_runs_the_fused_kernel():
+    """Every run shares its prefill, so the prefill may use sdpa; it does, bit for bit."""
+    q, k, v = _qkv(0, 40, seed=2)
+    assert torch.equal(row_invariant_attention(_Module, q, k, v, None, 0.125)[0],
+                       sdpa_attention_forward(_Module, q, k, v, None, scaling=0.125)[0])
+
+
+def test_decoders_cache_is_the_float64_one_under_this_attention():
+    t = tiny_llama()
+    assert isinstance(Decoder(t, None, [1, 2, 3], DecodeConfig(k=1)).cache, RowCache)
+
+
+class _Oracle(Proposer):
+    """Drafts a known continuation, so every drafted row is accepted and emitted."""
+    name, deterministic = "oracle", True
+
+    def __init__(self, ids: list[int]):
+        self.ids = ids
+
+    def propose(self, ctx, k: int) -> Draft:
+        n = len(ctx.ids)
+        return Draft(tokens=torch.tensor(self.ids[n:n + k], dtype=torch.long))   # (<=k,)
+
+
+def test_a_one_token_prompt_verify_pass_keeps_the_row_invariant_path():
+    """With a one-token prompt the first verify pass meets an empty cache; it must not take the prefill's fused
+    kernel (the decoder passes its chain as a tree), or its rows would differ from plain's one-token steps."""
+    t = tiny_llama(vocab_size=96, layers=2, hidden=64, seed=5, dtype=torch.bfloat16)
+    cfg = DecodeConfig(k=6, max_new_tokens=8, record=False, stop_at_eos=False, sampling=SamplingConfig(0))
+    for first in range(2, 10):
+        s, plain = run(t, None, [first], cfg)
+        _, spec = run(t, _Oracle([first] + s.token_ids), [first], cfg)
+        assert spec[0].n_accepted == 6                                           # a 7-row pass on an empty cache
+        top = [[x for st in steps for x in st.logit_top1] for steps in (plain, spec)]   # the emitted rows' logits
+        assert top[0] == top[1], first                                           # bit for bit

@@ -4,11 +4,12 @@ import copy
 import pytest
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
-from transformers import DynamicCache, PreTrainedTokenizerFast
+from transformers import PreTrainedTokenizerFast
 
 from specviz.core import costmodel as be
 from specviz.core.errors import InputError
 
+from specviz.engine.attention import new_cache
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine import measure
 from specviz.engine.methods import make_proposer
@@ -88,7 +89,7 @@ def test_rejections_and_rollback_leave_caches_exact(target, noisy_drafter):
     assert any(0 < s.n_accepted < s.n_drafted for s in steps), "and a partial acceptance"
     T = len(dec.ids)
     assert dec.cache.get_seq_length() == T - 1
-    fresh = DynamicCache(config=target.model.config)
+    fresh = new_cache(target.model)                                       # the decoder's kind (float64)
     with torch.inference_mode():
         target.model(input_ids=dec.ids[:-1].view(1, -1), cache=fresh, use_cache=True)
     for layer in range(target.model.config.num_hidden_layers):
