@@ -189,19 +189,20 @@ class Decoder:
         sync(self.target.device)
 
     @torch.inference_mode()
-    def _forward(self, ids: torch.Tensor, parents: list[int] | None = None, logits: bool = True
+    def _forward(self, ids: torch.Tensor, parents: list[int] | None = None, prefill: bool = False
                  ) -> tuple[torch.Tensor | None, torch.Tensor, torch.Tensor | None]:
-        """Target over new positions, extending its KV cache. (t,) -> logits (t, V) (None when not asked: the
-        prefill), hidden (t, H), and the outputs of the proposer's feature_layers concatenated (t, n_layers*H),
-        else None (no hooks then). With `parents` (a tree over ids[1:], core/tree.py), each position sees the
-        cache, the root and its own ancestors, at position root + depth: a custom 4-D mask, which transformers
-        uses as given. The prefill alone runs on an empty cache without a mask (engine/attention.py gives it
-        the fused kernel); a verify pass there (a one-token prompt) passes its chain as a tree to keep its mask."""
+        """Target over new positions, extending its KV cache. (t,) -> logits (t, V) (None for the prefill, whose
+        logits are never read), hidden (t, H), and the outputs of the proposer's feature_layers concatenated
+        (t, n_layers*H), else None (no hooks then). With `parents` (a tree over ids[1:], core/tree.py), each
+        position sees the cache, the root and its own ancestors, at position root + depth: a custom 4-D mask,
+        which transformers uses as given. The prefill alone runs on an empty cache without a mask
+        (engine/attention.py gives it the fused kernel); a verify pass there (a one-token prompt) passes its
+        chain as a tree to keep its mask."""
         dev = self.target.device
         x = ids.view(1, -1).to(dev)                                       # (1, t)
         kw = {}
         L = self.cache.get_seq_length()
-        if parents is None and logits and L == 0 and len(ids) > 1:
+        if parents is None and not prefill and L == 0 and len(ids) > 1:
             parents = list(range(-1, len(ids) - 2))                      # a chain over ids[1:]
         if parents is not None:
             mask = tree_pass_mask(parents, L, self.model.dtype)                       # (t, L+t)
@@ -210,7 +211,7 @@ class Decoder:
         h, f = body_pass(self.decoder_body, self.feature_layers, input_ids=x, cache=self.cache, use_cache=True,
                          **kw)                                           # (1, t, H), (1, t, n_layers*H) or None
         feats = f[0].float().cpu() if f is not None else None            # (t, n_layers*H)
-        out = self.lm_head(h)[0].float().cpu() if logits else None       # (t, V)
+        out = None if prefill else self.lm_head(h)[0].float().cpu()      # (t, V)
         return out, h[0].float().cpu(), feats                            # (t, H)
 
     @torch.inference_mode()
@@ -230,7 +231,7 @@ class Decoder:
         t0 = time.perf_counter()
         H = self.model.config.hidden_size
         if len(self.prompt) > 1:
-            _, h, f = self._forward(self.prompt[:-1], logits=False)   # its logits are never read
+            _, h, f = self._forward(self.prompt[:-1], prefill=True)
             if self.proposer.needs_hidden:
                 self.hidden = h                                          # (P-1, H)
             self.features = f                                            # (P-1, n_layers*H) or None
