@@ -1,21 +1,21 @@
 """Torch's CPU threads: fast on a quiet machine, and still fair beside other work.
 
-Imported first thing by `specviz/__init__.py`, so it runs before anything imports torch.
+Imported first thing by `specviz/__init__.py`. It sets no OpenMP variable: the wait policy is OpenMP's own.
 
 Measured on the 2-core CPU (plain decoding through the CLI, issue 23 §0): OpenMP's waiting threads
-are the lever. Spinning (OMP_WAIT_POLICY=ACTIVE) decodes ~23 tokens/s alone but ~0.6 beside a second
-decoding process; passive waiting holds ~15 in both cases; transformers' `generate()` runs with
-OpenMP's default (spin a little, then sleep) and was 1.6x faster than passive specviz on a quiet
-machine. No single wait policy is both fast alone and robust beside other work, so specviz spins
-briefly (GOMP_SPINCOUNT=10000 unless you set it or OMP_WAIT_POLICY; libgomp's default is 300,000)
-and **follows the load**: every half second of decoding it reads how much CPU the rest of the machine
-used (/proc/stat minus this process's own time) and uses one thread per core left free, at least
-one. Alone it runs a thread per core; beside another busy process it drops to one thread, where
-waiting (spinning or not) costs nothing because no thread waits for another. Measured with
-`scripts/threads_under_load.py`-style runs (64 tokens of summarise-passage, 2 repeats, the load a
-second specviz process decoding): spin 10,000 + following the load 25.7 tokens/s quiet (transformers'
-generate() 25.8) and 17.0 loaded; spin 2,000 19.6 / 16.9; libgomp's default spin 25.5 / 14.5;
-transformers' generate() 25.8 / 3.6.
+are one lever. Spinning for ever (OMP_WAIT_POLICY=ACTIVE) decodes fast alone but ~0.6 tokens/s beside
+a second decoding process; never spinning (PASSIVE) holds its speed under load but costs a third of it
+alone. specviz leaves the wait policy at OpenMP's default (libgomp spins 300,000 times before a waiting
+thread sleeps; transformers' `generate()` runs the same way) and **follows the load**: every half second
+of decoding it reads how much CPU the rest of the machine used (/proc/stat minus this process's own
+time) and uses one thread per core left free, at least one. Alone it runs a thread per core; beside
+another busy process it drops to one thread, where no thread waits for another, so spinning costs
+nothing. Measured with `scripts/threads_under_load.py --repeats 3 --spin 300000` (2026-12-02, 64
+tokens of summarise-passage, medians; the load a second specviz process decoding): OpenMP's default
+spin 18.23 tokens/s quiet (0.99x transformers' generate() at 18.39) and 11.34 loaded (0.62x quiet); the
+previous default, a short spin of 10,000, 16.87 (0.92x) and 12.47 (0.74x); transformers' generate()
+1.72 loaded. A short spin paid before the attention kept its cache in float64 (25.7 against 25.5 quiet
+on 2026-12-01); with the float64 cache the longer spin is what keeps up with transformers.
 
 - use_threads(n): torch's intra-op thread count = n, else $SPECVIZ_THREADS, else
   $OMP_NUM_THREADS (torch already honours it), else one per core up to MAX_DEFAULT. A count the
@@ -32,16 +32,6 @@ THREADS_ENV = "SPECVIZ_THREADS"
 MAX_DEFAULT = 8  # a 135M model's matmuls are small; measured only up to 2 cores here
 
 FOLLOW_EVERY_S = 0.5  # how often the decode loop re-reads the load
-SPIN_COUNT = "10000"  # OpenMP's busy-wait before a waiting thread sleeps (libgomp's own default: 300,000)
-
-
-def spin_policy(env: dict) -> None:
-    """A short spin unless the user chose a wait policy or spin count (read by OpenMP when torch loads)."""
-    if not env.get("OMP_WAIT_POLICY") and not env.get("GOMP_SPINCOUNT"):
-        env["GOMP_SPINCOUNT"] = SPIN_COUNT
-
-
-spin_policy(os.environ)
 
 
 def default_threads() -> int:
