@@ -1,18 +1,21 @@
-"""How far copying could go on a text, against how far the default rules go: a bound without a clock.
+"""How far copying could go on the model's own texts, against how far the default rules go: no clock.
 
-    .venv/bin/python scripts/copy_bound.py [--new 128] [--dtype float32] [--kind copy-heavy|novel]
+    .venv/bin/python scripts/copy_bound.py [--new 128] [--dtype bfloat16] [--kind copy-heavy|novel]
+    .venv/bin/python scripts/copy_bound.py --sessions [--new 64]
 
-For each workload, plain greedy decoding writes the text once. On that text, greedy speculation's outcome is
-fixed by the draft alone (the kept tokens are the draft's longest prefix that the text continues with), so
-a drafting rule can be replayed without the model:
-  lookup   the default match rule (engine.methods.make_proposer's lookup), replayed on the text;
-  oracle   at every step the longest run of the coming text (at most 24 tokens, lookup's cap) that occurs
-           anywhere in the context so far, drafted from wherever it occurs, exactly that long: no copying rule reaches the end in fewer passes (any
-           draft copied from the context keeps a run that is there; taking the longest each time stays ahead).
-τ is tokens per target pass; the speedup column is the cost model's decode-only tokens ÷ Σ v(drafted) with
-v(k) from the committed bench (bench/results.json), held at its last entry (k = 16) beyond it, which
-flatters drafts longer than 16. In float32 the replay is exact (a speculative run writes
-plain's text); in bfloat16 a near-tie can change a timed run's text.
+Plain greedy decoding writes each workload's text once (bfloat16 by default, as the bench times it; every
+specviz method writes that same text, bench/results.md's equality row). On that text greedy speculation's
+outcome is fixed by the drafts alone, so drafting rules are replayed without the model (core/copybound.py):
+  lookup   the default match rule (engine.methods.make_proposer's lookup);
+  suffix   the default suffix tree (its cost with the bench's v_tree);
+  ceiling m≥2 / m≥1   at every pass the longest run of the coming text (at most 24 tokens) that the
+           searched text holds right after 2 (lookup's evidence) or 1 (suffix's) tokens equal to the
+           context's tail: no rule that waits for that evidence keeps more per pass;
+  anywhere the same with no evidence at all (it knows the future: no rule reaches it).
+--sessions: each session's requests in order, 64 tokens each; suffix and the ceilings also search the
+earlier requests (their prompts and outputs: more than suffix's cache keeps, so the ceiling stays one).
+τ is tokens per target pass; the speedup column is the cost model's decode-only tokens ÷ Σ v(drafted),
+v(k) and v_tree(k) from the committed bench (bench/results.json), held at their last entry beyond it.
 """
 import argparse
 import json
@@ -23,8 +26,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 
+from specviz.core import copybound as cb
 from specviz.core.costmodel import v_at
 from specviz.core.sampling import SamplingConfig
+from specviz.core.suffix import SessionCache
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.measure import run
@@ -32,61 +37,80 @@ from specviz.engine.methods import SELF_SIZED_CAP, encode_prompt, make_proposer
 from specviz.engine.models import load_model
 from specviz.proposers.base import Context
 
-
-def replay(text: list[int], prompt: list[int], draft) -> list[int]:
-    """Drafted lengths per pass when `draft(context)` proposes and greedy acceptance keeps what `text` continues."""
-    t, lengths = 0, []
-    while t < len(text):
-        d = draft(prompt + text[:t], t)
-        kept = 0
-        while kept < len(d) and t + kept < len(text) and d[kept] == text[t + kept]:
-            kept += 1
-        lengths.append(len(d))
-        t += kept + 1
-    return lengths
+COLUMNS = ("lookup", "suffix", "ceiling m≥2", "ceiling m≥1", "anywhere")
 
 
-def oracle(ctx: list[int], text_rest: list[int], cap: int = SELF_SIZED_CAP) -> list[int]:
-    """The longest prefix of text_rest (at most cap tokens, lookup's own cap) that occurs somewhere in ctx."""
-    n = 0
-    while n < min(cap, len(text_rest)):
-        want = text_rest[:n + 1]
-        if not any(ctx[i:i + n + 1] == want for i in range(len(ctx) - n)):
-            break
-        n += 1
-    return text_rest[:n]
+def chain(prop):
+    def draft(ctx):
+        return prop.propose(Context(torch.tensor(ctx), None, SamplingConfig(), None), SELF_SIZED_CAP).tokens.tolist()
+    return draft
+
+
+def tree(prop):
+    def draft(ctx):
+        d = prop.propose(Context(torch.tensor(ctx), None, SamplingConfig(), None), SELF_SIZED_CAP)
+        toks = d.tokens.tolist()
+        return toks, (list(d.parents) if d.parents is not None else list(range(-1, len(toks) - 1)))
+    return draft
+
+
+def measure(t, prompt, text, earlier, cache, v, v_tree) -> dict:
+    """{column: (tokens, Σ v)} for one request; `earlier` = earlier requests' prompts and outputs."""
+    lk = make_proposer("lookup", t)
+    lk.reset(torch.tensor(prompt))
+    sx = make_proposer("suffix", t, suffix={"cache": cache})
+    sx.reset(torch.tensor(prompt))
+    out = {"lookup": (len(text), sum(v_at(v, n) for n in cb.replay(prompt, text, chain(lk)))),
+           "suffix": (len(text), sum(v_at(v_tree, n) for n in cb.replay_tree(prompt, text, tree(sx))))}
+    for col, m in (("ceiling m≥2", 2), ("ceiling m≥1", 1), ("anywhere", 0)):
+        out[col] = (len(text), sum(v_at(v, n) for n in cb.ceiling(prompt, text, earlier, min_match=m)))
+    sx.remember()
+    return out
+
+
+def plain_text(t, w, new) -> tuple[list[int], list[int]]:
+    ids = encode_prompt(t.tokenizer, w.prompt, w.chat)
+    s, _ = run(t, None, ids, DecodeConfig(k=1, max_new_tokens=new, record=False), t.tokenizer.eos_token_id)
+    return list(ids), list(s.token_ids)
+
+
+def show(name: str, res: dict) -> dict:
+    sp = {c: res[c][0] / res[c][1] for c in COLUMNS}
+    print(f"{name:28s} " + "  ".join(f"{c} ×{sp[c]:.2f}" for c in COLUMNS) +
+          f"   (m≥1 ceiling ÷ lookup {sp['ceiling m≥1'] / sp['lookup']:.2f})", flush=True)
+    return sp
 
 
 def main() -> None:
     a = argparse.ArgumentParser()
-    a.add_argument("--new", type=int, default=128)
-    a.add_argument("--dtype", default="float32")
+    a.add_argument("--new", type=int, default=None, help="new tokens per request (default 128; 64 with --sessions)")
+    a.add_argument("--dtype", default="bfloat16")
     a.add_argument("--kind", default=workloads.COPY, choices=[workloads.COPY, workloads.NOVEL])
+    a.add_argument("--sessions", action="store_true", help="the multi-request sessions instead")
     a = a.parse_args()
-    torch.set_num_threads(1)
-    v = json.load(open(os.path.join(os.path.dirname(__file__), "..", "bench", "results.json")))["v"]
+    new = a.new or (64 if a.sessions else 128)
+    torch.set_num_threads(min(2, torch.get_num_threads()))
+    bench = json.load(open(os.path.join(os.path.dirname(__file__), "..", "bench", "results.json")))
+    v, v_tree = bench["v"], bench["v_tree"]
     t = load_model("default", device="cpu", dtype=a.dtype)
+    print(f"{a.dtype}, {new} new tokens per request, greedy; cost-model decode-only speedup (× plain) with the "
+          f"committed bench's v and v_tree")
     rows = []
-    for w in workloads.of_kind(a.kind):
-        ids = encode_prompt(t.tokenizer, w.prompt, w.chat)
-        s, _ = run(t, None, ids, DecodeConfig(k=1, max_new_tokens=a.new, record=False), t.tokenizer.eos_token_id)
-        text, prompt = list(s.token_ids), list(ids)
-        lk = make_proposer("lookup", t)
-        lk.reset(torch.tensor(prompt))
-
-        def lookup(ctx, _t):
-            return lk.propose(Context(torch.tensor(ctx), None, SamplingConfig(), None), 24).tokens.tolist()
-
-        out = {}
-        for name, rule in (("lookup", lookup), ("oracle", lambda ctx, i: oracle(ctx, text[i:]))):
-            lengths = replay(text, prompt, rule)
-            out[name] = (len(text) / len(lengths), len(text) / sum(v_at(v, n) for n in lengths))
-        rows.append((w.name, out))
-        print(f"{w.name:18s} lookup τ {out['lookup'][0]:5.2f} ×{out['lookup'][1]:5.2f}   "
-              f"oracle τ {out['oracle'][0]:5.2f} ×{out['oracle'][1]:5.2f}", flush=True)
-    for name in ("lookup", "oracle"):
-        print(f"median {name:7s} τ {statistics.median(r[1][name][0] for r in rows):.2f}  "
-              f"model speedup {statistics.median(r[1][name][1] for r in rows):.2f}")
+    if a.sessions:
+        for s in workloads.SESSIONS:
+            cache, earlier, tot = SessionCache(), [], {c: [0, 0.0] for c in COLUMNS}
+            for w in s.requests:
+                prompt, text = plain_text(t, w, new)
+                for c, (n, cost) in measure(t, prompt, text, list(earlier), cache, v, v_tree).items():
+                    tot[c][0] += n
+                    tot[c][1] += cost
+                earlier += [prompt, text]
+            rows.append(show(s.name, tot))
+    else:
+        for w in workloads.of_kind(a.kind):
+            prompt, text = plain_text(t, w, new)
+            rows.append(show(w.name, measure(t, prompt, text, [], SessionCache(), v, v_tree)))
+    print("median  " + "  ".join(f"{c} ×{statistics.median(r[c] for r in rows):.2f}" for c in COLUMNS))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ so nothing specviz sets changes its threads), quiet and then beside the load; `-
 Each --code DIR is a copy of the repository to run (default: this one); pass an older checkout
 (e.g. `git archive <commit> | tar -x -C /tmp/before`) to compare before/after. The load is a
 second process decoding plain text in a loop with that same code. Prints one line per run and a
-table of medians. The machine's other users add noise: read ratios, not absolute figures.
+table of medians; a contender's speed against transformers is the median of its per-repeat ratios (each
+repeat runs them one after the other, so a slow spell of the machine hits both). The machine's other users add noise: read ratios, not absolute figures.
 """
 from __future__ import annotations
 
@@ -120,10 +121,11 @@ def main() -> int:
                 res.setdefault((name, cond), []).append(tps)
                 print(f"repeat {r + 1} {cond:6} {name}: {tps:.2f} tokens/s", flush=True)
     print(f"\nmedian tokens/s, {a.tokens} tokens of {a.workload}, {a.repeats} repeats (load: {LOAD_NAME}):")
-    ref = statistics.median(res[("transformers plain", "quiet")])
+    refs = res[("transformers plain", "quiet")]
     for name in contenders:
         q = statistics.median(res[(name, "quiet")])
-        line = f"  {name:32} quiet {q:6.2f} ({q / ref:.2f}x transformers plain)"
+        paired = statistics.median(a / b for a, b in zip(res[(name, "quiet")], refs))   # same repeat, one after the other
+        line = f"  {name:32} quiet {q:6.2f} ({paired:.2f}x transformers plain, median of per-repeat ratios)"
         if not a.no_load:
             l = statistics.median(res[(name, "loaded")])
             line += f", loaded {l:6.2f} ({l / q:.2f}x its quiet speed)"
