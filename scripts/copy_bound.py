@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/copy_bound.py [--new 128] [--dtype bfloat16] [--kind copy-heavy|novel]
     .venv/bin/python scripts/copy_bound.py --sessions [--new 64]
+    .venv/bin/python scripts/copy_bound.py --suffix-factor 4 --suffix-factor 12   (suffix with other factors too)
 
 Plain greedy decoding writes each workload's text once (bfloat16 by default, as the bench times it; every
 specviz method writes that same text, bench/results.md's equality row). On that text greedy speculation's
@@ -37,9 +38,6 @@ from specviz.engine.methods import SELF_SIZED_CAP, encode_prompt, make_proposer
 from specviz.engine.models import load_model
 from specviz.proposers.base import Context
 
-COLUMNS = ("lookup", "suffix", "ceiling m≥2", "ceiling m≥1", "anywhere")
-
-
 def chain(prop):
     def draft(ctx):
         return prop.propose(Context(torch.tensor(ctx), None, SamplingConfig(), None), SELF_SIZED_CAP).tokens.tolist()
@@ -54,17 +52,19 @@ def tree(prop):
     return draft
 
 
-def measure(t, prompt, text, earlier, cache, v, v_tree) -> dict:
-    """{column: (tokens, Σ v)} for one request; `earlier` = earlier requests' prompts and outputs."""
+def measure(t, prompt, text, earlier, caches, v, v_tree) -> dict:
+    """{column: (tokens, Σ v)} for one request; `earlier` = earlier requests' prompts and outputs; caches =
+    {suffix column: (its SessionCache, its factor or None for the default)}."""
     lk = make_proposer("lookup", t)
     lk.reset(torch.tensor(prompt))
-    sx = make_proposer("suffix", t, suffix={"cache": cache})
-    sx.reset(torch.tensor(prompt))
-    out = {"lookup": (len(text), sum(v_at(v, n) for n in cb.replay(prompt, text, chain(lk)))),
-           "suffix": (len(text), sum(v_at(v_tree, n) for n in cb.replay_tree(prompt, text, tree(sx))))}
+    out = {"lookup": (len(text), sum(v_at(v, n) for n in cb.replay(prompt, text, chain(lk))))}
+    for col, (cache, factor) in caches.items():
+        sx = make_proposer("suffix", t, spec_factor=factor, suffix={"cache": cache})
+        sx.reset(torch.tensor(prompt))
+        out[col] = (len(text), sum(v_at(v_tree, n) for n in cb.replay_tree(prompt, text, tree(sx))))
+        sx.remember()
     for col, m in (("ceiling m≥2", 2), ("ceiling m≥1", 1), ("anywhere", 0)):
         out[col] = (len(text), sum(v_at(v, n) for n in cb.ceiling(prompt, text, earlier, min_match=m)))
-    sx.remember()
     return out
 
 
@@ -75,8 +75,8 @@ def plain_text(t, w, new) -> tuple[list[int], list[int]]:
 
 
 def show(name: str, res: dict) -> dict:
-    sp = {c: res[c][0] / res[c][1] for c in COLUMNS}
-    print(f"{name:28s} " + "  ".join(f"{c} ×{sp[c]:.2f}" for c in COLUMNS) +
+    sp = {c: n / cost for c, (n, cost) in res.items()}
+    print(f"{name:28s} " + "  ".join(f"{c} ×{x:.2f}" for c, x in sp.items()) +
           f"   (m≥1 ceiling ÷ lookup {sp['ceiling m≥1'] / sp['lookup']:.2f})", flush=True)
     return sp
 
@@ -87,6 +87,8 @@ def main() -> None:
     a.add_argument("--dtype", default="bfloat16")
     a.add_argument("--kind", default=workloads.COPY, choices=[workloads.COPY, workloads.NOVEL])
     a.add_argument("--sessions", action="store_true", help="the multi-request sessions instead")
+    a.add_argument("--suffix-factor", type=float, action="append", default=[], metavar="F",
+                   help="also replay suffix with this spec factor (repeatable)")
     a = a.parse_args()
     new = a.new or (64 if a.sessions else 128)
     torch.set_num_threads(min(2, torch.get_num_threads()))
@@ -95,22 +97,24 @@ def main() -> None:
     t = load_model("default", device="cpu", dtype=a.dtype)
     print(f"{a.dtype}, {new} new tokens per request, greedy; cost-model decode-only speedup (× plain) with the "
           f"committed bench's v and v_tree")
+    factors = {"suffix": None, **{f"suffix f={f:g}": f for f in a.suffix_factor}}
     rows = []
     if a.sessions:
         for s in workloads.SESSIONS:
-            cache, earlier, tot = SessionCache(), [], {c: [0, 0.0] for c in COLUMNS}
+            caches = {col: (SessionCache(), f) for col, f in factors.items()}
+            earlier, tot = [], {}
             for w in s.requests:
                 prompt, text = plain_text(t, w, new)
-                for c, (n, cost) in measure(t, prompt, text, list(earlier), cache, v, v_tree).items():
-                    tot[c][0] += n
-                    tot[c][1] += cost
+                for c, (n, cost) in measure(t, prompt, text, list(earlier), caches, v, v_tree).items():
+                    tot[c] = (tot.get(c, (0, 0.0))[0] + n, tot.get(c, (0, 0.0))[1] + cost)
                 earlier += [prompt, text]
             rows.append(show(s.name, tot))
     else:
         for w in workloads.of_kind(a.kind):
             prompt, text = plain_text(t, w, new)
-            rows.append(show(w.name, measure(t, prompt, text, [], SessionCache(), v, v_tree)))
-    print("median  " + "  ".join(f"{c} ×{statistics.median(r[c] for r in rows):.2f}" for c in COLUMNS))
+            caches = {col: (SessionCache(), f) for col, f in factors.items()}
+            rows.append(show(w.name, measure(t, prompt, text, [], caches, v, v_tree)))
+    print("median  " + "  ".join(f"{c} ×{statistics.median(r[c] for r in rows):.2f}" for c in rows[0]))
 
 
 if __name__ == "__main__":

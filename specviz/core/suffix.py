@@ -18,9 +18,10 @@ its sequence. The cost moves to drafting: one backward comparison per occurrence
 bounded by the cache's size (a setting), and timed as every proposer's drafting is.
 
 Drafting follows SuffixDecoding's rules (suffix_tree.cc `speculate` and `_speculate_tree`):
-  - a match of m tokens may draft at most floor(factor * m) tokens deep (`max_spec_factor`), and the
-    match plus the draft stay within D (`max_tree_depth`: "limits the sum of the prefix match and
-    speculation lengths", vllm/config/speculative.py);
+  - a match of m tokens may draft at most floor(factor * m) tokens in all (`max_spec_factor`: suffix_tree.cc
+    passes min(max_spec_tokens, match_len * max_spec_factor + offset) to `_speculate_tree` as its node
+    budget), and the match plus the draft stay within D (`max_tree_depth`: "limits the sum of the prefix
+    match and speculation lengths", vllm/config/speculative.py);
   - each continuation's probability is the product, along its path, of count(child) / count(parent);
     specviz's count(parent) counts the occurrences that continue past it (ArcticInference divides by
     all of them, so text that ends there lowers it); children under `min_token_prob` are pruned;
@@ -44,10 +45,13 @@ MAX_TREE_DEPTH = 24          # suffix_decoding_max_tree_depth
 MAX_SPEC_FACTOR = 1.0        # suffix_decoding_max_spec_factor
 MIN_TOKEN_PROB = 0.1         # suffix_decoding_min_token_prob
 VLLM_MAX_CACHED_REQUESTS = 10000  # suffix_decoding_max_cached_requests (specviz's default is smaller: CACHE_REQUESTS)
-# specviz's default factor for its suffix proposer: drafts up to 4 x the match beat 2 x and 3 x (and vLLM's 1 x) on
-# the copy-heavy workloads here (scripts/copy_rules.py: tokens per pass and the bench's v(k), float32; median model
-# speedup 4.22 against 3.95 for 2 x), where a long verify pass costs little
-SUFFIX_FACTOR = 4.0
+# specviz's default factor for its suffix proposer: a tree of up to 8 x the match's tokens. Replayed on the model's
+# own bfloat16 texts with the bench's v_tree (scripts/copy_bound.py --suffix-factor 4 --suffix-factor 12, 128
+# tokens), 8 x drafted better than lookup on each copy-heavy workload (lowest ratio 1.04; 4 x 0.96, 12 x 1.05) with
+# the best median there (2.78 against 2.68 and 2.74); on the sessions (--sessions, 64 tokens per request) the three
+# were within 4% (medians 2.18, 2.20, 2.25). A verify pass over 24 tokens costs ~1.5 plain steps here, so a long
+# draft on a long match is cheap. vLLM's default factor is 1.0.
+SUFFIX_FACTOR = 8.0
 # specviz's session cache: the earlier requests kept, and a bound on their tokens (oldest evicted first)
 CACHE_REQUESTS = 16
 CACHE_TOKENS = 16384
@@ -171,11 +175,12 @@ def speculate(sources: list[TokenSeq], tail: list[int], max_tokens: int, max_dep
     if not occ or max_tokens < 1:
         return best
     for m in range(max(1, min_match), max(length for _, _, length in occ) + 1):
-        depth = min(max_tokens, int(m * factor + 1e-6), max_depth - m)
+        budget = min(max_tokens, int(m * factor + 1e-6))            # nodes in all (max_spec_factor)
+        depth = min(budget, max_depth - m)                            # match + draft within max_depth
         if depth < 1:
             continue
         group = [(seq, p) for seq, p, length in occ if length >= m]
-        d = best_first(continuation_trie(group, depth), max_tokens, min_prob)
+        d = best_first(continuation_trie(group, depth), budget, min_prob)
         if d.tokens and d.score >= best.score:
             d.match_len, best = m, d
     return best

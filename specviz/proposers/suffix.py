@@ -3,7 +3,7 @@
 No weights. The text searched is this prompt, this output so far and the session's earlier requests
 (a SessionCache, bounded, oldest evicted first); the counting and the tree are core/suffix.py's. Each
 step drafts a small tree (SuffixDecoding, arXiv 2411.04975): the most frequent continuations of the
-matched suffix, pruned below `min_prob`, as deep as the match length justifies (`factor`), match plus
+matched suffix, pruned below `min_prob`, as many nodes as the match length justifies (`factor`), match plus
 draft within `max_depth`, at most k nodes (vLLM's suffix method treats num_speculative_tokens as the
 same ceiling). Candidates are chosen, not sampled, so q is one-hot and the tree verification is
 lossless at any temperature.

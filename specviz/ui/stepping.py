@@ -119,7 +119,7 @@ def suffix_choice() -> tuple[int, float, float]:
                                    f"suffix_decoding_max_tree_depth, default {MAX_TREE_DEPTH}). k caps the tree's "
                                    "nodes.")
     factor = c[1].number_input("Spec factor", step=0.5, key="stp_sfactor", persist_state="session",
-                               help="A match of m tokens drafts at most factor × m deep (vLLM: "
+                               help="A match of m tokens drafts a tree of at most factor × m tokens (vLLM: "
                                     f"suffix_decoding_max_spec_factor, default 1.0; specviz's {SUFFIX_FACTOR:g}).")
     min_prob = c[2].number_input("Minimum probability", step=0.05, key="stp_minprob", persist_state="session",
                                  help="A continuation is drafted only if it followed at least this share of the "

@@ -71,10 +71,14 @@ def test_a_branching_draft_counts_and_orders_its_candidates():
     # max_depth 3: m = 3 may draft 0 deep, m = 2 may draft 1, m = 1 may draft 1 (factor): the best is m = 2
     assert d.match_len == 2 and d.tokens == [3, 6] and d.parents == [-1, -1]
     assert d.probs == pytest.approx([2 / 3, 1 / 3]) and d.score == pytest.approx(1.0)
+    # the factor caps the nodes in all (ArcticInference's node budget): factor 1 lets m = 3 ([9, 1, 2], twice:
+    # then 3 5 9 / 6 9 1) draft 3 nodes of probability 1/2 (score 1.5), m = 2 two (3, then 6: 2/3 + 1/3)
     d = speculate([TokenSeq(BRANCHY)], BRANCHY, max_tokens=4, factor=1.0, min_prob=0.0, max_depth=24)
-    # m = 3 ([9, 1, 2], twice: then 3 5 9 / 6 9 1) drafts up to 3 deep with probs 1/2: score 4 x 1/2 = 2
-    # m = 2 ([1, 2], 3 times) drafts 2 deep: 3 (2/3), then 6, 4, 5 (1/3 each): score 5/3. m = 3 wins
-    assert d.match_len == 3 and d.score == pytest.approx(2.0)
+    assert d.match_len == 3 and len(d.tokens) == 3 and d.score == pytest.approx(1.5)
+    d = speculate([TokenSeq(BRANCHY)], BRANCHY, max_tokens=4, factor=2.0, min_prob=0.0, max_depth=24)
+    # factor 2: m = 3 drafts 4 nodes (k), score 4 x 1/2 = 2; m = 2 drafts 3 (2/3), then 6, 4, 5 (1/3 each):
+    # score 5/3. m = 3 wins
+    assert d.match_len == 3 and len(d.tokens) == 4 and d.score == pytest.approx(2.0)
     assert d.tokens[:2] == [3, 6] and d.parents[:2] == [-1, -1]
     assert all(p < i for i, p in enumerate(d.parents))                 # parents before children
     assert sorted(d.probs, reverse=True) == d.probs                   # best first
