@@ -47,9 +47,9 @@ MIN_TOKEN_PROB = 0.1         # suffix_decoding_min_token_prob
 VLLM_MAX_CACHED_REQUESTS = 10000  # suffix_decoding_max_cached_requests (specviz's default is smaller: CACHE_REQUESTS)
 # specviz's default factor for its suffix proposer: a tree of up to 8 x the match's tokens. Replayed on the model's
 # own bfloat16 texts with the bench's v_tree (scripts/copy_bound.py --suffix-factor 4 --suffix-factor 12, 128
-# tokens), 8 x drafted better than lookup on each copy-heavy workload (lowest ratio 1.04; 4 x 0.96, 12 x 1.05) with
-# the best median there (2.78 against 2.68 and 2.74); on the sessions (--sessions, 64 tokens per request) the three
-# were within 4% (medians 2.18, 2.20, 2.25). A verify pass over 24 tokens costs ~1.5 plain steps here, so a long
+# tokens), 8 x drafted better than lookup on each copy-heavy workload (lowest ratio 1.04; 4 x 0.97, 12 x 1.06) with
+# the best median there (2.81 against 2.66 and 2.78); on the sessions (--sessions, 64 tokens per request) the three
+# were within 5% (medians 2.20, 2.18, 2.28). A verify pass over 24 tokens costs ~1.5 plain steps here, so a long
 # draft on a long match is cheap. vLLM's default factor is 1.0.
 SUFFIX_FACTOR = 8.0
 # specviz's session cache: the earlier requests kept, and a bound on their tokens (oldest evicted first)

@@ -71,7 +71,7 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
 
 # suffix's knobs a sweep can vary (make_proposer's suffix settings), each with the values it opens on
 SUFFIX_KNOBS = {"max_depth": "depth cap", "factor": "spec factor", "min_prob": "minimum probability"}
-SUFFIX_VALUES = {"max_depth": "8, 16, 24", "factor": "0.5, 1, 2, 4", "min_prob": "0.05, 0.1, 0.2, 0.4"}
+SUFFIX_VALUES = {"max_depth": "8, 16, 24", "factor": "1, 2, 4, 8", "min_prob": "0.05, 0.1, 0.2, 0.4"}
 
 
 def suffix_values(knob: str, text: str) -> list[float]:

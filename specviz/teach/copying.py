@@ -15,25 +15,22 @@ WHEN_CACHE_PAYS = (
     "the cache help the session's first request, or one whose answer shares nothing with the earlier ones.")
 
 MEASURED_ALONE = (
-    "Measured here for issue 23 (`scripts/copy_rules.py`: float32, so every setting writes plain decoding's own "
-    "text; 128 new tokens; the bench's four copy-heavy single requests; tokens per pass turned into a decode-only "
-    "speedup with the bench's measured pass costs): suffix with its defaults (a tree, up to 4 × the match) 4.22× "
-    "plain at the median, lookup with the match-length rule (up to 4 × the match) 3.85×, a fixed k = 10 from a "
-    "2-token match, as transformers does, 3.30×; on sampled novel prompts every setting stayed between 0.99× and "
-    "1.23×. Those are single requests: the cache plays no part in them. The session panel measures what it "
-    "adds, live.")
+    "Measured by the bench (`python -m specviz bench --out bench`, 2026-12-02: bfloat16, greedy, 128 new tokens, "
+    "3 repeats, the four copy-heavy single requests, median): suffix with its defaults (a tree of up to 8 × the "
+    "match's tokens) 2.55× plain, lookup with the match-length rule (up to 4 × the match) 2.42×, transformers' "
+    "prompt lookup at k = 10 2.15×; on sampled novel prompts (T = 0.8, 3 seeds) lookup 1.00× and suffix 1.07×. "
+    "Those are single requests: the cache plays no part in them. The session panel measures what it adds, live.")
 
 MEASURED_SESSION = (
-    "One session measured here (`python -m specviz generate --session edit-function-session --method suffix "
-    "--session-cache on|off --dtype float32 --max-new-tokens 64`, one run each, tokens per pass τ, which the "
-    "machine's load does not change): τ over the whole session 2.39 with the cache, 2.19 without (1.09×). "
-    "Requests 1–3 drafted the same either way (τ 1.60, 1.60–1.64, 1.88): their answers did not restate an "
-    "earlier answer yet. Request 4 went from τ 3.05 to 5.82 and request 5 from 5.82 to 6.40 with the cache: "
-    "there the model rewrote the function it had written the request before. The cache pays per request, "
-    "exactly where an answer repeats an earlier one. It pays most where the prompt never shows the answer's "
-    "shape: in `order-records-session` (five orders, each to be written as the same JSON record; same command) "
-    "τ was 2.58 with the cache, 1.50 without and 1.21 for lookup: from request 2 on, the record's keys, quotes "
-    "and indentation came from the earlier answers (τ 1.49 on request 1, 2.78–3.76 after).")
+    "Measured by the same bench (greedy, 64 new tokens per request, 2 repeats, speedup × plain decoding of the "
+    "same requests): in `edit-function-session` suffix ran the whole session at 2.13× with the cache and 2.10× "
+    "without. Requests 1–3 drafted about the same either way (1.45–1.77× with it): their answers did not restate "
+    "an earlier answer yet. Request 4 went from 2.76× to 4.53× with the cache: there the model rewrote the "
+    "function it had written the request before. The cache pays per request, exactly where an answer repeats an "
+    "earlier one. It pays most where the prompt never shows the answer's shape: in `order-records-session` (five "
+    "orders, each to be written as the same JSON record) suffix ran at 2.31× with the cache, 1.42× without and "
+    "lookup at 1.24×: from request 2 on, the record's keys, quotes and indentation came from the earlier answers "
+    "(1.43× on request 1, 2.27–3.25× after).")
 
 
 def session_rows(rows: list[dict]) -> list[dict]:

@@ -114,7 +114,7 @@ def test_compare_runs_a_session_with_the_cache_on_and_off_and_shows_the_measured
     assert all(len(r["request_speedups"]) == len(get_session(name).requests) for r in rows)
     md = " ".join(m.value for m in at.markdown)
     assert "When does a suffix cache pay?" in md and "With the cache on the session ran at" in md
-    assert any("2.39 with the cache, 2.19 without" in c.value for c in at.caption)
+    assert any("2.13× with the cache and 2.10× without" in c.value for c in at.caption)
 
 
 def test_the_k_n_page_sweeps_a_suffix_knob_and_refuses_bad_values():
