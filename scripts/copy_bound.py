@@ -29,39 +29,24 @@ import torch
 
 from specviz.core import copybound as cb
 from specviz.core.costmodel import v_at
-from specviz.core.sampling import SamplingConfig
 from specviz.core.suffix import SessionCache
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.measure import run
 from specviz.engine.methods import SELF_SIZED_CAP, encode_prompt, make_proposer
 from specviz.engine.models import load_model
-from specviz.proposers.base import Context
-
-def chain(prop):
-    def draft(ctx):
-        return prop.propose(Context(torch.tensor(ctx), None, SamplingConfig(), None), SELF_SIZED_CAP).tokens.tolist()
-    return draft
-
-
-def tree(prop):
-    def draft(ctx):
-        d = prop.propose(Context(torch.tensor(ctx), None, SamplingConfig(), None), SELF_SIZED_CAP)
-        toks = d.tokens.tolist()
-        return toks, (list(d.parents) if d.parents is not None else list(range(-1, len(toks) - 1)))
-    return draft
-
+from specviz.proposers.base import draft_on
 
 def measure(t, prompt, text, earlier, caches, v, v_tree) -> dict:
     """{column: (tokens, Σ v)} for one request; `earlier` = earlier requests' prompts and outputs; caches =
     {suffix column: (its SessionCache, its factor or None for the default)}."""
     lk = make_proposer("lookup", t)
     lk.reset(torch.tensor(prompt))
-    out = {"lookup": (len(text), sum(v_at(v, n) for n in cb.replay(prompt, text, chain(lk))))}
+    out = {"lookup": (len(text), sum(v_at(v, n) for n in cb.replay(prompt, text, lambda ctx: draft_on(lk, ctx, SELF_SIZED_CAP))))}
     for col, (cache, factor) in caches.items():
         sx = make_proposer("suffix", t, spec_factor=factor, suffix={"cache": cache})
         sx.reset(torch.tensor(prompt))
-        out[col] = (len(text), sum(v_at(v_tree, n) for n in cb.replay_tree(prompt, text, tree(sx))))
+        out[col] = (len(text), sum(v_at(v_tree, n) for n in cb.replay(prompt, text, lambda ctx: draft_on(sx, ctx, SELF_SIZED_CAP))))
         sx.remember()
     for col, m in (("ceiling m≥2", 2), ("ceiling m≥1", 1), ("anywhere", 0)):
         out[col] = (len(text), sum(v_at(v, n) for n in cb.ceiling(prompt, text, earlier, min_match=m)))

@@ -12,7 +12,8 @@ Each --code DIR is a copy of the repository to run (default: this one); pass an 
 (e.g. `git archive <commit> | tar -x -C /tmp/before`) to compare before/after. The load is a
 second process decoding plain text in a loop with that same code. Prints one line per run and a
 table of medians; a contender's speed against transformers is the median of its per-repeat ratios (each
-repeat runs them one after the other, so a slow spell of the machine hits both). The machine's other users add noise: read ratios, not absolute figures.
+repeat runs them one after the other, so a slow spell of the machine hits both). The machine's other
+users add noise: read ratios, not absolute figures.
 """
 from __future__ import annotations
 

@@ -63,28 +63,16 @@ def ceiling(prompt: Sequence[int], text: Sequence[int], sources: Sequence[Sequen
     return lengths
 
 
-def replay(prompt: Sequence[int], text: Sequence[int], draft: Callable[[list[int]], Sequence[int]]) -> list[int]:
-    """Drafted length per pass when draft(context) proposes a chain and greedy acceptance keeps the prefix
-    that `text` continues with."""
-    t, lengths, ctx = 0, [], list(prompt)
-    while t < len(text):
-        d = list(draft(list(ctx)))
-        kept = 0
-        while kept < len(d) and t + kept < len(text) and d[kept] == text[t + kept]:
-            kept += 1
-        lengths.append(len(d))
-        ctx.extend(text[t:t + kept + 1])
-        t += kept + 1
-    return lengths
-
-
-def replay_tree(prompt: Sequence[int], text: Sequence[int],
-                draft: Callable[[list[int]], tuple[Sequence[int], Sequence[int]]]) -> list[int]:
-    """Drafted nodes per pass when draft(context) proposes a tree (tokens, parent index or -1, parents
-    first) and greedy acceptance keeps its longest root path that `text` continues with."""
+def replay(prompt: Sequence[int], text: Sequence[int],
+           draft: Callable[[list[int]], tuple[Sequence[int], Sequence[int] | None]]) -> list[int]:
+    """Drafted tokens per pass when draft(context) proposes (tokens, parents): a tree (each node's parent
+    index or -1, parents first), or a chain when parents is None; greedy acceptance keeps the longest root
+    path that `text` continues with."""
     t, nodes, ctx = 0, [], list(prompt)
     while t < len(text):
         tokens, parents = draft(list(ctx))
+        if parents is None:
+            parents = range(-1, len(tokens) - 1)                      # a chain: token i follows token i - 1
         depth: dict[int, int] = {}
         kept = 0
         for i, (x, pa) in enumerate(zip(tokens, parents)):

@@ -63,6 +63,13 @@ def empty_draft() -> Draft:
     return Draft(tokens=torch.zeros(0, dtype=torch.long))
 
 
+def draft_on(proposer: Proposer, ids: list[int], k: int) -> tuple[list[int], list[int] | None]:
+    """A deterministic proposer's draft for a bare context (no hidden states, greedy): (tokens, parents or
+    None for a chain), as core/copybound.replay takes it."""
+    d = proposer.propose(Context(torch.tensor(ids), None, SamplingConfig(), None), k)
+    return d.tokens.tolist(), d.parents
+
+
 class Plain(Proposer):
     """No draft: every step is one ordinary decoding step. The baseline."""
 

@@ -4,9 +4,8 @@ import random
 import torch
 
 from specviz.core import copybound as cb
-from specviz.core.sampling import SamplingConfig
 from specviz.core.suffix import SessionCache
-from specviz.proposers.base import Context
+from specviz.proposers.base import draft_on
 from specviz.proposers.lookup import find_continuation, match_lookup
 from specviz.proposers.suffix import SuffixProposer
 
@@ -36,9 +35,9 @@ def test_ceiling_on_a_text_that_repeats_its_prompt():
 
 def test_replays_count_what_greedy_acceptance_keeps():
     text = [1, 2, 3, 9]
-    assert cb.replay([0], text, lambda ctx: [1, 2, 7, 7]) == [4, 4]          # keeps 1 2, then 3; then 9
+    assert cb.replay([0], text, lambda ctx: ([1, 2, 7, 7], None)) == [4, 4]          # keeps 1 2, then 3; then 9
     tree = ([1, 2, 5, 3], [-1, 0, -1, 1])                                      # 1→2→3 and 5
-    assert cb.replay_tree([0], text, lambda ctx: tree) == [4]                 # 1 2 3 kept, 9 the bonus
+    assert cb.replay([0], text, lambda ctx: tree) == [4]                 # 1 2 3 kept, 9 the bonus
     v = {1: 1.1, 2: 1.2, 4: 1.5}
     assert abs(cb.model_speedup(text, [4], v) - 4 / 1.5) < 1e-9
     assert cb.model_speedup(text, [0, 0, 0, 0], v) == 1.0
@@ -57,12 +56,8 @@ def _random_case(rng: random.Random, alphabet: int):
     return prompt, text[:40]
 
 
-def _suffix_draft(prop):
-    def draft(ctx):
-        d = prop.propose(Context(torch.tensor(ctx), None, SamplingConfig(), None), cb.CAP)
-        toks = d.tokens.tolist()
-        return toks, (list(d.parents) if d.parents is not None else list(range(-1, len(toks) - 1)))
-    return draft
+def _draft(prop):
+    return lambda ctx: draft_on(prop, ctx, cb.CAP)
 
 
 def test_no_copying_rule_needs_fewer_passes_than_the_ceiling():
@@ -73,14 +68,14 @@ def test_no_copying_rule_needs_fewer_passes_than_the_ceiling():
         c2 = len(cb.ceiling(prompt, text, min_match=2))
         assert c1 <= c2
         for m in (1, 2):
-            rules = [lambda ctx, m=m: match_lookup(ctx, m, 24, 24)[0],
-                     lambda ctx, m=m: find_continuation(ctx, m, 10),
-                     lambda ctx, m=m: find_continuation(ctx, m, 3, rule="earliest")]
+            rules = [lambda ctx, m=m: (match_lookup(ctx, m, 24, 24)[0], None),
+                     lambda ctx, m=m: (find_continuation(ctx, m, 10), None),
+                     lambda ctx, m=m: (find_continuation(ctx, m, 3, rule="earliest"), None)]
             for rule in rules:
                 assert len(cb.replay(prompt, text, rule)) >= (c1 if m == 1 else c2), case
         prop = SuffixProposer()
         prop.reset(torch.tensor(prompt))
-        assert len(cb.replay_tree(prompt, text, _suffix_draft(prop))) >= c1, case
+        assert len(cb.replay(prompt, text, _draft(prop))) >= c1, case
 
 
 def test_the_ceiling_holds_across_requests():
@@ -93,7 +88,7 @@ def test_the_ceiling_holds_across_requests():
             cache.add(e)
         prop = SuffixProposer(cache=cache)
         prop.reset(torch.tensor(prompt))
-        assert len(cb.replay_tree(prompt, text, _suffix_draft(prop))) >= len(cb.ceiling(prompt, text, earlier)), case
+        assert len(cb.replay(prompt, text, _draft(prop))) >= len(cb.ceiling(prompt, text, earlier)), case
 
 
 def test_negative_control_a_rule_with_less_evidence_can_beat_the_ceiling():
@@ -103,6 +98,6 @@ def test_negative_control_a_rule_with_less_evidence_can_beat_the_ceiling():
     beaten = 0
     for _ in range(120):
         prompt, text = _random_case(rng, alphabet=rng.choice([3, 5, 12]))
-        one = cb.replay(prompt, text, lambda ctx: match_lookup(ctx, 1, 24, 24)[0])
+        one = cb.replay(prompt, text, lambda ctx: (match_lookup(ctx, 1, 24, 24)[0], None))
         beaten += len(one) < len(cb.ceiling(prompt, text, min_match=2))
     assert beaten > 0
