@@ -8,8 +8,10 @@ app: setup
 	.venv/bin/python -m specviz.ui.launch --server.address localhost --server.headless true --browser.gatherUsageStats false \
 		--server.fileWatcherType none --client.toolbarMode minimal
 
+# ruff first (lint + import order, configured in pyproject.toml): a lint error fails `make test` before pytest runs.
 test:
 	bash scripts/setup.sh --browser
+	.venv/bin/ruff check .
 	.venv/bin/python -m pytest -q tests
 
 test-fast: setup

@@ -11,10 +11,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from specviz.core.sampling import SamplingConfig  # noqa: E402
 from specviz.engine import workloads  # noqa: E402
-from specviz.engine.passcost import measure_v  # noqa: E402
 from specviz.engine.decode import DecodeConfig  # noqa: E402
 from specviz.engine.methods import encode_prompt  # noqa: E402
 from specviz.engine.models import load_model  # noqa: E402
+from specviz.engine.passcost import measure_v  # noqa: E402
 from specviz.teach.trees import PAIRS, chain_vs_tree  # noqa: E402
 
 a = argparse.ArgumentParser()
@@ -30,7 +30,7 @@ args = a.parse_args()
 
 t = load_model("default", args.device, args.dtype)
 eos = t.tokenizer.eos_token_id
-print(f"| workload | method | τ | drafted/pass | speedup | same as plain |\n|---|---|---|---|---|---|")
+print("| workload | method | τ | drafted/pass | speedup | same as plain |\n|---|---|---|---|---|---|")
 for name in args.workloads.split(","):
     w = workloads.get(name)
     ids = encode_prompt(t.tokenizer, w.prompt, w.chat)

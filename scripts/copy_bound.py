@@ -37,16 +37,19 @@ from specviz.engine.methods import SELF_SIZED_CAP, encode_prompt, make_proposer
 from specviz.engine.models import load_model
 from specviz.proposers.base import draft_on
 
+
 def measure(t, prompt, text, earlier, caches, v, v_tree) -> dict:
     """{column: (tokens, Σ v)} for one request; `earlier` = earlier requests' prompts and outputs; caches =
     {suffix column: (its SessionCache, its factor or None for the default)}."""
     lk = make_proposer("lookup", t)
     lk.reset(torch.tensor(prompt))
-    out = {"lookup": (len(text), sum(v_at(v, n) for n in cb.replay(prompt, text, lambda ctx: draft_on(lk, ctx, SELF_SIZED_CAP))))}
+    out = {"lookup": (len(text), sum(v_at(v, n) for n in cb.replay(prompt, text,
+                                                                   lambda ctx: draft_on(lk, ctx, SELF_SIZED_CAP))))}
     for col, (cache, factor) in caches.items():
         sx = make_proposer("suffix", t, spec_factor=factor, suffix={"cache": cache})
         sx.reset(torch.tensor(prompt))
-        out[col] = (len(text), sum(v_at(v_tree, n) for n in cb.replay(prompt, text, lambda ctx: draft_on(sx, ctx, SELF_SIZED_CAP))))
+        out[col] = (len(text), sum(v_at(v_tree, n) for n in cb.replay(prompt, text,
+                                                                      lambda ctx: draft_on(sx, ctx, SELF_SIZED_CAP))))
         sx.remember()
     for col, m in (("ceiling m≥2", 2), ("ceiling m≥1", 1), ("anywhere", 0)):
         out[col] = (len(text), sum(v_at(v, n) for n in cb.ceiling(prompt, text, earlier, min_match=m)))

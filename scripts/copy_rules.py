@@ -14,7 +14,6 @@ import json
 import os
 import statistics
 
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch

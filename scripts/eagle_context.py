@@ -22,9 +22,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
-from specviz.engine import artifacts, workloads  # noqa: E402
+from specviz.engine import artifacts, measure, workloads  # noqa: E402
 from specviz.engine.decode import DecodeConfig  # noqa: E402
-from specviz.engine import measure  # noqa: E402
 from specviz.engine.methods import encode_prompt  # noqa: E402
 from specviz.engine.models import load_model  # noqa: E402
 from specviz.train.eagle import unroll  # noqa: E402
@@ -70,7 +69,8 @@ def main() -> None:
             s, _ = measure.run(target, None, prompt, DecodeConfig(k=1, max_new_tokens=a.new, record=False),
                                target.tokenizer.eos_token_id)
             ids = torch.tensor(prompt + s.token_ids)[None]                    # (1, T+1)
-            eagle.reset(ids[0, :len(prompt)])                                 # draft vocabulary + the prompt's ids, as at run time
+            # draft vocabulary + the prompt's ids, as at run time
+            eagle.reset(ids[0, :len(prompt)])
             feat = target.model.get_decoder()(input_ids=ids).last_hidden_state.to(head.fc.weight.dtype)
             goal = ids[0, 2:]                                                 # entry t of a pass guesses token t+2
             reply = torch.arange(len(goal)) + 2 >= len(prompt)
@@ -85,8 +85,8 @@ def main() -> None:
                 tot = totals.setdefault((w.kind, style), [0] * 5)
                 totals[(w.kind, style)] = [x + y for x, y in zip(tot, r)]
             tr, rt = row["train"], row["run time"]
-            print(f"| {w.name} | {w.kind} | {tr[0]} | {tr[1] / tr[0]:.3f} | {tr[2] / tr[0]:.3f} / {rt[2] / rt[0]:.3f} | "
-                  f"{tr[4] / max(1, tr[3]):.3f} / {rt[4] / max(1, rt[3]):.3f} |", flush=True)
+            print(f"| {w.name} | {w.kind} | {tr[0]} | {tr[1] / tr[0]:.3f} | {tr[2] / tr[0]:.3f} / {rt[2] / rt[0]:.3f} "
+                  f"| {tr[4] / max(1, tr[3]):.3f} / {rt[4] / max(1, rt[3]):.3f} |", flush=True)
     for kind in dict.fromkeys(k for k, _ in totals):
         tr, rt = totals[(kind, "train")], totals[(kind, "run time")]
         print(f"| **all {kind}** | | {tr[0]} | {tr[1] / tr[0]:.3f} | {tr[2] / tr[0]:.3f} / {rt[2] / rt[0]:.3f} | "

@@ -1,5 +1,5 @@
-"""Held-out top-1 and Σ min(p, q) at T = 0.8 of shipped (or candidate) EAGLE / EAGLE-3 / Medusa / drafter artefacts, on the
-held-out sequences of one corpus folder, so artefacts trained on different corpora compare on the same text.
+"""Held-out top-1 and Σ min(p, q) at T = 0.8 of shipped (or candidate) EAGLE / EAGLE-3 / Medusa / drafter artefacts,
+on the held-out sequences of one corpus folder, so artefacts trained on different corpora compare on the same text.
 
     .venv/bin/python scripts/heads_heldout.py --corpus runs/corpus,runs/corpus-s1 --folder corpus-s1 \
         --models models runs/eagle-kl/models [--kinds eagle,eagle3,medusa,drafter] [--unseen-by runs/corpus,...]
@@ -17,8 +17,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from specviz.engine import artifacts  # noqa: E402
 from specviz.engine.models import load_model  # noqa: E402
-from specviz.train import drafter as td, eagle as te, medusa as tm  # noqa: E402
-from specviz.train import corpus  # noqa: E402
+from specviz.train import corpus, drafter as td, eagle as te, medusa as tm  # noqa: E402
 from specviz.train.data import load_split, prompt_key  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -31,7 +30,8 @@ ap.add_argument("--unseen-by", default="", help="folders whose prompts are left 
 a = ap.parse_args()
 
 t = load_model("default", "cpu", "bfloat16")
-layers = sorted({j for folder in a.models if artifacts.available(folder).get("eagle3") and "eagle3" in a.kinds.split(",")
+layers = sorted({j for folder in a.models
+                 if artifacts.available(folder).get("eagle3") and "eagle3" in a.kinds.split(",")
                  for j in artifacts.card("eagle3", folder).get("feature_layers", [])})
 # one load for every kind: the final features, plus the tapped layers' outputs an EAGLE-3 head reads (recomputed
 # from the ids through t once, and kept in --features-cache like the training jobs keep them)
@@ -64,7 +64,8 @@ for folder in a.models:
                          steps=card["steps"], wall_min=round(card["wall_s"] / 60, 1), top1=top1, sum_min_t08=ov,
                          positions=ev["heldout_positions"]))
         print(json.dumps(rows[-1]), flush=True)
-print("| artifact | loss | corpus tokens | steps | wall (min) | held-out top-1 per step | held-out Σmin(p,q) T=0.8 per step |")
+print("| artifact | loss | corpus tokens | steps | wall (min) | held-out top-1 per step | held-out Σmin(p,q) T=0.8 per "
+      "step |")
 print("|---|---|---|---|---|---|---|")
 for r in rows:
     print(f"| {r['artifact']} | {r['loss']} | {r['corpus_tokens']:,} | {r['steps']} | {r['wall_min']} | "

@@ -31,12 +31,10 @@ LOAD = ("from specviz.engine.models import load_model\n"
         "from specviz.engine.decode import DecodeConfig, Decoder\n"
         "from specviz.engine.methods import encode_prompt\n"
         "from specviz.engine import workloads\n"
-        "import sys\n"
-        "t = load_model('default', 'cpu', 'bfloat16'); w = workloads.get('story')\n"
+        "import sys\nt = load_model('default', 'cpu', 'bfloat16'); w = workloads.get('story')\n"
         "ids = encode_prompt(t.tokenizer, w.prompt, w.chat)\n"
         "print('loaded', flush=True)\n"
-        "while True:\n"
-        "    for _ in Decoder(t, None, ids, DecodeConfig(k=1, max_new_tokens=64)).run(): pass\n")
+        "while True:\n    for _ in Decoder(t, None, ids, DecodeConfig(k=1, max_new_tokens=64)).run(): pass\n")
 
 
 LOAD_NAME = "a second process decoding plain text in a loop (specviz, this code)"
@@ -69,7 +67,8 @@ TRANSFORMERS = ("import torch, transformers, time, sys, json\n"  # torch first: 
                 "out = t.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, do_sample=False,"
                 " pad_token_id=t.tokenizer.eos_token_id, **kw)\n"
                 "dt = time.perf_counter() - t0\n"
-                "print(json.dumps({'tokens_per_s': (out.shape[1] - ids.shape[1]) / dt, 'threads': torch.get_num_threads()}))\n")
+                "print(json.dumps({'tokens_per_s': (out.shape[1] - ids.shape[1]) / dt, 'threads': "
+                "torch.get_num_threads()}))\n")
 
 
 def measure_transformers(code: Path, tokens: int, workload: str, lookup: bool = False) -> float:
@@ -96,7 +95,8 @@ def main() -> int:
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--workload", default="summarise-passage")
-    ap.add_argument("--lookup", action="store_true", help="also specviz lookup and transformers' prompt lookup (k = 10)")
+    ap.add_argument("--lookup", action="store_true",
+                    help="also specviz lookup and transformers' prompt lookup (k = 10)")
     ap.add_argument("--no-load", action="store_true", help="quiet runs only")
     ap.add_argument("--spin", action="append", default=[], metavar="COUNT",
                     help="also the first --code with GOMP_SPINCOUNT=COUNT (repeatable)")
@@ -125,11 +125,12 @@ def main() -> int:
     refs = res[("transformers plain", "quiet")]
     for name in contenders:
         q = statistics.median(res[(name, "quiet")])
-        paired = statistics.median(a / b for a, b in zip(res[(name, "quiet")], refs))   # same repeat, one after the other
+        # same repeat, one after the other
+        paired = statistics.median(a / b for a, b in zip(res[(name, "quiet")], refs))
         line = f"  {name:32} quiet {q:6.2f} ({paired:.2f}x transformers plain, median of per-repeat ratios)"
         if not a.no_load:
-            l = statistics.median(res[(name, "loaded")])
-            line += f", loaded {l:6.2f} ({l / q:.2f}x its quiet speed)"
+            loaded = statistics.median(res[(name, "loaded")])
+            line += f", loaded {loaded:6.2f} ({loaded / q:.2f}x its quiet speed)"
         print(line)
     return 0
 

@@ -8,13 +8,12 @@ from pathlib import Path
 
 from specviz import runtime
 from specviz.bench import main as bench_main
-from specviz.train import cli as train_cli
-from specviz.engine import workloads
-from specviz.core.errors import InputError
-from specviz.engine.decode import DecodeConfig
-from specviz.core.errors import ModelError
-from specviz.engine.models import DEFAULT
+from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
+from specviz.engine import workloads
+from specviz.engine.decode import DecodeConfig
+from specviz.engine.models import DEFAULT
+from specviz.train import cli as train_cli
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
@@ -28,8 +27,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    help="where to run the models: auto, cpu, cuda, cuda:N or mps; auto = a CUDA GPU when there "
                         "is one, else the CPU (Apple's mps only when named) (default: %(default)s)")
     p.add_argument("--dtype", default="auto",
-                   help="weight and activation type: auto, bfloat16, float32 or float16; auto = bfloat16, or float16 on "
-                        "a CUDA GPU without native bfloat16 (before A100: T4, V100). float32 makes greedy near-tie "
+                   help="weight and activation type: auto, bfloat16, float32 or float16; auto = bfloat16, or float16 "
+                        "on a CUDA GPU without native bfloat16 (before A100: T4, V100). float32 makes greedy near-tie "
                         "flips rare, not impossible (default: %(default)s)")
     add_threads_arg(p)
 
@@ -81,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lookup: shortest tail to try; with --n-max the widest match wins (default: --n)")
     g.add_argument("--n-max", type=int, default=None, help="lookup: longest tail to try (default: --n)")
     g.add_argument("--lookup-rule", default="recent", metavar="RULE",
-                   help=f"lookup: which earlier occurrence to copy from, one of: {', '.join(RULES)}. recent = the most recent (specviz), "
-                        "earliest = the earliest of the longest matches (vLLM's n-gram proposer) "
+                   help=f"lookup: which earlier occurrence to copy from, one of: {', '.join(RULES)}. recent = the most "
+                        "recent (specviz), earliest = the earliest of the longest matches (vLLM's n-gram proposer) "
                         "(default: %(default)s)")
     g.add_argument("--k-rule", default="match", metavar="RULE",
                    help=f"lookup: how many tokens to draft, one of: {', '.join(K_RULES)}. fixed = k whenever the "
@@ -102,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--temperature", type=float, default=0.0,
                    help="0 = greedy (argmax); above 0 samples, and the acceptance test is the lossless "
                         "min(1, p/q) rule (default: %(default)s)")
-    g.add_argument("--top-k", type=int, default=0, help="keep only the k most likely tokens; 0 = off (default: %(default)s)")
+    g.add_argument("--top-k", type=int, default=0,
+                   help="keep only the k most likely tokens; 0 = off (default: %(default)s)")
     g.add_argument("--top-p", type=float, default=1.0,
                    help="keep the smallest set of tokens with this much probability; 1 = off (default: %(default)s)")
     g.add_argument("--seed", type=int, default=0, help="random seed for sampling (default: %(default)s)")
@@ -143,7 +143,6 @@ def cmd_generate(a) -> int:
     from specviz.engine import measure
     from specviz.engine.methods import encode_prompt, make_proposer
     from specviz.engine.models import load_model
-
     from specviz.proposers.lookup import MATCH_MIN
     if a.n is None:
         a.n = MATCH_MIN if (a.method == "lookup" and a.k_rule == "match") else 3
@@ -205,7 +204,8 @@ def cmd_generate(a) -> int:
                "summary": s.as_dict()}
         if check is not None:
             out["against_plain"] = {"speedup": check.speedup, "spread": check.spread, "ratios": check.ratios,
-                                    "too_noisy": check.too_noisy, "identical": check.identical if check.compared else None,
+                                    "too_noisy": check.too_noisy,
+                                    "identical": check.identical if check.compared else None,
                                     "divergence": check.divergence.describe() if check.divergence else None}
         print(json.dumps(out))
         return 0

@@ -282,8 +282,8 @@ def report(r: dict) -> str:
     lines = [f"{r['sessions']} sessions pressed Play together on Step through (server log: {r['server_log']})"]
     for i, s in enumerate(r["per_session"]):
         ok = "same text as alone" if s["same_text_as_alone"] else "TEXT DIFFERS from the run made alone"
-        lines.append(f"  {i + 1:2d}. {s['preset']:18s} {s['method']:7s} {s['tokens']:3d} tokens, {s['passes']:3d} passes, "
-                     f"{s['seconds']:6.1f} s "
+        lines.append(f"  {i + 1:2d}. {s['preset']:18s} {s['method']:7s} {s['tokens']:3d} tokens, {s['passes']:3d} "
+                     f"passes, {s['seconds']:6.1f} s "
                      f"(alone {s['alone_seconds']:.1f} s, fair share {s['fair_share_seconds']:.1f} s) · {ok}"
                      + ("" if not s["problems"] else " · " + "; ".join(s["problems"])))
     lines += [

@@ -37,24 +37,34 @@ import torch
 
 from specviz import runtime
 from specviz.bench import report as bench_report
-from specviz.bench.estimate import estimate, reference
-from specviz.engine import artifacts, workloads as W
 from specviz.bench.checks import compare_ids
+from specviz.bench.estimate import estimate, reference
+from specviz.bench.plan import (
+    GREEDY,
+    QUICK_V_KS,
+    SAMPLED,
+    SESSION_ROWS,
+    TRAINED_METHODS,
+    TREE_DEPTH,
+    TREE_V_KS,
+    UNTUNED,
+    Plan,
+    candidates,
+    is_tree,
+    tuned,
+)
 from specviz.bench.runs import Env, Spec, run
-from specviz.core.stats import median
-from specviz.engine import measure
-from specviz.engine.measure import speedup_of
 from specviz.core.costmodel import cost_check, draft_cost, plain_step_time, v_at
-from specviz.engine.passcost import V_KS, measure_v
 from specviz.core.errors import InputError
-from specviz.engine.methods import ARTIFACT, METHODS, encode_prompt, make_proposer
-from specviz.engine import methods as M
-from specviz.engine.models import DEFAULT, LoadedModel, load_model, load_tokenizer, resolve_dtype, tiny_llama
 from specviz.core.sampling import SamplingConfig
-from specviz.bench.plan import (GREEDY, QUICK_V_KS, SAMPLED, SESSION_ROWS, TRAINED_METHODS, TREE_DEPTH, TREE_V_KS,
-                                UNTUNED, Plan, candidates, is_tree, tuned)
+from specviz.core.stats import median
+from specviz.engine import artifacts, measure, methods as M, sessions as SE, workloads as W
+from specviz.engine.measure import speedup_of
+from specviz.engine.methods import ARTIFACT, METHODS, encode_prompt, make_proposer
+from specviz.engine.models import DEFAULT, LoadedModel, load_model, load_tokenizer, resolve_dtype, tiny_llama
+from specviz.engine.passcost import V_KS, measure_v
 
-from specviz.engine import sessions as SE
+
 @dataclass
 class Bench:
     """Everything measured in one bench run (bench_report turns it into JSON, markdown, HTML)."""
@@ -276,7 +286,7 @@ def sessions(b: Bench, env: Env) -> None:
     for s in plan.sessions:
         contenders = {lab: ((lambda m=m: make_proposer(m, env.target)), cfg, cache) for lab, m, cache in SESSION_ROWS}
         got, _ = SE.session_against_plain(env.target, s, contenders, plain_cfg, plan.session_repeats)
-        for lab, meas in got.items():
+        for meas in got.values():
             row = meas.row()
             row.update(requests=[w.name for w in s.requests], kind=s.kind, task=s.task,
                        tokens=median([r.tokens for r in meas.runs]),
@@ -337,8 +347,10 @@ def make_plan(a) -> Plan:
         ws = list(W.WORKLOADS)
     plan = Plan(workloads=ws, quick=a.quick)
     if a.quick:
-        plan.repeats, plan.ref_repeats, plan.seeds, plan.max_new, plan.tune_new, plan.equality_new = 1, 1, (1,), 24, 16, 24
-        plan.sessions, plan.session_new, plan.session_repeats = [W.SESSIONS[1]], 8, 1   # one session (four requests), 8 tokens each
+        plan.repeats, plan.ref_repeats, plan.seeds = 1, 1, (1,)
+        plan.max_new, plan.tune_new, plan.equality_new = 24, 16, 24
+        # one session (four requests), 8 tokens each
+        plan.sessions, plan.session_new, plan.session_repeats = [W.SESSIONS[1]], 8, 1
     if a.no_sessions:
         plan.sessions = []
     if a.repeats is not None:
@@ -389,7 +401,8 @@ def cmd_bench(a) -> int:
                   sessions=[s.name for s in plan.sessions], session_repeats=plan.session_repeats,
                   session_new_tokens=plan.session_new,
                   started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                  command=("python -m specviz " + " ".join(sys.argv[1:])) if sys.argv[0].endswith("__main__.py") else None)
+                  command=(("python -m specviz " + " ".join(sys.argv[1:]))
+                           if sys.argv[0].endswith("__main__.py") else None))
     for s in (Spec("plain", "specviz", "plain"), Spec("hf plain", "hf", "plain")):  # warm-up
         run(env, s, prompts[plan.workloads[0].name], 8, SamplingConfig(), 0)
     b.phase("v(k)")
@@ -460,8 +473,10 @@ def add_parser(sub) -> None:
     p.add_argument("--max-new-tokens", type=int, default=None, help="default 128")
     p.add_argument("--tune-tokens", type=int, default=None, help="new tokens per tuning run (default 48)")
     p.add_argument("--methods", default=None,
-                   help="trained proposers to include, comma-separated, '' for none (default: all that load: draft,medusa,eagle)")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: $SPECVIZ_THREADS, else one per core up to 8)")
+                   help="trained proposers to include, comma-separated, '' for none (default: all that load: "
+                        "draft,medusa,eagle)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default: $SPECVIZ_THREADS, else one per core up to 8)")
     p.add_argument("--skip-equality", action="store_true", help="skip the float32 equality pass")
     p.add_argument("--no-trees", action="store_true", help="leave out the tree rows (medusa-tree, eagle-tree)")
     p.add_argument("--no-sessions", action="store_true", help="leave out the session phase (several requests in order)")

@@ -1,5 +1,6 @@
 """The bench's plan: what it runs (the tuning grid of the trained methods, the copying methods at their
-defaults, the trees, the reference rows, the sessions) and how many times. bench.main runs a Plan; bench.estimate prices one from a previous run's times."""
+defaults, the trees, the reference rows, the sessions) and how many times. bench.main runs a Plan; bench.estimate
+prices one from a previous run's times."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -298,7 +298,8 @@ def copying_tables(res: dict) -> list[str]:
                   "its target model's forward passes, prefill included as in specviz's count); k̄ = tokens drafted "
                   "per step; c = drafting time per drafted token ÷ a plain step (docs/metrics.md); speedup × specviz "
                   "plain in the same repeat; the last column divides each workload's speedup by transformers' "
-                  "prompt lookup at k = 10 on the same workload. Neither copying method is tuned: each runs its default.",
+                  "prompt lookup at k = 10 on the same workload. Neither copying method is tuned: each runs its "
+                  "default.",
                   _table(["method", "setting", "τ", "k̄", "c", "speedup", "÷ hf lookup k=10"],
                          [[r["method"], r["setting"] or "–", _f(r["tau"]), _f(r["k_bar"]), _f(r["c"], "{:.3f}"),
                            _f(r["speedup"]), _f(r["vs_hf_lookup"])] for r in res["copying"]])]
@@ -323,10 +324,12 @@ def copying_tables(res: dict) -> list[str]:
                   "Speedup = the whole session's tokens/s ÷ plain's whole session in the same repeat, median over "
                   "repeats; per request likewise.",
                   _table(["session", "method", "τ", "k̄", "c", "tokens/s", "speedup", "per request", "same as plain"],
-                         [[r["session"], r["label"], _f(r["tokens_per_pass"]), _f(r["mean_k"]), _f(r.get("c"), "{:.3f}"),
+                         [[r["session"], r["label"], _f(r["tokens_per_pass"]), _f(r["mean_k"]),
+                           _f(r.get("c"), "{:.3f}"),
                            _f(r["tokens_per_s"], "{:.1f}"), _f(r["speedup"]),
                            " ".join(_f(x) for x in r["request_speedups"]),
-                           "–" if None in r["same_as_plain"] else f"{sum(r['same_as_plain'])}/{len(r['same_as_plain'])}"]
+                           ("–" if None in r["same_as_plain"]
+                            else f"{sum(r['same_as_plain'])}/{len(r['same_as_plain'])}")]
                           for r in res["sessions"]])]
     return parts
 
@@ -339,7 +342,8 @@ def markdown(res: dict) -> str:
     parts = [
         "# specviz bench results",
         f"{m['target']} · {m['dtype']} · {m['device']} · {threads_line(m)} · torch {m['torch']} · "
-        f"{m['max_new_tokens']} max new tokens ({m.get('tuning_tokens', '?')} when tuning) · {m['repeats']} greedy repeats · seeds {m['seeds']} at "
+        f"{m['max_new_tokens']} max new tokens ({m.get('tuning_tokens', '?')} when tuning) · {m['repeats']} greedy "
+        f"repeats · seeds {m['seeds']} at "
         f"T={m['temperature']} · started {m['started']} · {m['wall_s'] / 60:.1f} min"
         + (" · **quick run**" if m.get("quick") else "")
         + ("" if m.get("complete", True) else " · **partial: written before the run finished**"),
@@ -383,9 +387,11 @@ def markdown(res: dict) -> str:
                 if r and r["engine"] == "specviz" and lab != "plain":
                     rows.append([lab, w, _f(r["tokens_per_pass"]), _f(r.get("alpha")), _f(r["draft_acceptance_rate"]),
                                  _f(r["mean_k"]),
-                                 _f(r["k_at_floor_share"], "{:.0%}"), _f(r["tokens_per_s"], "{:.1f}"), _f(r["tokens"], "{:.0f}")])
+                                 _f(r["k_at_floor_share"], "{:.0%}"), _f(r["tokens_per_s"], "{:.1f}"),
+                                 _f(r["tokens"], "{:.0f}")])
         parts += [f"### {mode}: what the specviz runs did",
-                  _table(["method", "workload", "tokens/pass τ", "α (kept ÷ tested)", "α̂ (kept ÷ drafted)", "mean k̄", "k at floor",
+                  _table(["method", "workload", "tokens/pass τ", "α (kept ÷ tested)", "α̂ (kept ÷ drafted)", "mean k̄",
+                          "k at floor",
                           "tokens/s", "tokens"], rows)]
     parts += learned_table(res)
     parts += needs_table(res)
@@ -410,7 +416,8 @@ def markdown(res: dict) -> str:
     parts += copying_tables(res)
     ro = res["recording_overhead"]
     parts += ["## Recording overhead (lookup, greedy)",
-              _table(["workload", "overhead"], [[w, _f(ro["per_workload"][w], "{:.1%}")] for w in ws if w in ro["per_workload"]]
+              _table(["workload", "overhead"],
+                     [[w, _f(ro["per_workload"][w], "{:.1%}")] for w in ws if w in ro["per_workload"]]
                      + [["**median**", _f(ro["median"], "{:.1%}")]])]
     parts += ["## Cost-model check (greedy) and independence check",
               "docs/metrics.md's model predicts the decode phase: τ ÷ (v(k̄) + k̄·c), with v(k) measured by timing "
@@ -427,7 +434,8 @@ def markdown(res: dict) -> str:
               "v(k) measured (median over interleaved rounds; spread = IQR over rounds; *noisy* = spread larger "
               "than the distance from 1, too noisy to quote on its own): " + ", ".join(
                   f"v({k})={v:.2f}" + ("" if res.get("v_spread", {}).get(k) is None else
-                                       f" ±{res['v_spread'][k]:.2f}" + (" *noisy*" if res["v_spread"][k] > abs(v - 1) else ""))
+                                       f" ±{res['v_spread'][k]:.2f}"
+                                       + (" *noisy*" if res["v_spread"][k] > abs(v - 1) else ""))
                   for k, v in sorted(res["v"].items(), key=lambda x: int(x[0])))
               + ("" if not res.get("v_tree") else
                  ". v for trees (k drafted nodes verified with a tree mask, so a tree of m nodes costs the entry for "

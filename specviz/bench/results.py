@@ -37,7 +37,8 @@ def bench_rows(data) -> list[dict]:
                 rows.append({"mode": shown_mode, "method": label, "workload": w,
                              "kind": kinds.get(w), "setting": chosen.get((mode, kinds.get(w), label)) or "–",
                              "tokens": meta.get("max_new_tokens"), "runs": runs.get(mode, "?"),
-                             "tokens_per_pass": r.get("tokens_per_pass"), "draft_acceptance_rate": r.get("draft_acceptance_rate"),
+                             "tokens_per_pass": r.get("tokens_per_pass"),
+                             "draft_acceptance_rate": r.get("draft_acceptance_rate"),
                              "tokens_per_s": r.get("tokens_per_s"),
                              "speedup": sp.get(mode, {}).get("per_workload", {}).get(label, {}).get(w)})
     return rows

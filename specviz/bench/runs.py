@@ -13,12 +13,12 @@ from typing import NamedTuple
 
 import torch
 
+from specviz.core.neartie import emitted_logit_stats
+from specviz.core.sampling import SamplingConfig
 from specviz.engine import measure
 from specviz.engine.attention import new_cache
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.models import LoadedModel
-from specviz.core.neartie import emitted_logit_stats
-from specviz.core.sampling import SamplingConfig
 
 
 class StepTime(NamedTuple):
@@ -134,7 +134,8 @@ def run_specviz(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling:
     s, steps = measure.run(env.target, prop, prompt, cfg, env.eos)  # timed as every other measured run
     top1, gap = emitted_logit_stats(steps) if keep_logits else ([], [])
     return Result(
-        ids=s.token_ids, wall_s=s.wall_s, passes=s.target_passes, prefill_s=s.prefill_s, drafted=s.drafted, accepted=s.accepted,
+        ids=s.token_ids, wall_s=s.wall_s, passes=s.target_passes, prefill_s=s.prefill_s, drafted=s.drafted,
+                  accepted=s.accepted,
         tested=s.tested,        tokens_per_pass=s.tokens_per_pass, mean_k=s.mean_k,
         k_at_floor=s.k_at_floor if spec.adaptive else None, per_position=s.per_position_acceptance,
         steps=[StepTime(st.draft_s, st.n_drafted, st.verify_s) for st in steps],

@@ -217,7 +217,8 @@ def run_checks(method: str, summary, steps, plain_summary=None, plain_steps=None
     if alpha is not None and steps:
         tau_ind = sum(expected_tokens_per_pass(alpha, s.n_drafted) for s in steps) / len(steps)
     return RunChecks(method=method, alpha=alpha, draft_acceptance_rate=summary.draft_acceptance_rate,
-                     per_position=list(summary.per_position_acceptance), tau=summary.tokens_per_pass, k_bar=summary.mean_k,
+                     per_position=list(summary.per_position_acceptance), tau=summary.tokens_per_pass,
+                     k_bar=summary.mean_k,
                      k=k, c=c, t1=t1, v_k_bar=v_kb, measured_speedup=measured,
                      predicted_speedup=predicted, tau_independent=tau_ind)
 

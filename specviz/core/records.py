@@ -49,7 +49,8 @@ class StepRecord:
     # For the charts (only filled when recording is on):
     p_top: list[TopTokens] = field(default_factory=list)  # root + one per node; softmax at T=1 when greedy
     q_top: list[TopTokens] = field(default_factory=list)  # one per drafted node
-    p_rejected: torch.Tensor | None = None  # (V,) p at the node whose last child was rejected (the distribution in force)
+    # (V,) p at the node whose last child was rejected (the distribution in force)
+    p_rejected: torch.Tensor | None = None
     q_rejected: torch.Tensor | None = None  # (V,) q of the last rejected node
     # The anatomy of the pass: the committed token fed first, and KV cache lengths (entries) measured
     # before the step, after the target pass (drafting, for the drafter) and after the rollback.

@@ -15,7 +15,6 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from specviz.core.errors import ModelError
-
 from specviz.engine.models import LoadedModel
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"  # the repository's models/

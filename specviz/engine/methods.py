@@ -86,8 +86,9 @@ def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min:
     lookup_rule (method lookup): 'recent' = specviz's most recent match, 'earliest' = vLLM's rule.
     k_rule (lookup): 'match' (the default) = as many as the match length justifies (spec_factor x match
     length, at most k: give it draft_cap()'s k), 'fixed' = k tokens per match. n (lookup): the tail matched
-    (fixed, default 3) or the shortest match that drafts (match, default MATCH_MIN). suffix (method suffix): SuffixProposer's settings
-    (max_depth, min_prob, min_match, cache: a SessionCache shared by a session's requests); spec_factor too."""
+    (fixed, default 3) or the shortest match that drafts (match, default MATCH_MIN). suffix (method suffix):
+    SuffixProposer's settings (max_depth, min_prob, min_match, cache: a SessionCache shared by a session's
+    requests); spec_factor too."""
     if method == "plain":
         return Plain()
     if method == "suffix":

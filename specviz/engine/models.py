@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
+from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM  # noqa: E402
+
 from specviz.core.errors import ModelError  # noqa: E402
 from specviz.engine.attention import use_row_invariant  # noqa: E402
 from specviz.engine.device import default_device, half_dtype  # noqa: E402,F401 (default_device: re-exported)
-from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM  # noqa: E402
 
 DEFAULT = "default"  # the name users type for the embedded SmolLM2-135M-Instruct
 DEFAULT_LABEL = "SmolLM2-135M-Instruct (embedded, GGUF Q4_1)"

@@ -17,7 +17,6 @@ from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context, Draft, Proposer
 
-
 V_KS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)  # the draft lengths whose v(k) the app and the bench measure
 
 

@@ -184,7 +184,8 @@ _ORDERS = ["Maria Lopez in Porto ordered 2 notebooks at 3.50 euros each and 1 pe
 
 SESSIONS: list[Session] = [
     Session("edit-function-session", SESSION, "five successive edits of one function, each restating the code",
-            tuple(Workload(f"edit-function-{i + 1}", SESSION, ask, f"```python\n{code}```\n\n{ask} Show the full function.")
+            tuple(Workload(f"edit-function-{i + 1}", SESSION, ask,
+                           f"```python\n{code}```\n\n{ask} Show the full function.")
                   for i, (code, ask) in enumerate(zip(_FN, _FN_ASKS)))),
     Session("reformat-table-session", SESSION, "one table reformatted four ways",
             tuple(Workload(f"reformat-table-{i + 1}", SESSION, ask, f"{ask}\n\n{_CSV}")

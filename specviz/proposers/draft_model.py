@@ -7,8 +7,8 @@ import torch
 from transformers import DynamicCache, LlamaForCausalLM
 
 from specviz.core.sampling import logits_to_probs, sample
-from specviz.proposers.vocab import SubsetHead
 from specviz.proposers.base import Context, Draft, Proposer
+from specviz.proposers.vocab import SubsetHead
 
 
 class DraftModel(Proposer):

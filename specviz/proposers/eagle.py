@@ -18,7 +18,6 @@ head says which it is.
 """
 from __future__ import annotations
 
-
 import torch
 import torch.nn.functional as F
 

@@ -13,7 +13,6 @@ import torch
 from specviz.proposers.base import Context, Draft, empty_draft
 from specviz.proposers.eagle import Eagle
 
-
 # the default shape: 12 nodes, depth <= 5, width 3. On the 2-core CPU 8-12 nodes beat 20 and 32 (a bigger
 # tree keeps more per pass but its verify pass costs more than that buys: scripts/tree_shape.py)
 NODES, DEPTH, WIDTH = 12, 5, 3

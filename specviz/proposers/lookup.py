@@ -22,7 +22,6 @@ from specviz.core.errors import InputError
 from specviz.core.suffix import MAX_TREE_DEPTH
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 
-
 RULES = ("recent", "earliest")  # specviz's rule, vLLM's rule
 K_RULES = ("fixed", "match")    # draft k tokens, or as many as the match length justifies
 MAX_MATCH = MAX_TREE_DEPTH      # the match rule's default longest match (and its default k, as vLLM's suffix method)

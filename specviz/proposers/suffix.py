@@ -17,8 +17,15 @@ from __future__ import annotations
 import torch
 
 from specviz.core.errors import InputError
-from specviz.core.suffix import (MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR, SessionCache, SuffixDraft,
-                                 TokenSeq, speculate)
+from specviz.core.suffix import (
+    MAX_TREE_DEPTH,
+    MIN_TOKEN_PROB,
+    SUFFIX_FACTOR,
+    SessionCache,
+    SuffixDraft,
+    TokenSeq,
+    speculate,
+)
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 
 

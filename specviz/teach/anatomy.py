@@ -88,8 +88,8 @@ def of(rec: StepRecord) -> Anatomy:
         sees = "the cache + the root" + ("" if u < 0 else " + " + ", ".join(name(a) for a in anc))
         pos = (root if u < 0 else root + dep[u]) + 1
         ch = kids[u]
-        scores = (f"p for position {pos}: tests draft{'s' if len(ch) > 1 else ''} " + ", ".join(name(x) for x in ch) if ch
-                  else f"p for position {pos}: no draft there (a leaf)")
+        scores = (f"p for position {pos}: tests draft{'s' if len(ch) > 1 else ''} " + ", ".join(name(x) for x in ch)
+                  if ch else f"p for position {pos}: no draft there (a leaf)")
         if u >= 0 and u not in on_path:
             verdict = "unused (this node is not on the accepted path)"
         else:
@@ -154,7 +154,6 @@ def shift_text(a: Anatomy) -> str:
 
 def cache_text(a: Anatomy, rec: StepRecord) -> str:
     t0, t1, t2 = a.target_cache
-    n = rec.n_accepted
     out = (f"**3 · The KV caches, measured.** Target: **{t0}** entries before the pass → **{t1}** after it "
            f"(+{t1 - t0}, one per fed token) → **{t2}** after the rollback. ")
     kept = "the root's entry" + (" and those of " + ", ".join(name(i) for i in a.path) if a.path else "")

@@ -23,7 +23,8 @@ MEASURED_ALONE = (
 
 MEASURED_SESSION = (
     "Measured by the bench (`python -m specviz bench --out bench`, 2026-12-02: bfloat16, greedy, 64 new tokens "
-    "per request, 2 repeats, speedup × plain decoding of the same requests): in `edit-function-session` suffix ran the whole session at 2.13× with the cache and 2.10× "
+    "per request, 2 repeats, speedup × plain decoding of the same requests): in `edit-function-session` suffix ran the "
+    "whole session at 2.13× with the cache and 2.10× "
     "without. Requests 1–3 drafted about the same either way (1.45–1.77× with it): their answers did not restate "
     "an earlier answer yet. Request 4 went from 2.76× to 4.53× with the cache: there the model rewrote the "
     "function it had written the request before. The cache pays per request, exactly where an answer repeats an "

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import torch
 
 from specviz.core.errors import InputError
+from specviz.core.sampling import SamplingConfig, logits_to_probs, sample
+from specviz.core.verify import acceptance_probability, one_hot_q, residual, verify
 from specviz.engine.decode import body_pass
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context
-from specviz.core.sampling import SamplingConfig, logits_to_probs, sample
-from specviz.core.verify import acceptance_probability, one_hot_q, residual, verify
 
 PRESETS = {  # name -> (p, q) over a 5-token toy vocabulary
     "q close to p": ("0.40, 0.25, 0.15, 0.12, 0.08", "0.35, 0.30, 0.15, 0.10, 0.10"),

@@ -11,7 +11,6 @@ import functools
 from dataclasses import dataclass
 
 from specviz.core.errors import ModelError
-
 from specviz.engine.models import LoadedModel, check_same_tokenizer, tiny_llama
 from specviz.engine.workloads import WORKLOADS
 

@@ -16,7 +16,8 @@ def add_parser(subparsers) -> None:
         j.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (a CUDA GPU if any, else the CPU)")
         j.add_argument("--dtype", default="auto", help="the frozen target's dtype (auto: bfloat16, or float16 on a "
                        "CUDA GPU without native bfloat16); training autocasts to the same type")
-        j.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: $SPECVIZ_THREADS, else one per core up to 8)")
+        j.add_argument("--threads", type=int, default=0,
+                       help="torch CPU threads (0: $SPECVIZ_THREADS, else one per core up to 8)")
         j.add_argument("--run", default=run, help="run folder (checkpoints; rerun to resume)")
         j.add_argument("--max-minutes", type=float, default=None, help="stop (and ship) after this much training")
 
@@ -121,7 +122,8 @@ def _add_evaluate(jobs) -> None:
     e.add_argument("--target", default="default")
     e.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (a CUDA GPU if any, else the CPU)")
     e.add_argument("--dtype", default="auto", help="auto: bfloat16, or float16 on a CUDA GPU without native bfloat16")
-    e.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: $SPECVIZ_THREADS, else one per core up to 8)")
+    e.add_argument("--threads", type=int, default=0,
+                   help="torch CPU threads (0: $SPECVIZ_THREADS, else one per core up to 8)")
     e.add_argument("--part", choices=["greedy", "sampled", "finetuned"], default="greedy")
     e.add_argument("--max-new-tokens", type=int, default=64)
     e.add_argument("--run", default="runs/eval", help="folder for the per-run JSON lines and tables")

@@ -42,7 +42,7 @@ def lr_at(step: int, steps: int, lr: float, warmup: int) -> float:
 
 def save_ckpt(folder: Path, module: torch.nn.Module, opt: torch.optim.Optimizer, info: dict) -> None:
     tensors = {f"w.{k}": v.detach().contiguous() for k, v in trainable_state(module).items()}
-    for i, (p, st) in enumerate(opt.state.items()):
+    for i, st in enumerate(opt.state.values()):
         for name, v in st.items():
             if torch.is_tensor(v):
                 tensors[f"opt.{i}.{name}"] = v.detach().contiguous()

@@ -93,7 +93,8 @@ def features(target: LoadedModel, ids_batch: list, layers=None) -> list[dict]:
         x[i, : len(s)] = s
         mask[i, : len(s)] = 1
     # the decode loop's own taps (engine.decode.body_pass): no hook at all without layers
-    h, fused = body_pass(body, tuple(layers), input_ids=x.to(dev), attention_mask=mask.to(dev))  # (B, T, H), (B, T, n*H)
+    h, fused = body_pass(body, tuple(layers), input_ids=x.to(dev),
+                         attention_mask=mask.to(dev))  # (B, T, H), (B, T, n*H)
     H = h.shape[-1]
     caught = {j: fused[..., n * H:(n + 1) * H] for n, j in enumerate(layers)} if layers else {}  # (B, T, H) each
     out = []
@@ -443,7 +444,8 @@ def data_card(corpus_dir: str | Path, cards: dict | None = None) -> str:
         *rows,
         f"| **total** | | {n_distinct:,} distinct | {tot['sequences']:,} | {tot['tokens']:,} | "
         f"{tot['reply_tokens']:,} | | | | {tot['wall'] / 60:.1f} | "
-        f"{tot['reply_tokens'] / tot['wall'] if tot['wall'] else float('nan'):.0f} | ({tot['bytes'] / 1e6:.2f}) | | | |",
+        f"{tot['reply_tokens'] / tot['wall'] if tot['wall'] else float('nan'):.0f} | "
+        f"({tot['bytes'] / 1e6:.2f}) | | | |",
         "",
         f"{n_dup:,} sequences repeat an earlier one word for word (greedy replies to a prompt asked twice); "
         f"without them the corpus holds {tot['reply_tokens'] - dup_reply:,} distinct reply tokens.",

@@ -144,7 +144,8 @@ def run_part(target: LoadedModel, part: str, out_dir, max_new: int = 64, only: s
     warnings.simplefilter("ignore", CheckpointMismatch)      # expected: that is what this part measures
     t, methods, sampling, seeds, wls, reps = plan(part, target)
     if only:     # e.g. "plain,medusa": keep methods whose label starts with one of these names
-        keep = tuple(x.strip() + " " for x in only.split(",")) + tuple(x.strip() for x in only.split(",") if x.strip() == "plain")
+        keep = (tuple(x.strip() + " " for x in only.split(","))
+                + tuple(x.strip() for x in only.split(",") if x.strip() == "plain"))
         methods = {m: v for m, v in methods.items() if m.startswith(keep) or m in keep}
     name = part + (f"_{tag}" if tag else "")
     out = Path(out_dir)

@@ -7,8 +7,8 @@ import platform
 import torch
 
 from specviz.engine import artifacts
-from specviz.proposers.draft_model import build_drafter
 from specviz.engine.models import LoadedModel
+from specviz.proposers.draft_model import build_drafter
 from specviz.train import common, corpus as corpus_mod
 from specviz.train.data import HELDOUT, draft_vocab, load_split
 

@@ -310,7 +310,8 @@ def _novel_prompt(r: random.Random) -> str:
 
 def _fill(template: str, r: random.Random, n: int | None = None) -> str:
     ing = r.sample(INGREDIENTS, 2)
-    return template.format(n=r.randint(2, 9) if n is None else n, city=r.choice(CITIES), name=r.choice(NAMES).split()[0],
+    return template.format(n=r.randint(2, 9) if n is None else n, city=r.choice(CITIES),
+                           name=r.choice(NAMES).split()[0],
                            role=r.choice(ROLES), ing=ing[0], ing2=ing[1], thing=r.choice(THINGS),
                            topic=r.choice(TOPICS), aud=r.choice(AUDIENCES))
 
@@ -344,13 +345,15 @@ def _typos(text: str, r: random.Random) -> str:
 def _record(r: random.Random) -> str:
     n = r.choice(NAMES)
     return (f'{{"name": "{n}", "city": "{r.choice(CITIES)}", "role": "{r.choice(ROLES)}", '
-            f'"age": {r.randint(19, 70)}, "projects": {r.randint(0, 12)}, "team": "{r.choice(["red", "blue", "green", "gold"])}"}}')
+            f'"age": {r.randint(19, 70)}, "projects": {r.randint(0, 12)}, "team": '
+            f'"{r.choice(["red", "blue", "green", "gold"])}"}}')
 
 
 def _more_copy(r: random.Random, docs: list[str]) -> str:
     kind = r.randrange(6)
     if kind == 0 and docs:
-        return f"Fix the spelling mistakes in this text and reply with the corrected text only:\n\n{_typos(r.choice(docs), r)}"
+        return ("Fix the spelling mistakes in this text and reply with the corrected text only:\n\n"
+                f"{_typos(r.choice(docs), r)}")
     if kind == 1:
         recs = "\n".join(_record(r) for _ in range(r.randint(2, 4)))
         return f"Convert these JSON records to YAML, keeping every field:\n\n{recs}"

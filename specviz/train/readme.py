@@ -13,8 +13,8 @@ def _cards(folder) -> dict:
 
 
 def artifact_table(cards: dict) -> str:
-    rows = ["| artifact | what | bytes | corpus tokens | steps | wall (min) | final train loss | held-out top-1 vs target "
-            "(reply positions) | held-out Σ min(p, q) at T = 0.8 | most-frequent-token baseline |",
+    rows = ["| artifact | what | bytes | corpus tokens | steps | wall (min) | final train loss | held-out top-1 vs "
+            "target (reply positions) | held-out Σ min(p, q) at T = 0.8 | most-frequent-token baseline |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for n, c in cards.items():
         h = c.get("heldout", {})
@@ -30,7 +30,8 @@ def artifact_table(cards: dict) -> str:
                             if c.get("warm_from") else ""), h.get("heldout_top1_per_step"))
             ov = h.get("heldout_sum_min_pq_t08_per_step")
         elif n == "drafter":
-            what, acc = f"{c['n_layers']} layers, {c['loss']} loss, draft vocab {c['draft_vocab_size']}", h.get("heldout_top1")
+            what = f"{c['n_layers']} layers, {c['loss']} loss, draft vocab {c['draft_vocab_size']}"
+            acc = h.get("heldout_top1")
             ov = h.get("heldout_sum_min_pq_t08")
         else:
             what = f"rank {c['rank']} on {', '.join(c['modules'])}"
@@ -38,16 +39,18 @@ def artifact_table(cards: dict) -> str:
                    f"{c.get('chat_heldout_loss_base')} → {c.get('chat_heldout_loss_finetuned')}")
             ov = None
         base = h.get("most_frequent_token_top1", "–")
+        missing = "not in its card (trained before it was reported; see the notes)"
         tokens = (c.get("corpus") or {}).get("tokens")
         rows.append(f"| {n} | {what} | {c['bytes']:,} | {f'{tokens:,}' if tokens else '–'} | {c['steps']} | "
                     f"{c['wall_s'] / 60:.1f} | {c['final_loss']} | {acc} | "
-                    f"{ov if ov is not None else 'not in its card (trained before it was reported; see the notes)' if n != 'lora' else '–'} | {base} |")
+                    f"{ov if ov is not None else missing if n != 'lora' else '–'} | {base} |")
     return "\n".join(rows)
 
 
 TITLES = {"greedy": "base target, greedy, all 8 workloads",
           "sampled": "base target, sampled at temperature 0.8, the 4 novel workloads × seeds 0 and 1",
-          "finetuned": "LoRA-fine-tuned target, greedy, all 8 workloads: the heads on a checkpoint they were not trained for"}
+          "finetuned": "LoRA-fine-tuned target, greedy, all 8 workloads: the heads on a checkpoint they were not "
+                       "trained for"}
 
 
 def tables(eval_dir) -> str:

@@ -61,8 +61,7 @@ def sweep(target: LoadedModel, corpus_dir, sizes: list[int], run_dir, head_dir=N
           features_cache=None) -> dict:
     """The table: one row per size (held-out acceptance, c, predicted speedup) and the chosen size."""
     from specviz.proposers.vocab import SubsetHead
-    from specviz.train import eagle as te
-    from specviz.train import jobs
+    from specviz.train import eagle as te, jobs
     from specviz.train.data import load_split
 
     if not 1 <= k <= passes:

@@ -4,8 +4,8 @@ Test-sized mode (SPECVIZ_TINY=1)."""
 import re
 
 import pytest
-
 from apptools import ok, page
+
 from specviz.ui.turns import TURNS
 
 

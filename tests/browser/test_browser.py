@@ -1,5 +1,5 @@
-"""The real-browser test: the app as `make app` starts it (specviz.ui.launch) with the real default model, driven by Playwright in
-Debian's chromium (/usr/bin/chromium; never `playwright install`). Opens every page listed in app.py,
+"""The real-browser test: the app as `make app` starts it (specviz.ui.launch) with the real default model, driven by
+Playwright in Debian's chromium (/usr/bin/chromium; never `playwright install`). Opens every page listed in app.py,
 plays a run on the Step-through page, and fails on any exception box, page error or console error.
 
 Skips when chromium or playwright is missing — except under CI=true, where that is a failure.

@@ -112,7 +112,7 @@ def test_k0_beats_a_losing_k1():
 
 
 def test_tau_identity_on_simulated_runs():
-    for recs, s in (_iid_run(0.6, 4, 500, 1), _bursty_run(6, 500, 2)):
+    for _recs, s in (_iid_run(0.6, 4, 500, 1), _bursty_run(6, 500, 2)):
         assert s.tokens_per_pass == pytest.approx(be.tau_identity(s.draft_acceptance_rate, s.mean_k))
         # and alpha (tested) in the same identity would be wrong whenever a step rejected
         assert s.tokens_per_pass != pytest.approx(be.tau_identity(s.alpha, s.mean_k))

@@ -4,10 +4,7 @@ import pytest
 import torch
 
 from specviz.core import costmodel as be
-from specviz.teach import families as F
-from specviz.teach import lab as L
-from specviz.teach import lossy as Y
-from specviz.teach import reality as R
+from specviz.teach import families as F, lab as L, lossy as Y, reality as R
 
 P, Q = L.pair(*L.PRESETS["q far from p"])
 

@@ -2,9 +2,9 @@
 import pytest
 import torch
 
+from specviz.core.sampling import SamplingConfig
 from specviz.proposers.base import Context
 from specviz.proposers.lookup import PromptLookup, find_continuation, lookup
-from specviz.core.sampling import SamplingConfig
 
 
 def test_no_match():

@@ -4,8 +4,7 @@ from types import SimpleNamespace
 import pytest
 
 from specviz.core.records import StepRecord
-from specviz.teach import acceptance as A
-from specviz.teach import predict as P
+from specviz.teach import acceptance as A, predict as P
 from specviz.teach.guess import Guess, score
 
 

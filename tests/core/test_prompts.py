@@ -4,7 +4,8 @@ import pytest
 from specviz.engine.workloads import ALL, SESSIONS
 from specviz.train.prompts import COPY, NOVEL, SNIPPETS, make_prompts, repeats, texts
 
-REPEAT_SHARE_MAX = 0.05   # word-for-word repeats in a seeded set of 4,400 (measured 3.0-3.4% for seeds 0-3 (`train prompts`))
+# word-for-word repeats in a seeded set of 4,400 (measured 3.0-3.4% for seeds 0-3 (`train prompts`))
+REPEAT_SHARE_MAX = 0.05
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,8 @@ def test_a_seeded_set_of_4400_rarely_repeats_a_prompt(prompts):
 def test_the_set_mixes_code_languages_chats_and_both_kinds(prompts):
     kinds = {k for k, _ in prompts}
     assert kinds == {COPY, NOVEL}
-    langs = {lang for lang in SNIPPETS for _, p in prompts if isinstance(p, str) and p.startswith(f"Here is some {lang} code")}
+    langs = {lang for lang in SNIPPETS for _, p in prompts
+             if isinstance(p, str) and p.startswith(f"Here is some {lang} code")}
     assert len(langs) >= 6
     chats = [p for _, p in prompts if not isinstance(p, str)]
     assert len(chats) > 200 and all(c[-1]["role"] == "user" and c[-2]["role"] == "assistant" for c in chats)

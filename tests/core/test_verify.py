@@ -1,9 +1,9 @@
 """Pure core: the acceptance rule is lossless (with a negative control), in milliseconds."""
 import torch
+from stats import chi2_critical, chi2_stat, matches
 
 from specviz.core.sampling import SamplingConfig, logits_to_probs
 from specviz.core.verify import Verdict, acceptance_probability, one_hot_q, residual, verify
-from stats import chi2_critical, chi2_stat, matches
 
 V = 8
 

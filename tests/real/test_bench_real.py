@@ -1,7 +1,7 @@
 """`bench --quick` on the real default model (slow)."""
 import pytest
-
 from bench_outputs import check_outputs
+
 from specviz.cli import main
 
 pytestmark = pytest.mark.slow

@@ -4,9 +4,8 @@ import os
 import pytest
 import torch
 
-from specviz.engine import workloads
+from specviz.engine import measure, workloads
 from specviz.engine.decode import DecodeConfig
-from specviz.engine import measure
 from specviz.engine.methods import encode_prompt, make_proposer
 from specviz.engine.models import load_model
 

@@ -5,9 +5,8 @@ import pytest
 import torch
 
 from specviz.core.sampling import SamplingConfig
-from specviz.engine import workloads
+from specviz.engine import measure, workloads
 from specviz.engine.decode import DecodeConfig
-from specviz.engine import measure
 from specviz.engine.methods import encode_prompt, make_proposer
 from specviz.engine.models import load_model
 from specviz.teach import reality as R

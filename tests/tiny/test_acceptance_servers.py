@@ -9,7 +9,8 @@ def step(k, n):
     """A chain step that drafted k and kept n (a rejection tested unless all were kept)."""
     dec = [True] * n + ([False] if n < k else [])
     return StepRecord(index=0, k=k, context_len=10, drafted=list(range(k)), decisions=dec, draws=[None] * len(dec),
-                      ratios=[1.0] * len(dec), n_accepted=n, next_token=0, next_origin="bonus" if n == k else "correction",
+                      ratios=[1.0] * len(dec), n_accepted=n, next_token=0,
+                      next_origin="bonus" if n == k else "correction",
                       emitted=[0] * (n + 1), draft_s=0.0, verify_s=0.0, logit_top1=[], logit_gap=[],
                       parents=list(range(-1, k - 1)), tested=list(range(len(dec))), path=list(range(n)))
 

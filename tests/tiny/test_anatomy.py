@@ -54,8 +54,8 @@ def test_span_names_one_position_once():
 
 # -- a tree step: positions at root + depth, the tree mask, rows by node, the path compacted -------------
 def tree_steps(kind):
-    from tests.tiny.test_trees import eagle_tree, medusa_tree
     from tests.tiny.test_heads import V, prompt
+    from tests.tiny.test_trees import eagle_tree, medusa_tree
 
     t = tiny_llama(vocab_size=V, layers=2, hidden=64, seed=0)
     proposer = eagle_tree(t) if kind == "eagle" else medusa_tree(t)
@@ -124,4 +124,5 @@ def test_a_step_with_no_draft_is_an_ordinary_decoding_step():
     r = next(r for r in dec.run() if not r.drafted)       # no earlier occurrence of the last 3 tokens
     a = anatomy.of(r)
     assert len(a.fed) == 1 and len(a.rows) == 1 and "bonus" not in a.rows[0].verdict
-    assert "ordinary decoding step" in anatomy.inputs_text(a, str) and "lookup searches" in anatomy.drafter_text(a, "lookup")
+    assert "ordinary decoding step" in anatomy.inputs_text(a, str)
+    assert "lookup searches" in anatomy.drafter_text(a, "lookup")

@@ -84,7 +84,7 @@ def _speculate_against_plain(attention: str) -> tuple[int, int]:
     t.model.set_attn_implementation(attention)
     rnd = random.Random(1)
     differ = kept = 0
-    for trial in range(4):
+    for _ in range(4):
         piece = [rnd.randrange(2, 96) for _ in range(12)]
         prompt = piece * 4 + [rnd.randrange(2, 96) for _ in range(5)] + piece[:3]
         cfg = DecodeConfig(k=8, max_new_tokens=48, record=False, stop_at_eos=False, sampling=SamplingConfig(0))

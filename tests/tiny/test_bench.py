@@ -6,12 +6,12 @@ working and its checks honest (an equality failure must turn into a non-zero exi
 import json
 
 import pytest
+from bench_outputs import check_outputs
 
 from specviz.bench import report as bench_report
 from specviz.bench.checks import compare_ids
-from specviz.core.costmodel import cost_check
 from specviz.cli import main
-from bench_outputs import check_outputs
+from specviz.core.costmodel import cost_check
 
 
 # -- pure ----------------------------------------------------------------------------------------------
@@ -71,10 +71,9 @@ def test_cost_check_puts_like_beside_like():
 
 
 def test_v_is_measured_through_the_decode_loop_on_a_tiny_model():
-    import torch
 
-    from specviz.engine.passcost import RandomDraft, measure_v
     from specviz.engine.models import tiny_llama
+    from specviz.engine.passcost import RandomDraft, measure_v
     target = tiny_llama(vocab_size=50, layers=1, seed=0)
     v = measure_v(target, ks=(1, 3), context=20, repeats=2)
     assert set(v) == {1, 3} and all(x > 0 for x in v.values())
@@ -102,7 +101,8 @@ def test_learned_targets_take_the_best_proposer_and_check_each_on_copy_heavy():
     got = []
     bench_report.learned_targets(res, lambda name, v, thr, rule, note="": got.append((name, v, note)))
     by = {n: (v, note) for n, v, note in got}
-    assert by["best learned proposer on novel workloads, × plain (greedy)"] == (1.6, "eagle-tree")  # lookup is not learned
+    # lookup is not learned
+    assert by["best learned proposer on novel workloads, × plain (greedy)"] == (1.6, "eagle-tree")
     assert by["best learned proposer on novel workloads, × plain (sampled)"] == (1.21, "eagle")
     assert {n for n in by if "copy-heavy" in n} == {f"{m} on copy-heavy workloads, × plain (greedy)"
                                                     for m in ("eagle", "eagle-tree", "medusa")}
@@ -170,7 +170,8 @@ def test_estimate_reproduces_the_previous_runs_timed_phases(capsys):
 
     ref = reference()
     meta = json.loads(open(ref["source"]).read())["meta"]
-    old = Plan(workloads=list(W.WORKLOADS), repeats=meta["repeats"], ref_repeats=meta.get("ref_repeats", meta["repeats"]))
+    old = Plan(workloads=list(W.WORKLOADS), repeats=meta["repeats"],
+               ref_repeats=meta.get("ref_repeats", meta["repeats"]))
     copying = [m for m in ("lookup", "suffix") if m in meta["methods"]]
     trained = [m for m in meta["methods"] if m not in ("plain", *copying)]  # that run's own methods (trees too)
     refs = [lab for lab in json.loads(open(ref["source"]).read())["per_run"]["greedy"]

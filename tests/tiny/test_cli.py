@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
@@ -133,6 +132,7 @@ def test_help_says_what_each_option_does_its_default_and_choices():
 
 def test_prompt_file_drops_one_final_newline(tmp_path):
     from argparse import Namespace
+
     from specviz.cli import read_prompt
     f = tmp_path / "p.txt"
     for written, read in (("quote it\n", "quote it"), ("quote it\n\n", "quote it\n"), ("quote it", "quote it"),

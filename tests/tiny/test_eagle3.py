@@ -260,5 +260,6 @@ def test_a_warm_start_begins_where_the_shipped_head_ends(tiny, tmp_path):  # noq
     f, w = (c["heldout_before"]["heldout_loss_per_step"][0] for c in (fresh, warm))
     assert w < f and w - o < 0.5 * (f - o), (o, f, w)
     with pytest.raises(InputError, match="no EAGLE head to start from"):
-        jobs.eagle(target, folder, tmp_path / "run-x", tmp_path / "x", steps=1, vocab=96, warm_from=tmp_path / "nothing",
+        jobs.eagle(target, folder, tmp_path / "run-x", tmp_path / "x", steps=1, vocab=96,
+                   warm_from=tmp_path / "nothing",
                    progress=False)

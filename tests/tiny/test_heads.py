@@ -2,17 +2,15 @@
 import pytest
 import torch
 
-from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.core.sampling import SamplingConfig
 from specviz.engine import measure
+from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.models import tiny_llama
-from specviz.proposers.draft_model import DraftModel
+from specviz.proposers.draft_model import DraftModel, build_drafter
 from specviz.proposers.eagle import Eagle, EagleHead
 from specviz.proposers.hybrid import Hybrid
 from specviz.proposers.medusa import Medusa, MedusaHeads
 from specviz.proposers.vocab import SubsetHead
-from specviz.core.sampling import SamplingConfig
-from specviz.proposers.draft_model import build_drafter
-
 
 V = 96
 SUBSET = torch.arange(2, 80)          # a reduced draft vocabulary: q is zero outside it
@@ -138,9 +136,9 @@ def test_the_drafter_is_an_ordinary_assistant_model_for_transformers(target):
 
 def test_shipped_heads_refuse_a_target_of_another_shape(target):
     """The shipped artifacts were trained for the 576-wide default model: a tiny target gets one clear error."""
+    from specviz.core.errors import ModelError
     from specviz.engine import artifacts
     from specviz.engine.methods import make_proposer
-    from specviz.core.errors import ModelError
 
     assert artifacts.available()["medusa"], "models/medusa.* ship with the repository"
     with pytest.warns(artifacts.CheckpointMismatch), pytest.raises(ModelError, match="hidden size"):

@@ -3,13 +3,12 @@ import pytest
 import torch
 from stats import matches
 
-from specviz.teach import lab as L
-from specviz.teach import mismatch
 from specviz.core.errors import InputError, ModelError
+from specviz.core.sampling import SamplingConfig
 from specviz.engine.models import check_same_tokenizer, tiny_llama
 from specviz.proposers.draft_model import DraftModel
 from specviz.proposers.lookup import PromptLookup
-from specviz.core.sampling import SamplingConfig
+from specviz.teach import lab as L, mismatch
 
 
 def test_parse_normalises_and_refuses_bad_input():

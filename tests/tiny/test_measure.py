@@ -39,7 +39,8 @@ def test_interleaved_shares_one_plain_run_per_repeat_and_rotates_the_order(targe
     said = []
     got, plains = measure.interleaved(target, ids, {"k3": (lambda: look, cfg),
                                                     "k1": (lambda: look, DecodeConfig(k=1, max_new_tokens=10,
-                                                                                      stop_at_eos=False, record=False))},
+                                                                                      stop_at_eos=False,
+                                                                                      record=False))},
                                       measure.plain_config(cfg), repeats=3, progress=lambda f, t: said.append(t))
     # each repeat runs plain once and each method once, starting one place later each time
     assert said == ["repeat 1/3: plain", "repeat 1/3: k3", "repeat 1/3: k1",

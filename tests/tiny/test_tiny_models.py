@@ -3,22 +3,20 @@ import copy
 
 import pytest
 import torch
+from stats import matches
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
 from specviz.core import costmodel as be
-from specviz.core.errors import InputError
-
+from specviz.core.errors import InputError, ModelError
+from specviz.core.sampling import SamplingConfig
+from specviz.engine import measure
 from specviz.engine.attention import new_cache
 from specviz.engine.decode import DecodeConfig, Decoder
-from specviz.engine import measure
 from specviz.engine.methods import make_proposer
-from specviz.core.errors import ModelError
 from specviz.engine.models import check_same_tokenizer, tiny_llama
 from specviz.proposers.draft_model import DraftModel
 from specviz.proposers.lookup import PromptLookup
-from specviz.core.sampling import SamplingConfig
-from stats import matches
 
 V = 96
 

@@ -5,8 +5,8 @@ import torch
 
 from specviz.core import tree as tree_module
 from specviz.core.sampling import SamplingConfig
-from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine import measure
+from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.models import tiny_llama
 from specviz.proposers.eagle import Eagle, EagleHead
 from specviz.proposers.eagle_tree import EagleTree
