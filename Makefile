@@ -21,4 +21,4 @@ test-fast: setup
 SESSIONS ?= 20
 classroom:
 	bash scripts/setup.sh --browser
-	.venv/bin/python -m specviz.bench.loadtest --sessions $(SESSIONS)
+	.venv/bin/python -m specviz.harness.loadtest --sessions $(SESSIONS)

@@ -1,7 +1,7 @@
 """specviz: routing only. Each page lives in pages/ and calls specviz for everything it shows."""
 import streamlit as st
 
-from specviz.ui.support import sidebar
+from specviz.ui.loading import sidebar
 
 st.set_page_config(page_title="specviz — speculative decoding, step by step", layout="wide",
                    page_icon="🔎")  # an emoji favicon: a :material: one is fetched from the internet
@@ -21,9 +21,11 @@ PAGES = {
         st.Page("pages/pitfalls.py", title="Tokenizers & checkpoints", icon=":material/warning:", url_path="pitfalls"),
     ],
     "Practice": [
-        st.Page("pages/walkthrough.py", title="Walkthrough & interview prep", icon=":material/school:", url_path="walkthrough"),
+        st.Page("pages/walkthrough.py", title="Walkthrough & interview prep", icon=":material/school:",
+                url_path="walkthrough"),
         st.Page("pages/serve.py", title="Take it to a server", icon=":material/dns:", url_path="serve"),
-        st.Page("pages/serving_reality.py", title="Serving reality", icon=":material/memory:", url_path="serving-reality"),
+        st.Page("pages/serving_reality.py", title="Serving reality", icon=":material/memory:",
+                url_path="serving-reality"),
     ],
 }
 

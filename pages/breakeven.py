@@ -1,10 +1,9 @@
 """Break-even calculator: when does speculation pay, and with which k? Filled from a measured run in one click."""
 import streamlit as st
 
-from specviz.ui import support as app
 from specviz.core import costmodel as be
+from specviz.ui import labs, loading, state
 from specviz.viz import breakeven as vb
-from specviz.ui import labs
 
 K_MAX = 16
 CONSTANT, TABLE = "a constant", "the measured table"
@@ -28,16 +27,16 @@ if ss.pop("_bk_use_table", False):
 
 def v_in_use():
     """The v the formulas use now, and a line saying what it is."""
-    table = app.v_table_if_measured()
+    table = state.v_table_if_measured()
     if ss["bk_vmode"] == TABLE and table:
-        return table, "the measured v(k) table of " + app.target_label()
+        return table, "the measured v(k) table of " + loading.target_label()
     return float(ss["bk_v"]), f"a constant v = {ss['bk_v']:.2f}"
 
 
 def fill(method: str) -> None:
     """One click: α (accepted ÷ tested, never α̂), k, c (and v, if measured) from the session's last
     measured run of `method`."""
-    e = app.measured_runs()[method]
+    e = state.measured_runs()[method]
     v, _ = v_in_use()
     ch = be.run_checks(method, e["summary"], e["steps"], e.get("plain"), e.get("plain_steps"), v, e.get("k"),
                        e.get("speedup"))
@@ -47,14 +46,14 @@ def fill(method: str) -> None:
     if ch.c is not None:
         ss["bk_c"] = round(ch.c, 3)
     if e.get("v_table"):
-        ss.setdefault("v_tables", {})[app.model_key()] = e["v_table"]
-    if app.v_table_if_measured():
+        ss.setdefault("v_tables", {})[loading.model_key()] = e["v_table"]
+    if state.v_table_if_measured():
         ss["bk_vmode"] = TABLE
     ss["bk_filled"] = method
 
 
 # -- fill from a measured run ------------------------------------------------------------------
-runs = {m: e for m, e in app.measured_runs().items() if m != "plain"}
+runs = {m: e for m, e in state.measured_runs().items() if m != "plain"}
 with st.container(border=True):
     st.markdown("**Fill from a measured run**")
     if not runs:
@@ -91,16 +90,16 @@ c = c3.number_input("Draft cost c per token (plain steps)", min_value=0.0, max_v
 c1, c2, c3 = st.columns(3)
 c1.radio("Verification cost v(k) from", [CONSTANT, TABLE], key="bk_vmode", persist_state="session", horizontal=True)
 c2.number_input("Constant v", min_value=0.1, max_value=10.0, step=0.05, key="bk_v", persist_state="session",
-                disabled=ss["bk_vmode"] == TABLE and bool(app.v_table_if_measured()))
+                disabled=ss["bk_vmode"] == TABLE and bool(state.v_table_if_measured()))
 with c3:
     if st.button("Measure v(k) on this model", key="bk_measure"):
         with st.spinner("Timing verify passes over 1…17 positions (a few seconds)…"):
-            table = app.measure_v_table()
+            table = state.measure_v_table()
         if table:
             ss["_bk_use_table"] = True
             st.rerun()
 
-if ss["bk_vmode"] == TABLE and not app.v_table_if_measured():
+if ss["bk_vmode"] == TABLE and not state.v_table_if_measured():
     st.warning("No v(k) table measured for this model yet: press “Measure v(k) on this model”. "
                "Using the constant meanwhile.")
 
@@ -127,7 +126,7 @@ def show(k: int) -> None:
     c1, c2 = st.columns(2)
     c1.plotly_chart(vb.speedup_vs_alpha(k, c, v, alpha), width="stretch", key="bk_fig_alpha")
     c2.plotly_chart(vb.speedup_vs_k(alpha, c, v, k, K_MAX), width="stretch", key="bk_fig_k")
-    table = app.v_table_if_measured()
+    table = state.v_table_if_measured()
     if table:
         with st.expander("The measured v(k) table", expanded=ss["bk_vmode"] == TABLE):
             st.plotly_chart(vb.v_figure(table, float(ss["bk_v"]), K_MAX), width="stretch", key="bk_fig_v")

@@ -2,17 +2,16 @@
 import pandas as pd
 import streamlit as st
 
-from specviz.ui import support as app
-from specviz.ui import state
-from specviz.ui import sessions
-from specviz.engine import experiments as E
 from specviz.bench.results import bench_rows, latest_bench
-from specviz.engine.measure import too_noisy
-from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, trained_available
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
-from specviz.viz import compare as V
+from specviz.engine import comparisons as E
+from specviz.engine.measure import too_noisy
+from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, trained_available
 from specviz.engine.workloads import ALL, COPY, NOVEL, WORKLOADS, of_kind
+from specviz.teach import loops as LP
+from specviz.ui import loading, sessions, state, waiting
+from specviz.viz import compare as V
 
 st.title("Compare proposers")
 st.write("The same prompt through every proposer, measured now, on this machine, through the one decode "
@@ -21,10 +20,7 @@ st.write("The same prompt through every proposer, measured now, on this machine,
          "With more than one repeat, the spread between repeats is shown; a speedup whose spread is larger "
          "than its distance from 1 is too noisy to quote.")
 
-target = app.target()
-if target is None:
-    st.stop()
-methods, why_not, drafter = app.usable_methods(target)
+target, methods, why_not, drafter = loading.target_and_methods()
 trained = trained_available()
 if why_not:
     st.info("Not available here: " + "; ".join(f"**{m}** — {r}" for m, r in why_not.items()))
@@ -42,30 +38,30 @@ n = c3.number_input("lookup n", 1, 6, MATCH_MIN, key="cmp_n",
 # the methods on a row of their own: at a third of the page width the fifth chip was cut off
 chosen = st.multiselect("Methods (plain always runs)", methods, default=methods, key="cmp_methods")
 c1, c2, c3, c4 = st.columns(4)
-ks = c1.multiselect("k values", list(range(1, 11)), default=[2] if app.TINY else [4], key="cmp_ks")
+ks = c1.multiselect("k values", list(range(1, 11)), default=[2] if loading.TINY else [4], key="cmp_ks")
 mode = c2.radio("Decoding", ["sampled", "greedy"], horizontal=True, key="cmp_mode",
                 help="A 135M model decoded greedily falls into loops, and lookup copies the loop: "
                      "sampling shows lookup's real behaviour on novel text.")
 temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="cmp_temp", disabled=mode == "greedy")
-max_new = c3.number_input("max new tokens", 4, 256, 8 if app.TINY else 32, key="cmp_max_new")
+max_new = c3.number_input("max new tokens", 4, 256, 8 if loading.TINY else 32, key="cmp_max_new")
 repeats = c4.number_input("repeats (medians)", 1, 5, 1, key="cmp_repeats")
 
 runs_made = E.compare_runs(len(CHOICES[which]), chosen, ks, int(repeats))  # the runs E.compare makes
-st.caption(app.estimate(runs_made, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a run.")
+st.caption(waiting.estimate(runs_made, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a run.")
 go = st.button("Run the comparison", type="primary", key="cmp_run")
 if st.session_state.pop("cmp_cancelled", False):
     st.info("Comparison cancelled.")
 if go:
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
-    done = app.run_job("cmp", lambda progress: E.compare(target, CHOICES[which], chosen, sorted(ks), int(n), sampling,
-                                                         int(max_new), repeats=int(repeats), drafter=drafter,
-                                                         progress=progress))
+    done = waiting.run_job("cmp", lambda progress: E.compare(target, CHOICES[which], chosen, sorted(ks), int(n),
+                                                             sampling, int(max_new), repeats=int(repeats),
+                                                             drafter=drafter, progress=progress))
     if done:
         runs, shared = done
         state.keep_comparison(state.Comparison(runs, mode if mode == "greedy" else f"sampled T={temp:g}", shared))
         for r in runs:  # the calculator and other pages read the last run per method
             if r.method != "plain":
-                app.remember_run(r.method, r.summary, r.steps, r.plain, k=r.k, n=r.n)
+                state.remember_run(r.method, r.summary, r.steps, r.plain, k=r.k, n=r.n)
 
 res = state.comparison()
 if not res:
@@ -75,7 +71,7 @@ else:
     rows = E.table(runs)
     st.subheader(f"Measured ({res.mode})")
     if res.shared:
-        st.warning(app.SHARED_NOTE)
+        st.warning(waiting.SHARED_NOTE)
     st.plotly_chart(V.summary_bars(rows), key="cmp_bars")
     st.dataframe(pd.DataFrame(V.table_rows(rows)), hide_index=True, width="stretch")
     st.caption(V.DASH_WHY)
@@ -89,7 +85,7 @@ else:
                "speedups. repetition = share of the output's 4-grams that already appeared earlier in it "
                "(how much the text loops).")
 
-    novel_plain, loops = E.novel_loops(rows)
+    novel_plain, loops = LP.novel_loops(rows)
     if res.mode == "greedy" and loops:
         st.warning("Greedy decoding of this 135M model loops on novel prompts too: "
                    + ", ".join(f"{r['workload']} repeats {r['repetition']:.0%} of its 4-grams" for r in loops)
@@ -125,14 +121,14 @@ st.subheader("Lookup on novel prompts: greedy vs sampled")
 st.write("The same novel prompts, lookup against plain decoding, once greedy and once sampled.")
 c1, c2, c3, _ = st.columns([1, 1, 1, 1], vertical_alignment="bottom")
 gk = c1.number_input("k for this check", 1, 10, 5, key="cmp_gvs_k")
-g_new = c2.number_input("max new tokens", 4, 256, 8 if app.TINY else 64, key="cmp_gvs_max_new",
+g_new = c2.number_input("max new tokens", 4, 256, 8 if loading.TINY else 64, key="cmp_gvs_max_new",
                         help="A small model's greedy output starts to loop after a few dozen tokens.")
 if c3.button("Run greedy vs sampled", key="cmp_gvs_run"):
     bar = st.progress(0.0, "starting…")
     try:
-        wls = of_kind(NOVEL)[:1] if app.TINY else of_kind(NOVEL)[:2]
-        with app.measuring(bar) as between:
-            st.session_state["cmp_gvs"] = E.greedy_vs_sampled(
+        wls = of_kind(NOVEL)[:1] if loading.TINY else of_kind(NOVEL)[:2]
+        with waiting.measuring(bar) as between:
+            st.session_state["cmp_gvs"] = LP.greedy_vs_sampled(
                 target, wls, int(gk), 3, int(g_new), progress=lambda f, t: (bar.progress(min(1.0, f), t), between()))
     except (InputError, ModelError) as e:
         st.error(str(e))
@@ -140,7 +136,7 @@ if c3.button("Run greedy vs sampled", key="cmp_gvs_run"):
 gvs = st.session_state.get("cmp_gvs")
 if gvs:
     st.plotly_chart(V.greedy_vs_sampled(gvs), key="cmp_gvs_fig")
-    for r, plain in E.lookup_vs_plain(gvs):
+    for r, plain in LP.lookup_vs_plain(gvs):
         st.markdown(f"- **{r['workload']}, {r['mode']}**: plain output repeats {plain['repetition']:.0%} of "
                     f"its 4-grams; lookup τ = {r['tokens_per_pass']:.2f}, speedup {r['speedup']:.2f}×")
 

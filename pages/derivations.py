@@ -4,18 +4,13 @@ import streamlit as st
 
 from specviz.core.costmodel import expected_tokens_per_pass
 from specviz.core.errors import InputError, ModelError
-from specviz.teach import acceptance as A
-from specviz.teach import derivations as D
-from specviz.engine import experiments as E
-from specviz.teach import lab as L
-from specviz.teach import notes as NOTES
-from specviz.teach.guess import Guess
-from specviz.ui import byhand
-from specviz.ui import guess as G
-from specviz.ui import support as app
-from specviz.viz import servers as VS
 from specviz.core.sampling import SamplingConfig
+from specviz.engine import comparisons as E
 from specviz.engine.workloads import WORKLOADS
+from specviz.teach import acceptance as A, derivations as D, lab as L, notes as NOTES
+from specviz.teach.guess import Guess
+from specviz.ui import byhand, guess as G, loading
+from specviz.viz import servers as VS
 
 st.title("Derivations")
 st.caption("Three results the rest of the app leans on, each derived on one screen and checked against numbers.")
@@ -30,7 +25,7 @@ probability α^i, and emits one more token of the target's own whatever happens.
 $$E[\tau] = \sum_{i=0}^{k} P(\text{first } i \text{ drafts kept}) = 1 + \alpha + \alpha^2 + \dots + \alpha^k = \frac{1 - \alpha^{k+1}}{1 - \alpha}.$$
 
 Each term is a probability at most 1, so E[τ] ≤ k + 1, with equality only at α = 1, and as k grows E[τ] approaches 1 ÷ (1 − α): at α = 0.8 no k
-gets past 5 tokens per pass.""")
+gets past 5 tokens per pass.""")  # noqa: E501 (display math is one line)
     c1, c2 = st.columns(2)
     alpha = c1.slider("α", 0.0, 0.99, 0.7, 0.01, key="der_alpha")
     k = c2.slider("k", 1, 16, 4, key="der_k")
@@ -44,11 +39,11 @@ gets past 5 tokens per pass.""")
     TAU = Guess("τ, the tokens per pass this run will measure", "tau", lo=1.0, hi=5.0, step=0.1, rel=0.15)
     guess = G.ask("der_tau", TAU)
     if st.button("Lock in my guess and run", type="primary", key="der_run") and G.lock("der_tau", guess):
-        target = app.target()
+        target = loading.target()
         if target is not None:
             try:
                 with st.spinner("Decoding with lookup…"):
-                    st.session_state["der_measured"] = D.measured_series(target, max_new=12 if app.TINY else 48)
+                    st.session_state["der_measured"] = D.measured_series(target, max_new=12 if loading.TINY else 48)
             except (InputError, ModelError) as e:
                 st.error(str(e))
     m = st.session_state.get("der_measured")
@@ -99,7 +94,8 @@ The rejection rate *is* the total variation distance: a proposer is exactly as g
         case = real[2]
         pr = 1 - float(L.stats(case.p, case.q).acceptance)
         st.markdown(f"On the real model's next token (the lossless page's last real run, {real[0]}): "
-                    f"1 − Σ min(p, q) = **{pr:.4f}**, ½ Σ |p − q| = **{0.5 * float((case.p - case.q).abs().sum()):.4f}**.")
+                    f"1 − Σ min(p, q) = **{pr:.4f}**, ½ Σ |p − q| = "
+                    f"**{0.5 * float((case.p - case.q).abs().sum()):.4f}**.")
     else:
         st.caption("Run part 2 of *Is it lossless?* to see the same equality on the real model's next token.")
     st.markdown(NOTES.TEMPERATURE + "\n\n" + NOTES.WARPED)  # why acceptance falls with T; warped p and q
@@ -111,10 +107,10 @@ with four:
                 "acceptance rate** = drafts kept at position i ÷ all drafts. Here one run is turned into those "
                 "numbers, with the histogram of accepted lengths and the geometric law of its α drawn over it.")
     c1, c2 = st.columns(2)
-    offered = [m for m in app.methods_offered() if m not in ("plain",) and not m.endswith("-tree")]
+    offered = [m for m in loading.methods_offered() if m not in ("plain",) and not m.endswith("-tree")]
     sv_method = c1.selectbox("Method", offered, key="sv_method")
     sv_work = c2.selectbox("Workload", [w.name for w in WORKLOADS], key="sv_work")
-    sv_new = 12 if app.TINY else 64
+    sv_new = 12 if loading.TINY else 64
     byhand.exercise(sv_method, next(x for x in WORKLOADS if x.name == sv_work), sv_new)
     st.markdown("**Now a whole run.**")
     st.caption(f"The run: {sv_method}, greedy, k = 4" + (", n = 3" if sv_method == "lookup" else "")
@@ -123,13 +119,13 @@ with four:
                  rel=0.0, abs_tol=0.1)
     zguess = G.ask("sv_zero", ZERO)
     if st.button("Lock in my guess and run", type="primary", key="sv_run") and G.lock("sv_zero", zguess):
-        target = app.target()
+        target = loading.target()
         if target is not None:
             try:
                 with st.spinner(f"Decoding with {sv_method}…"):
                     w = next(x for x in WORKLOADS if x.name == sv_work)
-                    dm = (app.drafter(app.drafter_names()[0]) if sv_method == "draft" and app.drafter_names()
-                          else None)
+                    names = loading.drafter_names()
+                    dm = loading.drafter(names[0]) if sv_method == "draft" and names else None
                     _, steps = E.run_one(target, w, sv_method, 4, 3, SamplingConfig(), sv_new, drafter=dm)
                 st.session_state["sv_view"] = (sv_method, sv_work, A.server_view(steps))
             except (InputError, ModelError) as e:

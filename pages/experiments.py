@@ -2,15 +2,14 @@
 import pandas as pd
 import streamlit as st
 
-from specviz.ui import support as app
-from specviz.engine import sweeps as SW
 from specviz.core.errors import InputError
 from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
-from specviz.viz import compare as V
+from specviz.engine import sweeps as SW
 from specviz.engine.workloads import ALL, NOVEL, get
 from specviz.teach import predict as P
-from specviz.ui import guess as G
+from specviz.ui import guess as G, loading, waiting
+from specviz.viz import compare as V
 
 st.title("k / n experiments")
 st.write("Sweep the draft length k (and, for lookup, the match length n) on one workload. The sweep runs "
@@ -18,10 +17,7 @@ st.write("Sweep the draft length k (and, for lookup, the match length n) on one 
          "speedup is that setting's tokens/s ÷ the plain run's tokens/s, end to end. The estimate below comes "
          "from a decoding step timed on this machine just now.")
 
-target = app.target()
-if target is None:
-    st.stop()
-methods, why_not, drafter = app.usable_methods(target)
+target, methods, why_not, drafter = loading.target_and_methods()
 if why_not:
     st.info("Not available here: " + "; ".join(f"**{m}** — {r}" for m, r in why_not.items()))
 
@@ -30,7 +26,7 @@ wname = c1.selectbox("Workload", [w.name for w in ALL],
                      format_func=lambda n: f"{n} ({get(n).kind})", key="exp_workload")
 method = c2.selectbox("Method", methods, key="exp_method")
 c1, c2 = st.columns(2)
-k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if app.TINY else (1, 6), key="exp_k")
+k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if loading.TINY else (1, 6), key="exp_k")
 if method == "suffix":  # suffix has no n: sweep one of its knobs instead (the others at their defaults)
     knob = c2.selectbox("Sweep suffix's", list(SW.SUFFIX_KNOBS), format_func=SW.SUFFIX_KNOBS.get, key="exp_knob",
                         help="depth cap: match + draft within this many tokens; spec factor: a match of m tokens "
@@ -38,12 +34,12 @@ if method == "suffix":  # suffix has no n: sweep one of its knobs instead (the o
                              "k is the tree's node budget.")
     vtext = c2.text_input(f"{SW.SUFFIX_KNOBS[knob]} values", SW.SUFFIX_VALUES[knob], key=f"exp_vals_{knob}")
 else:
-    n_lo, n_hi = c2.slider("n range (lookup)", 1, 6, (1, 2) if app.TINY else (2, 4), key="exp_n",
+    n_lo, n_hi = c2.slider("n range (lookup)", 1, 6, (1, 2) if loading.TINY else (2, 4), key="exp_n",
                            disabled=method != "lookup")
 c1, c2, c3 = st.columns(3)
 mode = c1.radio("Decoding", ["greedy", "sampled"], horizontal=True, key="exp_mode")
 temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="exp_temp", disabled=mode == "greedy")
-max_new = c3.number_input("max new tokens", 4, 128, 6 if app.TINY else 24, key="exp_max_new")
+max_new = c3.number_input("max new tokens", 4, 128, 6 if loading.TINY else 24, key="exp_max_new")
 ks, ns = list(range(k_lo, k_hi + 1)), list(range(n_lo, n_hi + 1)) if method == "lookup" else None
 values, bad = None, None
 if method == "suffix":
@@ -53,7 +49,7 @@ if method == "suffix":
         bad = str(e)
         st.error(f"Check the settings: {bad}")
 runs = SW.suffix_sweep_runs(ks, values or []) if method == "suffix" else SW.sweep_runs(method, ks, ns)
-st.caption(app.estimate(runs, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a sweep.")
+st.caption(waiting.estimate(runs, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a sweep.")
 
 KG = P.kzero_guess(method or "–", wname, ks, ns, 0.0 if mode == "greedy" else float(temp), int(max_new))
 go = G.ask_and_lock("exp", KG, "Lock in my guess and run the sweep", type="primary",
@@ -62,7 +58,7 @@ if st.session_state.pop("exp_cancelled", False):
     st.info("Sweep cancelled.")
 if go:
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
-    done = app.run_job("exp", lambda progress: SW.suffix_sweep(
+    done = waiting.run_job("exp", lambda progress: SW.suffix_sweep(
         target, get(wname), ks, knob, values, sampling, int(max_new), progress=progress) if method == "suffix" else
         SW.sweep(target, get(wname), method, ks, ns, sampling, int(max_new), drafter=drafter, progress=progress,
                k_rule="fixed"))
@@ -79,7 +75,7 @@ if not res:
 points = res["points"]
 st.subheader(f"{res['method']} on {res['workload']} ({res['mode']})")
 if res.get("shared"):
-    st.warning(app.SHARED_NOTE)
+    st.warning(waiting.SHARED_NOTE)
 G.show("exp", KG, {"best_k": P.best_k_or_zero(points)})
 best = max(points, key=lambda p: p.speedup)
 plain_tps = res["plains"][0].tokens_per_s

@@ -2,27 +2,27 @@
 import streamlit as st
 
 from specviz.teach import notes as NOTES
-from specviz.ui import support as app
+from specviz.ui import loading
 
 st.title("specviz — speculative decoding, step by step")
 
 
 def load_status():
-    state, waited = app.preload()  # starts the target loading in the background; never blocks
+    state, waited = loading.preload()  # starts the target loading in the background; never blocks
     if state == "loading":
         st.info(f"Loading the target model in the background: {waited:.0f} s so far, reading its weights from "
                 "disk and building the model. That takes longer when the machine is busy with other work. Read "
                 "on — the live pages will be ready when you get there.",
                 icon=":material/hourglass_top:")
     elif state == "ready":
-        st.success(f"Target model loaded: {app.target_label()}, {app.settings()['dtype']}.",
+        st.success(f"Target model loaded: {loading.target_label()}, {loading.settings()['dtype']}.",
                    icon=":material/check_circle:")
     else:
         st.error(f"The target model could not be loaded: {state.removeprefix('failed: ')}")
     return state
 
 
-if app.preload()[0] == "loading":
+if loading.preload()[0] == "loading":
     @st.fragment(run_every=2)
     def _poll():
         if load_status() != "loading":
@@ -92,7 +92,7 @@ st.markdown("""
 | **Memory** | none | its weights plus its own KV cache for every sequence | head weights: a few MB for this 135M target, but about 0.24B parameters for an EAGLE head on a 7B target; EAGLE's head also keeps its own KV cache |
 | **Works well on** | text that repeats the prompt: summaries that keep names, code edits, quoting, reformatting | genuinely new text the draft model predicts well | new text, once trained for this exact checkpoint |
 | **Fails on** | open-ended writing (nothing to copy) — a small cost each step, not a disaster | a drafter with another tokenizer: the plain rule needs one shared token → id map. vLLM's `use_heterogeneous_vocab` intersects the two vocabularies once at start-up (greedy drafting, `draft_model` only); transformers' universal assisted generation re-tokenises text every step. This app refuses such a pair | a new or fine-tuned checkpoint: retrain and re-validate |
-""")
+""")  # noqa: E501 (markdown table rows and list items are one line each)
 st.markdown("""
 - **Lookup is free and shaped by the workload.** Play a copy-heavy preset and then a novel one on
   Step through, and watch the acceptance rate move; the comparison page measures it per workload.
@@ -105,5 +105,5 @@ st.markdown("""
   app's pages is the exact one.
 - With a small model decoded greedily, the output tends to loop — and a loop is something lookup can copy.
   Sample at a temperature above 0 to see lookup on genuinely novel text.
-""")
+""")  # noqa: E501 (markdown table rows and list items are one line each)
 st.markdown(NOTES.OTHER_PROPOSERS)

@@ -1,18 +1,14 @@
 """Is it lossless? Speculative samples, drawn through specviz's own verifier, converge to p — not to q."""
 import streamlit as st
 
-from specviz.ui import support as app
-from specviz.teach import lab as L
-from specviz.core.errors import InputError
-from specviz.engine.methods import encode_prompt, make_proposer
-from specviz.core.errors import ModelError
+from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
-from specviz.viz import lab as V
-from specviz.viz import step as vz
-from specviz.teach.guess import Guess
-from specviz.ui import guess as G
-from specviz.ui import labs
+from specviz.engine.methods import encode_prompt, make_proposer
 from specviz.engine.workloads import WORKLOADS, get
+from specviz.teach import lab as L
+from specviz.teach.guess import Guess
+from specviz.ui import guess as G, labs, loading
+from specviz.viz import lab as V, step as vz
 
 st.title("Is it lossless?")
 st.write("The acceptance rule keeps a drafted token x with probability min(1, p(x)/q(x)); on a rejection it "
@@ -34,7 +30,7 @@ st.selectbox("Start from", list(L.PRESETS), key="lab_preset", on_change=_load_pr
 c1, c2 = st.columns(2)
 c1.text_input("p — the target (numbers, normalised for you)", key="lab_p")
 c2.text_input("q — the draft", key="lab_q")
-trials = st.select_slider("Trials", [100, 300, 1000, 3000, 10000, 30000], value=1000 if app.TINY else 10000,
+trials = st.select_slider("Trials", [100, 300, 1000, 3000, 10000, 30000], value=1000 if loading.TINY else 10000,
                           key="lab_trials")
 
 try:
@@ -109,10 +105,7 @@ labs.tree_sampling_section()  # siblings tested in turn against the residual, an
 st.header("2 · The real model's next token")
 st.write("The same test on the target's actual next-token distribution p (all of its vocabulary) with a "
          "real proposer's q at the same position.")
-target = app.target()
-if target is None:
-    st.stop()
-methods, why_not, drafter = app.usable_methods(target)
+target, methods, why_not, drafter = loading.target_and_methods()
 if "draft" not in methods and not {"medusa", "eagle"} & set(methods):
     st.info("No model proposer (draft model or trained heads) is available for this target, so only "
             "lookup's one-hot q can be tested here.")
@@ -121,7 +114,7 @@ proposer_name = c1.selectbox("Proposer", methods, key="lab_real_method")
 wname = c2.selectbox("Prompt", [w.name for w in WORKLOADS], key="lab_real_workload",
                      help="Lookup needs a copy-heavy prompt so that its search finds a match.")
 temp = c3.number_input("temperature", 0.1, 2.0, 1.0, 0.1, key="lab_real_temp")
-real_trials = st.select_slider("Trials", [200, 500, 1000, 2000, 5000], value=200 if app.TINY else 2000,
+real_trials = st.select_slider("Trials", [200, 500, 1000, 2000, 5000], value=200 if loading.TINY else 2000,
                                key="lab_real_trials")
 
 if st.button("Run on the real model", key="lab_real_run", disabled=proposer_name is None):

@@ -3,24 +3,19 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from specviz.ui import support as app
-from specviz.engine import experiments as E
-from specviz.teach.checkpoints import swap_verdict
-from specviz.teach import mismatch
 from specviz.core.costmodel import breakeven_alpha
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
-from specviz.viz import compare as V
-from specviz.viz import step as vz
 from specviz.engine.methods import encode_prompt
 from specviz.engine.workloads import COPY, NOVEL, WORKLOADS, of_kind
-from specviz.teach import predict as P
-from specviz.teach import reality as R
+from specviz.teach import checkpoints as CK, mismatch, predict as P, reality as R
+from specviz.teach.checkpoints import swap_verdict
 from specviz.teach.guess import Guess
-from specviz.ui import guess as G
+from specviz.ui import guess as G, loading
+from specviz.viz import compare as V, step as vz
 
 st.title("Tokenizers & checkpoints")
-target = app.target()
+target = loading.target()
 if target is None:
     st.stop()
 
@@ -77,7 +72,7 @@ st.header("b · Trained heads belong to one checkpoint")
 st.write("Medusa and EAGLE heads are fitted to one model's hidden states. Fine-tune the model and the "
          "heads keep guessing for the old one until they are retrained. Lookup has no weights, so a "
          "model swap leaves it untouched.")
-swap = E.checkpoint_swap_inputs()
+swap = CK.checkpoint_swap_inputs()
 heads = swap.heads
 if swap.missing:
     st.info("This comparison needs trained artifacts that are not in models/ yet: " + ", ".join(swap.missing)
@@ -86,7 +81,7 @@ else:
     c1, c2, c3 = st.columns(3)
     kind = c1.radio("Workload", [COPY, NOVEL], horizontal=True, key="pit_kind")
     k = c2.number_input("k", 1, 8, 4, key="pit_k")
-    max_new = c3.number_input("max new tokens", 4, 128, 8 if app.TINY else 48, key="pit_max_new")
+    max_new = c3.number_input("max new tokens", 4, 128, 8 if loading.TINY else 48, key="pit_max_new")
     HG = P.heads_guess(heads[0], of_kind(kind)[0].name, int(k), int(max_new))
     if G.ask_and_lock("pit_heads", HG, "Lock in my guess and measure on both checkpoints", type="primary"):
         bar = st.progress(0.0, "loading the fine-tuned target…")
@@ -94,7 +89,7 @@ else:
             from specviz.engine import artifacts
 
             tuned = artifacts.load_finetuned_target(target)
-            rows, refusals = E.checkpoint_swap(target, tuned, of_kind(kind)[0], heads + ["lookup"], int(k),
+            rows, refusals = CK.checkpoint_swap(target, tuned, of_kind(kind)[0], heads + ["lookup"], int(k),
                                                SamplingConfig(), int(max_new),
                                                progress=lambda f, t: bar.progress(f, t))
             st.session_state["pit_swap"] = (rows, refusals)
@@ -147,7 +142,8 @@ if "pit_ls" in st.session_state:
                 f"drafter's cost c (the break-even calculator, k = 4, v = 1): a drafter at c = 0.05 breaks even "
                 f"near α ≈ {cheap:.2f}, while the first N layers cost c ≈ N/{n_layers} and need the α in the last "
                 f"column — {half:.2f} for the first 16 of SmolLM2's 30. Agreement is not quite α (α is per "
-                "drafted position along a chain), but it is the same order. The early layers' hidden states are not yet in the form "
+                "drafted position along a chain), but it is the same order. The early layers' hidden states are not "
+                "yet in the form "
                 "the output layer reads, so this shortcut agrees rarely until most of the model has run. This is the "
                 "worst case of self-speculation: training-free methods skip *chosen intermediate* layers instead of "
                 "cutting the model short (Draft & Verify, Zhang et al., ACL 2024; SWIFT, Xia et al., 2024, "

@@ -3,12 +3,10 @@ import json
 
 import streamlit as st
 
-from specviz.ui import support as app
+from specviz.engine import workloads
 from specviz.teach import serving as S
 from specviz.teach.guess import Guess
-from specviz.engine import workloads
-from specviz.ui import guess as G
-from specviz.ui import state
+from specviz.ui import guess as G, loading, state
 
 st.title("Take it to a server")
 st.write(f"The same choice — which proposer, which k, which n — written as the `--speculative-config` of "
@@ -107,10 +105,10 @@ c1, c2 = st.columns(2)
 wname = c1.selectbox("Workload", [w.name for w in workloads.of_kind(workloads.COPY)], key="srv_rules_workload")
 rguess = G.ask("srv_rules", RULE_GUESS)
 if st.button("Measure both rules", key="srv_rules_run") and G.lock("srv_rules", rguess):
-    tgt = app.target()
+    tgt = loading.target()
     if tgt is not None:
         with st.spinner("Decoding the prompt twice, once per rule…"):
-            res = S.lookup_rules(tgt, workloads.get(wname), k=4, n_min=1, n_max=4, max_new=12 if app.TINY else 64)
+            res = S.lookup_rules(tgt, workloads.get(wname), k=4, n_min=1, n_max=4, max_new=12 if loading.TINY else 64)
         st.session_state["srv_rules"] = (wname, res)
 if "srv_rules" in st.session_state:
     wn, res = st.session_state["srv_rules"]
@@ -129,19 +127,19 @@ st.write("vLLM's `draft_sample_method` decides how a drafter with a distribution
          "**greedy** proposes q's argmax and the draft is kept with probability p(argmax q); **probabilistic** "
          "samples x ~ q and keeps it with probability min(1, p(x)/q(x)), Σ min(p, q) on average. Both are lossless; "
          "which keeps more depends on p and q. Guess, then measure both on this target's real next tokens.")
-if not app.drafter_names():
+if not loading.drafter_names():
     st.info("This needs a draft model, and none is available for this target.")
 else:
     DS_GUESS = Guess("which keeps more drafts on average here?", "winner", choices=S.DRAFT_SAMPLE_CHOICES)
     wds = st.selectbox("Workload", [w.name for w in workloads.WORKLOADS], key="srv_ds_workload")
     dguess = G.ask("srv_ds", DS_GUESS)
     if st.button("Measure both ways", key="srv_ds_run") and G.lock("srv_ds", dguess):
-        tgt = app.target()
-        dm = app.drafter(app.drafter_names()[0]) if tgt is not None else None
+        tgt = loading.target()
+        dm = loading.drafter(loading.drafter_names()[0]) if tgt is not None else None
         if dm is not None:
             bar = st.progress(0.0, "measuring…")
             st.session_state["srv_ds"] = S.draft_sampling(
-                tgt, dm, workloads.get(wds), 0.8, 4, 12 if app.TINY else 48, 6 if app.TINY else 12,
+                tgt, dm, workloads.get(wds), 0.8, 4, 12 if loading.TINY else 48, 6 if loading.TINY else 12,
                 progress=lambda f, t: bar.progress(min(1.0, f), t))
             bar.empty()
     ds = st.session_state.get("srv_ds")

@@ -4,13 +4,11 @@ import streamlit as st
 
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
+from specviz.engine import comparisons as E
 from specviz.engine.workloads import COPY, NOVEL, of_kind
-from specviz.engine import experiments as E
-from specviz.teach import predict as P
-from specviz.teach import reality as R
+from specviz.teach import predict as P, reality as R
 from specviz.teach.guess import Guess
-from specviz.ui import guess as G
-from specviz.ui import support as app
+from specviz.ui import guess as G, loading
 
 st.title("Serving reality")
 st.caption("Batch 1 on one machine is the kindest setting for speculation. Three things change on a server.")
@@ -33,17 +31,18 @@ m[2].metric("sequences without → with the drafter", f"{b.sequences_without} �
 m[3].metric("concurrent sequences lost", b.lost)
 st.caption(f"70B target: 80 layers × 8 KV heads × 128 × 2 (K and V) × 2 bytes = 320 KiB per token, "
            f"{R.TARGET_70B.weight_bytes / R.GB:.0f} GB of bfloat16 weights; the drafter adds "
-           f"{drafter.weight_bytes / R.GB:.1f} GB of weights and {drafter.kv_bytes_per_token / R.KIB:.0f} KiB per token. "
+           f"{drafter.weight_bytes / R.GB:.1f} GB of weights and {drafter.kv_bytes_per_token / R.KIB:.0f} KiB per "
+           "token. "
            "Lookup adds neither; heads add their weights (an EAGLE head for a 7B target is about 0.24B parameters) "
            "and EAGLE its own small cache.")
-tgt = app.target()
-names = app.drafter_names()
+tgt = loading.target()
+names = loading.drafter_names()
 if tgt is not None and names:
     st.markdown("**On this app's own models.** The same budget, the same context, but the target and draft model "
                 "loaded here: weights counted from their parameters, KV cache per token read from a real cache.")
-    MG = P.serving_guess(app.model_key()[0], names[0], float(mem), int(ctx))
+    MG = P.serving_guess(loading.model_key()[0], names[0], float(mem), int(ctx))
     if G.ask_and_lock("sr_own", MG, "Lock in my guess and measure both models' memory", type="primary"):
-        dm = app.drafter(names[0])
+        dm = loading.drafter(names[0])
         if dm is not None:
             with st.spinner("Prefilling both models and reading their caches…"):
                 st.session_state["sr_own"] = R.measured_memory(tgt, dm, float(mem), int(ctx))
@@ -72,14 +71,14 @@ vb_guess = G.ask("sr_vb", VB)
 if st.button("Lock in my guess and measure v(k) at batch 1, 4, 16", type="primary", key="sr_vb_run") \
         and G.lock("sr_vb", vb_guess) and tgt is not None:
     bar = st.progress(0.0, "measuring…")
-    st.session_state["sr_vb"] = R.v_by_batch(tgt.model, tgt.vocab_size, context=32 if app.TINY else 128,
-                                             repeats=2 if app.TINY else 5, progress=lambda f, t: bar.progress(f, t))
+    st.session_state["sr_vb"] = R.v_by_batch(tgt.model, tgt.vocab_size, context=32 if loading.TINY else 128,
+                                             repeats=2 if loading.TINY else 5, progress=lambda f, t: bar.progress(f, t))
     bar.empty()
 vb = st.session_state.get("sr_vb")
 if vb:
     G.show("sr_vb", VB, {"v16": vb[16][4]})
-    st.dataframe(pd.DataFrame({f"batch {bb}": {f"v({k})": f"{v:.2f}" for k, v in row.items()} for bb, row in vb.items()}),
-                 width="stretch")
+    table = {f"batch {bb}": {f"v({k})": f"{v:.2f}" for k, v in row.items()} for bb, row in vb.items()}
+    st.dataframe(pd.DataFrame(table), width="stretch")
     st.caption("Median forward time over k + 1 new tokens per sequence ÷ over 1, with a 128-token cache, measured now "
                "on this CPU (other work on the machine adds noise). Speedup ≈ τ ÷ (v(k) + k·c): as v(k) grows with the "
                "batch, the same τ buys less.")
@@ -92,9 +91,10 @@ st.caption("The button measures lookup only (greedy, k = 4, n = 3, 48 new tokens
 if st.button("Measure this app's lookup speedups now", key="sr_mine_run") and tgt is not None:
     bar = st.progress(0.0, "measuring…")
     try:
-        run = dict(R.APP_RUN, tokens=8 if app.TINY else R.APP_RUN["tokens"])
+        run = dict(R.APP_RUN, tokens=8 if loading.TINY else R.APP_RUN["tokens"])
         runs = E.compare(tgt, [of_kind(COPY)[0], of_kind(NOVEL)[0]], ["lookup"], [run["k"]], n=run["n"],
-                         sampling=SamplingConfig(), max_new_tokens=run["tokens"], repeats=run["repeats"], k_rule="fixed",
+                         sampling=SamplingConfig(), max_new_tokens=run["tokens"], repeats=run["repeats"],
+                         k_rule="fixed",
                          progress=lambda f, t=None: bar.progress(min(1.0, f)))
         st.session_state["sr_mine"] = R.app_rows([r for r in E.table(runs) if r["method"] != "plain"],
                                                  run["tokens"], run["repeats"], run["n"])
@@ -107,4 +107,5 @@ if mine:
 st.markdown("**Why the numbers differ**\n" + "\n".join(f"- {x}" for x in R.GAP_REASONS))
 
 from specviz.ui import labs  # noqa: E402 - section 4, drawn last (kept apart for merges)
+
 labs.roofline_section()

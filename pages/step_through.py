@@ -1,17 +1,15 @@
 """Step through: real speculative decoding one target pass at a time, each decision drawn from its record.
 
 The page lays out the widgets and draws; building and keeping the run, Play and the check against plain
-decoding are in specviz/ui/stepping.py."""
+decoding are in specviz/ui/stepping.py (settings: step_settings.py; panels: step_panels.py)."""
 import streamlit as st
 
-from specviz.ui import support as app
-from specviz.ui import stepping as S
 from specviz.engine.methods import METHODS, SELF_SIZED_CAP
+from specviz.teach import anatomy, steps as T
+from specviz.ui import loading, step_panels as SP, step_settings as SS, stepping as S
 from specviz.viz import step as vz
-from specviz.teach import anatomy
-from specviz.teach import steps as T
 
-K_MAX, NEW_MAX = S.K_MAX, S.NEW_MAX  # the app's ranges, checked by S.Settings.check
+K_MAX, NEW_MAX = SS.K_MAX, SS.NEW_MAX  # the app's ranges, checked by SS.Settings.check
 ss = st.session_state
 
 st.title("Step through speculative decoding")
@@ -19,21 +17,21 @@ st.caption("A proposer guesses k tokens; the target model checks all of them in 
            "the longest prefix it agrees with, plus one token of its own. Step through it and watch every "
            "decision. p is the target's distribution, q the proposer's.")
 
-offered = app.methods_offered()
-S.init_state(offered)
+offered = loading.methods_offered()
+SS.init_state(offered)
 
 # -- settings --------------------------------------------------------------------------------
 left, right = st.columns([3, 2], gap="large")
 with left:
-    st.selectbox("Workload preset (copy-heavy prompts carry their answer; novel ones don't)", S.PRESETS,
-                 key="stp_preset", persist_state="session", on_change=S.use_preset)
+    st.selectbox("Workload preset (copy-heavy prompts carry their answer; novel ones don't)", SS.PRESETS,
+                 key="stp_preset", persist_state="session", on_change=SS.use_preset)
     prompt = st.text_area("Prompt", key="stp_prompt", persist_state="session", height=150)
     chat = st.checkbox("Wrap in the chat template", key="stp_chat", persist_state="session")
-    session, cache = S.session_choice(ss["stp_preset"])
+    session, cache = SS.session_choice(ss["stp_preset"])
 with right:
     method = st.selectbox("Method", offered, format_func=lambda m: f"{m} — {METHODS.get(m, m)}",
                           key="stp_method", persist_state="session")
-    drafter_name = S.drafter_choice() if method == "draft" else None
+    drafter_name = SS.drafter_choice() if method == "draft" else None
     c1, c2 = st.columns(2)
     k = c1.number_input("Draft length k", step=1, key="stp_k", persist_state="session",
                         help=f"1 to {K_MAX}; suffix and lookup's match rule size their own drafts (up to "
@@ -45,17 +43,17 @@ with right:
     n = n_min = n_max = factor = depth = min_prob = None
     rule, k_rule = "recent", "fixed"
     if method == "lookup":
-        rule, n, n_min, n_max, k_rule, factor = S.lookup_choice()
+        rule, n, n_min, n_max, k_rule, factor = SS.lookup_choice()
     elif method == "suffix":
-        depth, factor, min_prob = S.suffix_choice()
+        depth, factor, min_prob = SS.suffix_choice()
     c1, c2 = st.columns(2)
     temp = c1.number_input("Temperature (0 = greedy)", min_value=0.0, max_value=2.0, step=0.1,
                            key="stp_temp", persist_state="session")
     seed = c2.number_input("Seed", step=1, key="stp_seed", persist_state="session")
 
-settings = S.Settings(prompt, chat, method, drafter_name, k, new, adaptive, n, n_min, n_max, temp, seed, rule,
+settings = SS.Settings(prompt, chat, method, drafter_name, k, new, adaptive, n, n_min, n_max, temp, seed, rule,
                       k_rule, factor, depth, min_prob, session, cache)
-S.range_error(settings)  # a field left empty or with letters reads as 0: say so now, not at Play
+SS.range_error(settings)  # a field left empty or with letters reads as 0: say so now, not at Play
 
 
 def label_for(dec):
@@ -127,7 +125,7 @@ def show_run(run):
         st.caption(f"{len(dec.prompt)} prompt tokens ready; nothing generated yet.")
         return
     show_step(run, dec, label)
-    S.check_panel(run, label)
+    SP.check_panel(run, label)
 
 
 def show_step(run, dec, label):
@@ -160,7 +158,7 @@ def show_step(run, dec, label):
         st.markdown(T.outcome(rec, label))
     emitted = " ".join(f"`{label(t)}`" for t in rec.emitted)
     st.caption(f"Emitted this step: {emitted} · draft {rec.draft_s * 1e3:.0f} ms · verify {rec.verify_s * 1e3:.0f} ms")
-    S.anatomy_panel(rec, label, run["method"])
+    SP.anatomy_panel(rec, label, run["method"])
 
 
 # -- trees (tree methods: the draft is a tree, drawn with its accepted path) --------------------

@@ -6,13 +6,10 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import measure, workloads
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.methods import encode_prompt
-from specviz.teach import predict as P
+from specviz.teach import notes as NOTES, predict as P
 from specviz.teach.trees import PAIRS, chain_vs_tree
-from specviz.teach import notes as NOTES
-from specviz.ui import guess as G
-from specviz.ui import support as app
-from specviz.viz import step as vz
-from specviz.viz import tree as vt
+from specviz.ui import guess as G, loading
+from specviz.viz import step as vz, tree as vt
 
 ss = st.session_state
 st.title("Tree verification")
@@ -33,7 +30,7 @@ st.markdown(
 
 presets = [f"{w.name} · {w.kind}" for w in workloads.WORKLOADS]
 ss.setdefault("tr_preset", presets[0])
-ss.setdefault("tr_new", 16 if app.TINY else 48)
+ss.setdefault("tr_new", 16 if loading.TINY else 48)
 c = st.columns([2, 1, 1, 1, 1])
 preset = c[0].selectbox("Workload", presets, key="tr_preset")
 family = c[1].selectbox("Heads", list(PAIRS), key="tr_family")
@@ -50,7 +47,7 @@ def config() -> DecodeConfig:
 
 def setup():
     """(target, prompt ids) or None after an st.error."""
-    tgt = app.target()
+    tgt = loading.target()
     if tgt is None:
         return None
     try:
@@ -68,7 +65,7 @@ if st.button(f"Run {tree_m} to the end", type="primary", key="tr_run"):
         tgt, ids = got
         try:
             with st.spinner("decoding…"):
-                summary, run_steps = measure.run(tgt, app.proposer_for(tree_m, tgt), ids, config(),
+                summary, run_steps = measure.run(tgt, loading.proposer_for(tree_m, tgt), ids, config(),
                                                  eos_token_id=tgt.tokenizer.eos_token_id)
             ss["tr_run_out"] = {"method": tree_m, "steps": run_steps, "summary": summary,
                                 "label": (lambda tok: (lambda t: vz.token_label(tok, t)))(tgt.tokenizer)}

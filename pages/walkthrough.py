@@ -1,16 +1,15 @@
 """A guided walkthrough for a class, and interview prep: every answer quotes a number measured now."""
 import streamlit as st
 
-from specviz.ui import support as app
-from specviz.teach import interview as I
 from specviz.core.errors import InputError, ModelError
-from specviz.ui import guess as G
+from specviz.teach import interview as I
+from specviz.ui import guess as G, loading
 
 st.title("Walkthrough & interview prep")
-target = app.target()
+target = loading.target()
 if target is None:
     st.stop()
-drafter = app.drafter(app.drafter_names()[0]) if app.drafter_names() else None
+drafter = loading.drafter(loading.drafter_names()[0]) if loading.drafter_names() else None
 
 
 def measure(fn, key: str) -> None:
@@ -18,7 +17,7 @@ def measure(fn, key: str) -> None:
     bar = st.progress(0.0, "measuring…")
     try:
         st.session_state.setdefault("wt_measured", {})[key] = fn(
-            target, drafter, app.TINY, progress=lambda f, t=None: bar.progress(min(1.0, f), t))
+            target, drafter, loading.TINY, progress=lambda f, t=None: bar.progress(min(1.0, f), t))
     except (InputError, ModelError) as e:
         st.error(str(e))
     bar.empty()

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from specviz.bench import loadtest as L
+from specviz.harness import loadtest as L
 
 ESTIMATE = re.compile(r"(\d+) runs of up to (\d+) new tokens: about ([\d.]+) (s|min) here")
 

@@ -1,9 +1,10 @@
 """The checkpoint-coupling lesson, measured on every workload: shipped heads on the base target and on a fine-tune.
 
-    OMP_WAIT_POLICY=PASSIVE .venv/bin/python scripts/coupling.py [--lora models] [--new 64] [--k 4] [--temp 0.8 --seeds 3]
-For each workload, engine.experiments.checkpoint_swap (the Tokenizers & checkpoints page's measurement)
-runs plain, the heads and lookup on both checkpoints (greedy, or sampled over seeds). Printed per method: median τ on each,
-and the share of the gain in τ over plain decoding (τ − 1) the fine-tune took away.
+    OMP_WAIT_POLICY=PASSIVE .venv/bin/python scripts/coupling.py [--lora models] [--new 64] [--k 4] \
+        [--temp 0.8 --seeds 3]
+For each workload, teach.checkpoints.checkpoint_swap (the Tokenizers & checkpoints page's measurement)
+runs plain, the heads and lookup on both checkpoints (greedy, or sampled over seeds). Printed per method: median τ on
+each, and the share of the gain in τ over plain decoding (τ − 1) the fine-tune took away.
 """
 import argparse
 import os
@@ -14,8 +15,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from specviz.core.sampling import SamplingConfig  # noqa: E402
 from specviz.engine import artifacts, workloads  # noqa: E402
 from specviz.engine.models import load_model  # noqa: E402
-from specviz.engine.experiments import checkpoint_swap  # noqa: E402
-from specviz.teach.checkpoints import gain_lost  # noqa: E402
+from specviz.teach.checkpoints import (
+    checkpoint_swap,  # noqa: E402
+    gain_lost,  # noqa: E402
+)
 
 a = argparse.ArgumentParser()
 a.add_argument("--lora", default=None, help="folder with lora.safetensors/.json (default: models/)")

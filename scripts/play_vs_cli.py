@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from specviz.bench import loadtest as L
+from specviz.harness import loadtest as L
 
 
 def cli_tps(workload: str, method: str, tokens: int) -> float:

@@ -334,12 +334,11 @@ def copying_tables(res: dict) -> list[str]:
     return parts
 
 
-def markdown(res: dict) -> str:
+def _header(res: dict) -> list[str]:
+    """The run's settings, the machine's noise, what a speedup is, and the targets."""
     m = res["meta"]
-    ws = [w for w, _ in m["workloads"]]
-    kind_of = dict(m["workloads"])
     la = [x["load1"] for x in m["load_average"]]
-    parts = [
+    return [
         "# specviz bench results",
         f"{m['target']} · {m['dtype']} · {m['device']} · {threads_line(m)} · torch {m['torch']} · "
         f"{m['max_new_tokens']} max new tokens ({m.get('tuning_tokens', '?')} when tuning) · {m['repeats']} greedy "
@@ -361,41 +360,52 @@ def markdown(res: dict) -> str:
                [[t["target"], _f(t["value"], "{:.3f}"), f"{t['rule']} {t['threshold']}",
                  {True: "yes", False: "**no**", None: "–"}[t["met"]]] for t in res["targets"]]),
     ]
-    for mode in (GREEDY, SAMPLED):
-        sp = res["speedup"].get(mode)
-        if not sp or not sp["per_workload"]:
-            continue
-        wl = [w for w in ws if any(w in d for d in sp["per_workload"].values())]
-        kinds = sorted({kind_of[w] for w in wl})
-        rep = res.get("output_repetition", {}).get(mode, {})
-        rows = [["*plain output's repeated 4-grams*", ""] + [_f(rep.get(w), "{:.0%}") for w in wl] + [""] * len(kinds)]
-        for lab, d in sorted(sp["per_workload"].items(), key=lambda x: _order(x[0])):
-            setting = "; ".join(sorted({r["setting"] for r in res["per_run"][mode][lab].values() if r["setting"]}))
-            rows.append([lab, setting] + [_f(d.get(w)) for w in wl] + [_f(sp["by_kind"][lab].get(k)) for k in kinds])
-        title = ("## Greedy speedup (× plain)" if mode == GREEDY else
-                 f"## Sampled at T={m['temperature']} speedup (× plain), novel workloads")
-        note = ("Greedy decoding of a small model loops even on open-ended prompts (first row: the share of "
-                "plain's output 4-grams already seen earlier in it), and lookup copies those loops, so the "
-                "novel column flatters lookup here; the sampled table below is the novel-text case."
-                if mode == GREEDY else
-                "Sampling breaks the loops: this is where lookup has little to copy. Same seeds for every method.")
-        parts += [title, note, _table(["method", "setting"] + wl + [f"median {k}" for k in kinds], rows)]
-        rows = []
-        for lab, d in sorted(res["per_run"][mode].items(), key=lambda x: _order(x[0])):
-            for w in wl:
-                r = d.get(w)
-                if r and r["engine"] == "specviz" and lab != "plain":
-                    rows.append([lab, w, _f(r["tokens_per_pass"]), _f(r.get("alpha")), _f(r["draft_acceptance_rate"]),
-                                 _f(r["mean_k"]),
-                                 _f(r["k_at_floor_share"], "{:.0%}"), _f(r["tokens_per_s"], "{:.1f}"),
-                                 _f(r["tokens"], "{:.0f}")])
-        parts += [f"### {mode}: what the specviz runs did",
-                  _table(["method", "workload", "tokens/pass τ", "α (kept ÷ tested)", "α̂ (kept ÷ drafted)", "mean k̄",
-                          "k at floor",
-                          "tokens/s", "tokens"], rows)]
-    parts += learned_table(res)
-    parts += needs_table(res)
-    parts += [f"## Tuning (a separate repeat of {m.get('tuning_tokens', '?')} new tokens; medians over the "
+
+
+def _speedup_tables(res: dict, mode: str) -> list[str]:
+    """One decoding mode's speedups per workload and kind, then what the specviz runs did."""
+    m = res["meta"]
+    ws = [w for w, _ in m["workloads"]]
+    kind_of = dict(m["workloads"])
+    parts = []
+    sp = res["speedup"].get(mode)
+    if not sp or not sp["per_workload"]:
+        return []
+    wl = [w for w in ws if any(w in d for d in sp["per_workload"].values())]
+    kinds = sorted({kind_of[w] for w in wl})
+    rep = res.get("output_repetition", {}).get(mode, {})
+    rows = [["*plain output's repeated 4-grams*", ""] + [_f(rep.get(w), "{:.0%}") for w in wl] + [""] * len(kinds)]
+    for lab, d in sorted(sp["per_workload"].items(), key=lambda x: _order(x[0])):
+        setting = "; ".join(sorted({r["setting"] for r in res["per_run"][mode][lab].values() if r["setting"]}))
+        rows.append([lab, setting] + [_f(d.get(w)) for w in wl] + [_f(sp["by_kind"][lab].get(k)) for k in kinds])
+    title = ("## Greedy speedup (× plain)" if mode == GREEDY else
+             f"## Sampled at T={m['temperature']} speedup (× plain), novel workloads")
+    note = ("Greedy decoding of a small model loops even on open-ended prompts (first row: the share of "
+            "plain's output 4-grams already seen earlier in it), and lookup copies those loops, so the "
+            "novel column flatters lookup here; the sampled table below is the novel-text case."
+            if mode == GREEDY else
+            "Sampling breaks the loops: this is where lookup has little to copy. Same seeds for every method.")
+    parts += [title, note, _table(["method", "setting"] + wl + [f"median {k}" for k in kinds], rows)]
+    rows = []
+    for lab, d in sorted(res["per_run"][mode].items(), key=lambda x: _order(x[0])):
+        for w in wl:
+            r = d.get(w)
+            if r and r["engine"] == "specviz" and lab != "plain":
+                rows.append([lab, w, _f(r["tokens_per_pass"]), _f(r.get("alpha")), _f(r["draft_acceptance_rate"]),
+                             _f(r["mean_k"]),
+                             _f(r["k_at_floor_share"], "{:.0%}"), _f(r["tokens_per_s"], "{:.1f}"),
+                             _f(r["tokens"], "{:.0f}")])
+    parts += [f"### {mode}: what the specviz runs did",
+              _table(["method", "workload", "tokens/pass τ", "α (kept ÷ tested)", "α̂ (kept ÷ drafted)", "mean k̄",
+                      "k at floor",
+                      "tokens/s", "tokens"], rows)]
+    return parts
+
+
+def _tuning_tables(res: dict) -> list[str]:
+    """The trained chain proposers' tuning grid, the chosen setting in bold."""
+    m = res["meta"]
+    parts = [f"## Tuning (a separate repeat of {m.get('tuning_tokens', '?')} new tokens; medians over the "
               "workloads of a kind; the chosen setting in bold)",
               "Only the trained chain proposers are tuned. The copying methods (lookup, suffix) are not: each runs "
               "its default at every workload (their settings: the tables above)."]
@@ -413,13 +423,21 @@ def markdown(res: dict) -> str:
                 row.append(f"**{cell}**" if chosen.get((mode, kind, meth)) == st else cell)
             rows.append(row)
         parts += [f"### {meth}", _table(["setting"] + [f"{mode} {kind}" for mode, kind in cols], rows)]
-    parts += copying_tables(res)
+    return parts
+
+
+def _recording_overhead(res: dict) -> list[str]:
+    ws = [w for w, _ in res["meta"]["workloads"]]
     ro = res["recording_overhead"]
-    parts += ["## Recording overhead (lookup, greedy)",
+    return ["## Recording overhead (lookup, greedy)",
               _table(["workload", "overhead"],
                      [[w, _f(ro["per_workload"][w], "{:.1%}")] for w in ws if w in ro["per_workload"]]
                      + [["**median**", _f(ro["median"], "{:.1%}")]])]
-    parts += ["## Cost-model check (greedy) and independence check",
+
+
+def _cost_model_section(res: dict) -> list[str]:
+    """docs/metrics.md's cost model against the measured speedups, and the independence check."""
+    return ["## Cost-model check (greedy) and independence check",
               "docs/metrics.md's model predicts the decode phase: τ ÷ (v(k̄) + k̄·c), with v(k) measured by timing "
               "decode-loop steps that verify k+1 positions against plain steps (t₁), and c from the run's own "
               "draft times. It is compared two ways, each like with like: *decode only* against the measured "
@@ -453,6 +471,11 @@ def markdown(res: dict) -> str:
                        " ".join(f"{a:.2f}" for a in (c.get("per_position") or [])) or "–",
                        _f(c.get("draft_acceptance_rate"))]
                       for c in res["cost_model"]])]
+
+
+def _equality_section(res: dict) -> list[str]:
+    """Greedy equality with plain decoding, and what was not run."""
+    parts = []
     diffs = [e for e in res["equality"] if not e["identical"]]
     n32 = sum(e["dtype"] == "float32" for e in res["equality"])
     parts += ["## Greedy equality with plain decoding",
@@ -465,8 +488,21 @@ def markdown(res: dict) -> str:
                               _f(e["gap"], "{:.3f}"), e["note"]] for e in diffs]))
     if res["skipped"]:
         parts += ["## Not run", _table(["method", "why"], [[k, v] for k, v in sorted(res["skipped"].items())])]
-    return "\n\n".join(parts) + "\n"
+    return parts
 
+
+def markdown(res: dict) -> str:
+    parts = _header(res)
+    for mode in (GREEDY, SAMPLED):
+        parts += _speedup_tables(res, mode)
+    parts += learned_table(res)
+    parts += needs_table(res)
+    parts += _tuning_tables(res)
+    parts += copying_tables(res)
+    parts += _recording_overhead(res)
+    parts += _cost_model_section(res)
+    parts += _equality_section(res)
+    return "\n\n".join(parts) + "\n"
 
 # -- html (plotly) ----------------------------------------------------------------------------------------
 def figures(res: dict) -> list:

@@ -21,6 +21,8 @@ import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from specviz.core.stats import median
+
 
 def interpolate_v(table: dict[int, float], k: float) -> float:
     """v at any k from a measured table (linear between points, flat outside; v(0) = 1)."""
@@ -36,13 +38,13 @@ def interpolate_v(table: dict[int, float], k: float) -> float:
 def draft_cost(steps: list, t1: float) -> float:
     """c: median drafting time per drafted token over steps that drafted, divided by t1."""
     per = [s.draft_s / s.n_drafted for s in steps if s.n_drafted]
-    return statistics.median(per) / t1 if per and t1 > 0 else 0.0
+    return median(per) / t1 if per and t1 > 0 else 0.0
 
 
 def plain_step_time(steps: list) -> float:
     """t1 from a plain run's records: median verify time of its one-token passes."""
     ts = [s.verify_s for s in steps if s.n_drafted == 0]
-    return statistics.median(ts) if ts else 0.0
+    return median(ts) if ts else 0.0
 
 
 VCost = float | dict | Callable[[float], float]  # a constant, a measured {k: v(k)} table, or a function

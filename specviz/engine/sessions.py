@@ -10,10 +10,9 @@ from specviz.core.errors import InputError
 from specviz.core.records import RunSummary, StepRecord
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median, spread
-from specviz.engine import measure
-from specviz.engine import methods as M
+from specviz.engine import measure, methods as M
+from specviz.engine.comparisons import RunCount, decode_config
 from specviz.engine.decode import DecodeConfig
-from specviz.engine.experiments import RunCount, decode_config
 from specviz.engine.models import LoadedModel
 from specviz.engine.workloads import Session
 

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from specviz.core.errors import InputError
 from specviz.core.records import RunSummary
 from specviz.core.sampling import SamplingConfig
-from specviz.engine import measure
-from specviz.engine import methods as M
-from specviz.engine.experiments import RunCount, decode_config
+from specviz.engine import measure, methods as M
+from specviz.engine.comparisons import RunCount, decode_config
 from specviz.engine.models import LoadedModel
 from specviz.engine.workloads import Workload
 
@@ -22,7 +21,8 @@ def sweep_grid(method: str, ks: list[int], ns: list[int] | None) -> list[tuple[i
 
 
 def sweep_runs(method: str, ks: list[int], ns: list[int] | None, repeats: int = 1) -> RunCount:
-    """The runs sweep() makes: warm-ups of plain and every setting, then per repeat plain once and every setting once."""
+    """The runs sweep() makes: warm-ups of plain and every setting, then per repeat plain once and every setting
+    once."""
     per_round = 1 + len(sweep_grid(method, ks, ns))
     return RunCount(repeats * per_round, per_round)
 

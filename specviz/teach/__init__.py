@@ -1,2 +1,2 @@
 """The logic behind each lesson page: labs, demos, interview answers, serving export (the comparisons and
-sweeps they run are specviz.engine.experiments)."""
+sweeps they run are specviz.engine.comparisons and .sweeps)."""

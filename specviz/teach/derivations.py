@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from specviz.core.costmodel import expected_tokens_per_pass
 from specviz.core.sampling import SamplingConfig
+from specviz.engine import comparisons as E
 from specviz.engine.workloads import COPY, of_kind
-from specviz.engine import experiments as E
 
 
 def series_terms(alpha: float, k: int) -> list[float]:

@@ -44,7 +44,7 @@ def measure_costs(target, drafter, methods: list[str], k: int = 4, tokens: int =
                   ) -> dict[str, float]:
     """c for each method in `methods` (of MEASURED) from one greedy run of `tokens` new tokens at draft length k,
     against one plain run's step time (costmodel.draft_cost, costmodel.plain_step_time)."""
-    from specviz.engine.experiments import run_one
+    from specviz.engine.comparisons import run_one
     from specviz.engine.workloads import NOVEL, of_kind
 
     w = of_kind(NOVEL)[0]

@@ -10,18 +10,17 @@ import glob
 import os
 from dataclasses import dataclass, field
 
-from specviz.engine import experiments as E
-
-from specviz.engine import sweeps as SW
-from specviz.engine.methods import LOOKUP_DEFAULT, trained_available
-from specviz.teach.checkpoints import gain_lost
-from specviz.teach import lab, mismatch, serving
-from specviz.teach.guess import Guess
 from specviz.core.costmodel import draft_cost, plain_step_time, speedup
-from specviz.engine.passcost import measure_v
-from specviz.proposers.draft_model import DraftModel
 from specviz.core.sampling import SamplingConfig
+from specviz.core.stats import median
+from specviz.engine import comparisons as E, sweeps as SW
+from specviz.engine.methods import LOOKUP_DEFAULT, trained_available
+from specviz.engine.passcost import measure_v
 from specviz.engine.workloads import COPY, NOVEL, get, of_kind
+from specviz.proposers.draft_model import DraftModel
+from specviz.teach import checkpoints as CK, lab, mismatch, serving
+from specviz.teach.checkpoints import gain_lost
+from specviz.teach.guess import Guess
 
 SAMPLED = SamplingConfig(temperature=0.8)
 LEVELS = ["junior", "middle", "senior", "principal"]
@@ -95,7 +94,7 @@ def heads_on_finetune(target, drafter, small: bool, progress=None) -> dict:
         return out
     try:
         tuned = artifacts.load_finetuned_target(target)
-        rows, _ = E.checkpoint_swap(target, tuned, w, [head], 4, SamplingConfig(), n_new, progress=progress)
+        rows, _ = CK.checkpoint_swap(target, tuned, w, [head], 4, SamplingConfig(), n_new, progress=progress)
     except Exception as e:  # noqa: BLE001 - heads that do not fit this target: the answer says why
         out["run"] = f"nothing measured: {head} on this target failed ({e})"
         return out
@@ -121,7 +120,7 @@ def serial_drafting(target, drafter, small: bool, progress=None) -> dict:
     for i, k in enumerate((1, 2, 4)):
         _, steps = E.run_one(target, w, "draft", k, None, SamplingConfig(), n_new, proposer=DraftModel(d_model))
         drafting = [s.draft_s for s in steps if s.n_drafted == k]
-        per_k[k] = (sorted(drafting)[len(drafting) // 2] if drafting else 0.0, draft_cost(steps, t1))
+        per_k[k] = (median(drafting) if drafting else 0.0, draft_cost(steps, t1))
         if progress:
             progress((i + 1) / 3, f"k={k}")
     v5 = measure_v(target, ks=(5,), repeats=3)[5]
@@ -135,8 +134,8 @@ def serial_drafting(target, drafter, small: bool, progress=None) -> dict:
 def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
     w = get("chat")
     n_new = 8 if small else 48
-    out = {"run": f"lookup (drafting {LOOKUP_DEFAULT}) vs plain on the '{w.name}' prompt, sampled at T = 0.8 and greedy, "
-                  f"{n_new} new tokens, one run each"}
+    out = {"run": f"lookup (drafting {LOOKUP_DEFAULT}) vs plain on the '{w.name}' prompt, sampled at T = 0.8 and "
+                  f"greedy, {n_new} new tokens, one run each"}
     for tag, samp in (("s", SAMPLED), ("g", SamplingConfig())):
         runs = E.compare(target, [w], ["lookup"], [4], sampling=samp, max_new_tokens=n_new, repeats=1,
                          progress=progress)
@@ -160,7 +159,8 @@ def lookup_on_translation(target, drafter, small: bool, progress=None) -> dict:
     runs = E.compare(target, [w], ["lookup"], [4], sampling=SAMPLED, max_new_tokens=n_new, repeats=1,
                      progress=progress)
     r = next(x for x in E.table(runs) if x["method"] == "lookup")
-    return {"run": f"lookup (drafting {LOOKUP_DEFAULT}) vs plain on '{w.name}', sampled at T = 0.8, {n_new} new tokens, one run", "speedup": _f(r["speedup"]),
+    return {"run": f"lookup (drafting {LOOKUP_DEFAULT}) vs plain on '{w.name}', sampled at T = 0.8, {n_new} new "
+                   "tokens, one run", "speedup": _f(r["speedup"]),
             "tpp": _f(r["tokens_per_pass"]), "acc": _f(r["draft_acceptance_rate"]), "speedup_x": float(r["speedup"])}
 
 
@@ -211,7 +211,8 @@ def vllm_line(target, drafter, small: bool, progress=None) -> dict:
 GUESS_COPY_SPEEDUP = Guess("lookup's speedup over plain decoding on a copy-heavy prompt, sampled at T = 0.8 (not "
                            "greedy), k = 4, n = 3, 40 new tokens, one run (×)", "lookup_copy_speedup_x",
                      lo=0.0, hi=10.0, step=0.1, rel=0.25)
-GUESS_PAIRED = Guess("will specviz pair a drafter that has its own tokenizer?", "verdict", choices=("accepted", "refused"))
+GUESS_PAIRED = Guess("will specviz pair a drafter that has its own tokenizer?", "verdict",
+                     choices=("accepted", "refused"))
 GUESS_SERIAL = Guess("a model drafter's draft time per step at k = 4 ÷ at k = 1 (greedy, copy-heavy prompt, "
                      "24 new tokens)", "ratio_x", lo=0.0, hi=10.0, step=0.5, rel=0.25)
 GUESS_CHAT_ACC = Guess("lookup's draft acceptance α̂ on chat, sampled at T = 0.8, k = 4, n = 3, 48 new tokens, "
@@ -305,21 +306,21 @@ QUESTIONS = [
           "is measured above.")],
         guess=GUESS_SERIAL),
     Question("lookup_chat", "What acceptance would lookup get on open-ended chat?", lookup_on_chat, {
-        "junior": "Low: there is little to copy. Measured (sampled): draft acceptance α̂ {acc_s}, {drafted_s} tokens drafted "
-                  "in {passes_s} passes, {speedup_s}× plain.",
+        "junior": "Low: there is little to copy. Measured (sampled): draft acceptance α̂ {acc_s}, {drafted_s} tokens "
+                  "drafted in {passes_s} passes, {speedup_s}× plain.",
         "middle": "Low acceptance ({acc_s} sampled), but a miss costs little: lookup drafts nothing or one "
                   "slightly wider pass, {speedup_s}× plain measured.",
         "senior": "Sampled, τ = {tpp_s} ({speedup_s}×): a miss costs a slightly larger verify pass, bad but not "
                   "catastrophic. Tokens per pass were {greedy_verdict}; {rep_g} of the greedy output's 4-grams "
                   "repeat. A small model's greedy output tends to loop, and a loop is what lookup copies.",
-        "principal": "Measure per pool before enabling: draft acceptance α̂ {acc_s} sampled vs {acc_g} greedy on the same "
-                     "prompt shows how decoding settings and model size change the answer. Gate lookup on a "
+        "principal": "Measure per pool before enabling: draft acceptance α̂ {acc_s} sampled vs {acc_g} greedy on the "
+                     "same prompt shows how decoding settings and model size change the answer. Gate lookup on a "
                      "running hit rate, and keep k small where matches are rare."},
         [("Lookup hurts a lot when it misses.", "A miss drafts nothing or costs one slightly wider pass "
           "({speedup_s}× measured).")],
         follow_up="And with greedy decoding on this small model? Tokens per pass were {greedy_verdict}; "
-                  "draft acceptance α̂ {acc_g} greedy vs {acc_s} sampled. A small model's greedy output loops, and lookup "
-                  "copies the loop, so 'near zero' holds for genuinely new text, not for a looping output.",
+                  "draft acceptance α̂ {acc_g} greedy vs {acc_s} sampled. A small model's greedy output loops, and "
+                  "lookup copies the loop, so 'near zero' holds for genuinely new text, not for a looping output.",
         guess=GUESS_CHAT_ACC),
 ]
 

@@ -117,7 +117,7 @@ def heads_guess(head: str, workload: str, k: int, tokens: int) -> Guess:
 
 
 def heads_truth(rows: list[dict], head: str) -> dict:
-    """rows: engine.experiments.checkpoint_swap's."""
+    """rows: teach.checkpoints.checkpoint_swap's."""
     tau = {r["target"]: r["tokens_per_pass"] for r in rows if r["method"] == head}
     return {"tau_lost": tau["base"] - tau["fine-tuned"]}
 

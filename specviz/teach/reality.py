@@ -2,12 +2,12 @@
 papers report next to this app's numbers; plus self-speculation by layer skipping, untrained."""
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 
 import torch
 from transformers import DynamicCache
 
+from specviz.core.stats import median
 from specviz.engine import measure
 
 KIB, GB = 1024, 1e9
@@ -108,8 +108,8 @@ def v_by_batch(model, vocab: int, batches=(1, 4, 16), ks=(1, 4, 8), context: int
                     _, secs = measure.timed(dev, lambda: model(input_ids=x, cache=cache, use_cache=True))
                     times[k].append(secs)
                     cache.crop(-(k + 1))
-        t1 = statistics.median(times[0][1:])
-        out[b] = {k: statistics.median(times[k][1:]) / t1 for k in ks}
+        t1 = median(times[0][1:])
+        out[b] = {k: median(times[k][1:]) / t1 for k in ks}
         if progress:
             progress((bi + 1) / len(batches), f"batch {b}")
     return out
@@ -215,7 +215,7 @@ def achieved_bandwidth(model, vocab: int, context: int = 128, repeats: int = 7) 
             _, secs = measure.timed(dev, lambda: model(input_ids=x, cache=cache, use_cache=True))
             times.append(secs)
             cache.crop(-1)
-    step = statistics.median(times[1:])
+    step = median(times[1:])
     b = weight_bytes(model)
     return {"bytes": b, "step_s": step, "gbps": b / step / GB}
 

@@ -253,8 +253,7 @@ def draft_sampling(target, drafter, workload, temperature: float = 0.8, k: int =
     per position of one sampled reply, the chance a draft is kept — p(argmax q) when drafting greedily, Σ min(p, q)
     when sampling from q — and the tokens per pass τ of a full run each way (same prompt, seed and settings)."""
     from specviz.core.sampling import SamplingConfig
-    from specviz.engine import methods as M
-    from specviz.engine import experiments as E
+    from specviz.engine import comparisons as E, methods as M
     from specviz.teach import lab
 
     samp = SamplingConfig(temperature=temperature)

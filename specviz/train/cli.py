@@ -10,19 +10,28 @@ import sys
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("train", help="build the self-distillation corpus and train the proposers")
     jobs = p.add_subparsers(dest="job", required=True)
+    _add_data_jobs(jobs)
+    _add_training_jobs(jobs)
+    _add_vocab_size(jobs)
+    _add_lora(jobs)
+    _add_evaluate(jobs)
 
-    def common(j: argparse.ArgumentParser, run: str) -> None:
-        j.add_argument("--target", default="default", help="'default' (embedded SmolLM2-135M) or a HF id/folder")
-        j.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (a CUDA GPU if any, else the CPU)")
-        j.add_argument("--dtype", default="auto", help="the frozen target's dtype (auto: bfloat16, or float16 on a "
-                       "CUDA GPU without native bfloat16); training autocasts to the same type")
-        j.add_argument("--threads", type=int, default=0,
-                       help="torch CPU threads (0: $SPECVIZ_THREADS, else one per core up to 8)")
-        j.add_argument("--run", default=run, help="run folder (checkpoints; rerun to resume)")
-        j.add_argument("--max-minutes", type=float, default=None, help="stop (and ship) after this much training")
 
+def _common(j: argparse.ArgumentParser, run: str) -> None:
+    j.add_argument("--target", default="default", help="'default' (embedded SmolLM2-135M) or a HF id/folder")
+    j.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (a CUDA GPU if any, else the CPU)")
+    j.add_argument("--dtype", default="auto", help="the frozen target's dtype (auto: bfloat16, or float16 on a "
+                   "CUDA GPU without native bfloat16); training autocasts to the same type")
+    j.add_argument("--threads", type=int, default=0,
+                   help="torch CPU threads (0: $SPECVIZ_THREADS, else one per core up to 8)")
+    j.add_argument("--run", default=run, help="run folder (checkpoints; rerun to resume)")
+    j.add_argument("--max-minutes", type=float, default=None, help="stop (and ship) after this much training")
+
+
+def _add_data_jobs(jobs) -> None:
+    """corpus, corpus-ids, features, prompts, card: the data the proposers train on."""
     c = jobs.add_parser("corpus", help="the target answers a seeded prompt set; label every position")
-    common(c, "runs/corpus")
+    _common(c, "runs/corpus")
     c.add_argument("--prompts", type=int, default=256)
     c.add_argument("--batch", type=int, default=16)
     c.add_argument("--max-new-tokens", type=int, default=128)
@@ -35,7 +44,7 @@ def add_parser(subparsers) -> None:
     x.add_argument("--out", required=True, help="the new folder, e.g. data/corpus/corpus-s2")
     x.set_defaults(func=cmd_corpus_ids)
     f = jobs.add_parser("features", help="time the teacher-forced recompute of the corpus features (tokens/s)")
-    common(f, "runs/features")
+    _common(f, "runs/features")
     f.add_argument("--tiny", action="store_true", help="a tiny random model instead of --target (for a quick check)")
     f.add_argument("--corpus", default=None, help="time on this corpus's sequences (default: random ids)")
     f.add_argument("--sequences", type=int, default=16, help="how many sequences to time")
@@ -54,10 +63,13 @@ def add_parser(subparsers) -> None:
                     "a run that wrote its artefacts elsewhere, e.g. scripts/gpu.sh, names its own)")
     dc.set_defaults(func=cmd_card)
 
+
+def _add_training_jobs(jobs) -> None:
+    """drafter, medusa, eagle, eagle3: one trained proposer each, shipped to models/."""
     for name, steps, tokens in (("drafter", 300, 1024), ("medusa", 300, 512), ("eagle", 300, 768),
                                 ("eagle3", 300, 768)):
         j = jobs.add_parser(name, help=f"train the {name} on the corpus and ship it to models/")
-        common(j, f"runs/{name}")
+        _common(j, f"runs/{name}")
         j.add_argument("--corpus", default="runs/corpus", help="corpus folder, or several comma-separated")
         j.add_argument("--out", default=None, help="artifact folder (default: models/)")
         j.add_argument("--steps", type=int, default=steps)
@@ -89,9 +101,11 @@ def add_parser(subparsers) -> None:
                                 "(default: a low, a middle and the last: 2,15,29 for SmolLM2-135M's 30)")
         j.set_defaults(func=cmd_job)
 
+
+def _add_vocab_size(jobs) -> None:
     vs = jobs.add_parser("vocab-size", help="measure held-out acceptance and draft cost at several draft "
                          "vocabulary sizes; predict the speedup with the cost model; pick the best size")
-    common(vs, "runs/vocab-size")
+    _common(vs, "runs/vocab-size")
     vs.add_argument("--corpus", default="runs/corpus", help="corpus folder, or several comma-separated")
     vs.add_argument("--sizes", default="2048,4096,8192,16384")
     vs.add_argument("--head", default="models", help="folder with the EAGLE head to size (trained here if absent)")
@@ -101,8 +115,11 @@ def add_parser(subparsers) -> None:
     vs.add_argument("--max-new-tokens", type=int, default=32)
     vs.add_argument("--features-cache", default="runs/features", help="as for the training jobs")
     vs.set_defaults(func=cmd_vocab_size)
+
+
+def _add_lora(jobs) -> None:
     lo = jobs.add_parser("lora", help="LoRA fine-tune of the target on Python's documentation (a 2nd checkpoint)")
-    common(lo, "runs/lora")
+    _common(lo, "runs/lora")
     lo.add_argument("--out", default=None)
     lo.add_argument("--corpus", default="runs/corpus", help="for the chat fluency check (skipped if absent)")
     lo.add_argument("--steps", type=int, default=120)
@@ -114,7 +131,6 @@ def add_parser(subparsers) -> None:
                     help="comma-separated linear layers to adapt (e.g. add o_proj,gate_proj,up_proj,down_proj "
                          "for a stronger fine-tune)")
     lo.set_defaults(func=cmd_job)
-    _add_evaluate(jobs)
 
 
 def _add_evaluate(jobs) -> None:

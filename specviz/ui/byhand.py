@@ -7,11 +7,9 @@ import streamlit as st
 
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
-from specviz.engine import experiments as E
-from specviz.teach import acceptance as A
-from specviz.teach import predict as P
-from specviz.ui import guess as G
-from specviz.ui import support as app
+from specviz.engine import comparisons as E
+from specviz.teach import acceptance as A, predict as P
+from specviz.ui import guess as G, loading
 
 K = 4
 ss = st.session_state
@@ -19,10 +17,10 @@ ss = st.session_state
 
 def deal(method: str, workload, new: int) -> None:
     """Run `method` (greedy, k = 4) now and keep three of its steps as the learner's table."""
-    target = app.target()
+    target = loading.target()
     if target is None:
         return
-    dm = app.drafter(app.drafter_names()[0]) if method == "draft" and app.drafter_names() else None
+    dm = loading.drafter(loading.drafter_names()[0]) if method == "draft" and loading.drafter_names() else None
     try:
         with st.spinner(f"Decoding with {method}…"):
             _, steps = E.run_one(target, workload, method, K, 3, SamplingConfig(), new, drafter=dm,

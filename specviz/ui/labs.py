@@ -7,16 +7,10 @@ import streamlit as st
 
 from specviz.core import costmodel as be
 from specviz.core.errors import InputError, ModelError
-from specviz.teach import families as F
-from specviz.teach import lab as L
-from specviz.teach import lossy as Y
-from specviz.teach import notes as NOTES
-from specviz.teach import reality as R
+from specviz.teach import families as F, lab as L, lossy as Y, notes as NOTES, reality as R
 from specviz.teach.guess import Guess
-from specviz.ui import guess as G
-from specviz.ui import support as app
-from specviz.viz import breakeven as vb
-from specviz.viz import lab as V
+from specviz.ui import guess as G, loading
+from specviz.viz import breakeven as vb, lab as V
 
 ss = st.session_state
 
@@ -47,7 +41,7 @@ def lossy_section(p, q) -> None:
     guess = G.ask("ly_drift", DRIFT)
     if st.button("Lock in my guess and draw under each rule", type="primary", key="ly_run") \
             and G.lock("ly_drift", guess):
-        trials = 2000 if app.TINY else 20000
+        trials = 2000 if loading.TINY else 20000
         ss["ly_sim"] = (p, q, params, {r: Y.simulate(p, q, r, params[r], trials) for r in Y.RULES}, trials)
     sim = ss.get("ly_sim")
     if sim is None:
@@ -92,10 +86,10 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
     st.header("Break-even per family, side by side")
     st.write(f"The same cost model for every kind of proposer, at k = {k} and v from {v_text}; only c differs. "
              "Guess each family's break-even α first: the α below which it is slower than plain decoding.")
-    tgt = app.target()
+    tgt = loading.target()
     if tgt is None:
         return
-    methods, _, drafter = app.usable_methods(tgt)
+    methods, _, drafter = loading.usable_methods(tgt)
     measured = [m for m in F.MEASURED if m in methods]
     n_layers = int(tgt.model.config.num_hidden_layers)
     used = st.number_input(f"Layer truncation: layers the drafter runs (N of L = {n_layers})", 1, max(1, n_layers - 1),
@@ -110,7 +104,7 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
             G.lock(f"fam_{n}", guesses[n]) for n in names):
         bar = st.progress(0.0, "measuring…")
         try:
-            ss["fam_c"] = F.measure_costs(tgt, drafter, measured, k=k, tokens=6 if app.TINY else 24,
+            ss["fam_c"] = F.measure_costs(tgt, drafter, measured, k=k, tokens=6 if loading.TINY else 24,
                                           progress=lambda f, t: bar.progress(f, t))
         except (InputError, ModelError) as e:
             st.error(str(e))
@@ -146,7 +140,7 @@ def roofline_section() -> None:
              "and the arithmetic units idle. Speculation spends that idle arithmetic on k extra positions. As the "
              "batch grows, the same weight read serves many sequences, the arithmetic fills up, and the extra "
              "positions start to cost real time.")
-    tgt = app.target()
+    tgt = loading.target()
     if tgt is None:
         return
     c = st.columns(2)
@@ -155,7 +149,7 @@ def roofline_section() -> None:
     guess = G.ask("rf_s16", ROOF)
     if st.button("Lock in my guess and measure", type="primary", key="rf_run") and G.lock("rf_s16", guess):
         bar = st.progress(0.0, "measuring…")
-        small = app.TINY
+        small = loading.TINY
         ss["rf_bw"] = R.achieved_bandwidth(tgt.model, tgt.vocab_size, context=32 if small else 128,
                                            repeats=2 if small else 7)
         ss["rf_vb"] = R.v_by_batch(tgt.model, tgt.vocab_size, ks=(1, 2, 4, 8), context=32 if small else 128,
@@ -210,10 +204,11 @@ def tree_sampling_section() -> None:
         ts = None
     if ts is not None:
         t_labels = [chr(ord("A") + i) for i in range(len(tp))]
-        SOME = Guess("P(some candidate is kept) (0 to 1)", "some_kept", lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05)
+        SOME = Guess("P(some candidate is kept) (0 to 1)", "some_kept", lo=0.0, hi=1.0, step=0.05, rel=0.0,
+                     abs_tol=0.05)
         tguess = G.ask("tsb_some", SOME)
         if st.button("Lock in my guess and draw", type="primary", key="tsb_run") and G.lock("tsb_some", tguess):
-            counts, kept = L.simulate_siblings(tp, tc, 300 if app.TINY else 6000, tsb_rule)
+            counts, kept = L.simulate_siblings(tp, tc, 300 if loading.TINY else 6000, tsb_rule)
             st.session_state["tsb_sim"] = (st.session_state["tsb_p"], tc, tsb_rule, counts, kept)
         sim_t = st.session_state.get("tsb_sim")
         if sim_t and sim_t[0] == st.session_state["tsb_p"] and sim_t[1] == tc and sim_t[2] == tsb_rule:
@@ -222,7 +217,8 @@ def tree_sampling_section() -> None:
             G.show("tsb_some", SOME, {"some_kept": exact.some_kept if tsb_rule == "exact" else ts.some_kept})
             st.dataframe([{"candidate": t_labels[c], "tested against": ", ".join(f"{x:.2f}" for x in ts.residuals[j]),
                            "P(kept | reached)": f"{ts.keep[j]:.3f}"} for j, c in enumerate(tc)]
-                         + [{"candidate": "(none kept)", "tested against": ", ".join(f"{x:.2f}" for x in ts.residuals[-1]),
+                         + [{"candidate": "(none kept)",
+                             "tested against": ", ".join(f"{x:.2f}" for x in ts.residuals[-1]),
                              "P(kept | reached)": "the correction is drawn from this"}], hide_index=True)
             n_tr = int(counts.sum())
             freq = counts / n_tr
@@ -234,8 +230,8 @@ def tree_sampling_section() -> None:
                                                      if tsb_rule == "exact" else f" (the exact rule: {cover:.3f}).")
                         + f" The output is **{tv:.3f}** from p in total variation after {n_tr} draws.")
             if tsb_rule != "exact":
-                st.warning(f"Testing every sibling against p keeps the later ones too rarely and the rest too often: the "
-                           f"output follows {', '.join(f'{x:.3f}' for x in ts.output.tolist())}, "
+                st.warning("Testing every sibling against p keeps the later ones too rarely and the rest too often: "
+                           f"the output follows {', '.join(f'{x:.3f}' for x in ts.output.tolist())}, "
                            f"{0.5 * float((ts.output - tp).abs().sum()):.3f} from p however many draws you make.")
             else:
                 st.caption("The exact rule's draws go through specviz's own tree verifier (core/tree.py), a root with "

@@ -10,11 +10,10 @@ import streamlit as st
 
 from specviz.core.sampling import SamplingConfig
 from specviz.core.suffix import SessionCache
-from specviz.engine import sessions as SE
-from specviz.engine import workloads as W
+from specviz.engine import sessions as SE, workloads as W
 from specviz.engine.methods import SELF_SIZED_CAP
 from specviz.teach import copying as C
-from specviz.ui import support as app
+from specviz.ui import loading, waiting
 
 KEY = "cmp_sess"
 
@@ -24,10 +23,10 @@ def contenders(target, methods: list[str], cfg) -> dict:
     match-length rule) which copies within a request only."""
     out = {}
     if "suffix" in methods:
-        out["suffix, cache on"] = (lambda: app.proposer_for("suffix", target), cfg, True)
-        out["suffix, cache off"] = (lambda: app.proposer_for("suffix", target), cfg, False)
+        out["suffix, cache on"] = (lambda: loading.proposer_for("suffix", target), cfg, True)
+        out["suffix, cache off"] = (lambda: loading.proposer_for("suffix", target), cfg, False)
     if "lookup" in methods:
-        out["lookup (match length)"] = (lambda: app.proposer_for("lookup", target, k_rule="match"), cfg, False)
+        out["lookup (match length)"] = (lambda: loading.proposer_for("lookup", target, k_rule="match"), cfg, False)
     return out
 
 
@@ -42,16 +41,16 @@ def panel(target, methods: list[str]) -> None:
     c1, c3, c4 = st.columns([4, 1, 1])
     name = c1.selectbox("Session", [s.name for s in W.SESSIONS], key="cmp_sess_name", format_func=lambda n: (
         f"{n}: {W.get_session(n).task} ({len(W.get_session(n).requests)} requests)"))
-    max_new = c3.number_input("max new tokens", 4, 256, 8 if app.TINY else 48, key="cmp_sess_new")
+    max_new = c3.number_input("max new tokens", 4, 256, 8 if loading.TINY else 48, key="cmp_sess_new")
     repeats = c4.number_input("repeats", 1, 3, 1, key="cmp_sess_repeats")
     session = W.get_session(name)
     cfg = SE.session_config(SELF_SIZED_CAP, SamplingConfig(), int(max_new))   # both size their own drafts
     cons = contenders(target, methods, cfg)
     st.caption(f"Greedy; suffix and lookup (match-length rule) draft up to {SELF_SIZED_CAP} tokens a step. Each "
                "request in order; plain decoding runs every request too. "
-               + app.estimate(SE.session_runs(len(session.requests), len(cons), int(repeats)), int(max_new))[1])
+               + waiting.estimate(SE.session_runs(len(session.requests), len(cons), int(repeats)), int(max_new))[1])
     if st.button("Run the session", key="cmp_sess_run"):
-        done = app.run_job(KEY, lambda progress: SE.session_against_plain(
+        done = waiting.run_job(KEY, lambda progress: SE.session_against_plain(
             target, session, cons, cfg, repeats=int(repeats), progress=progress))
         if done:
             (measured, _), shared = done
@@ -62,7 +61,7 @@ def panel(target, methods: list[str]) -> None:
     if kept:
         shown, rows, shared = kept
         if shared:
-            st.warning(app.SHARED_NOTE)
+            st.warning(waiting.SHARED_NOTE)
         st.dataframe(pd.DataFrame(C.session_rows(rows)), hide_index=True, width="stretch")
         verdict = C.cache_verdict(rows)
         if verdict:

@@ -1,21 +1,69 @@
 """What one page leaves in the session for another, behind named accessors: the session keys live here.
 
-Compare proposers keeps its last comparison; Take it to a server starts from its recommendation.
+Every page's measured run per method (the break-even calculator fills itself from these), the v(k)
+table measured for the session's target, and Compare proposers' last comparison (Take it to a server
+starts from its recommendation).
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import streamlit as st
 
-from specviz.engine import experiments as E
+from specviz.engine import comparisons as E
+from specviz.ui import memory
+from specviz.ui.loading import model_key, target
+from specviz.ui.waiting import measured_v
 
+RUNS = "measured_runs"     # ui/memory.HEAVY_KEYS evicts it from an idle session
+V_TABLES = "v_tables"
 COMPARISON = "cmp_result"  # ui/memory.HEAVY_KEYS evicts it from an idle session
 
 
+# -- measured runs shared between pages (the calculator fills itself from these) ----------------
+def remember_run(method: str, summary, steps, plain_summary=None, k: int | None = None,
+                 n: int | None = None, v_table: dict | None = None, plain_steps=None,
+                 speedup: float | None = None) -> None:
+    """Keep the last measured run per method in this session (summary + step records).
+
+    plain_summary: the plain-decoding run measured alongside it (same prompt, same settings),
+    which gives t1 (and the measured speedup, unless `speedup` says it); v_table: {k: v(k)} if
+    measured; plain_steps: that plain run's step records (t1 is then their median pass time rather
+    than a mean); speedup: the figure the page showed, when it measured over several repeats (the
+    median of their ratios): the calculator shows that one, not this run's own ratio.
+    """
+    st.session_state.setdefault(RUNS, {})[method] = {
+        "summary": summary, "steps": memory.lean(steps), "plain": plain_summary, "k": k, "n": n,
+        "v_table": v_table, "plain_steps": None if plain_steps is None else memory.lean(plain_steps),
+        "speedup": speedup, "at": time.time()}
+
+
+def measured_runs() -> dict:
+    """{method: {"summary", "steps", "plain", "k", "n", "v_table", "plain_steps", "speedup", "at"}} for
+    this session."""
+    return st.session_state.get(RUNS, {})
+
+
+# -- v(k), measured once per model / device / dtype (ui/waiting.measured_v) -------------------------
+def v_table_if_measured() -> dict[int, float] | None:
+    """The v(k) table this session measured for its current target, if any."""
+    return st.session_state.get(V_TABLES, {}).get(model_key())
+
+
+def measure_v_table() -> dict[int, float] | None:
+    """Measure (or fetch) v(k) for the session's target; st.error and None on failure."""
+    if target() is None:
+        return None
+    table = measured_v(*model_key())
+    st.session_state.setdefault(V_TABLES, {})[model_key()] = table
+    return table
+
+
+# -- Compare proposers' last comparison ---------------------------------------------------------
 @dataclass(frozen=True)
 class Comparison:
-    runs: list            # engine.experiments.Run, every repeat
+    runs: list            # engine.comparisons.Run, every repeat
     mode: str             # "greedy" or "sampled T=…"
     shared: bool = False  # other sessions took turns on the model meanwhile
 

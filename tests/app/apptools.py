@@ -3,7 +3,7 @@ model), the app's path, and opening a page through st.navigation as a user would
 import os
 from pathlib import Path
 
-os.environ["SPECVIZ_TINY"] = "1"  # before the app (and specviz.ui.support) is imported
+os.environ["SPECVIZ_TINY"] = "1"  # before the app (and specviz.ui.loading) is imported
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 

@@ -1,10 +1,10 @@
 import apptools  # noqa: F401  (sets test-sized mode before any test module imports the app)
 import pytest
 
-from specviz.ui import support as app_support
+from specviz.ui import loading as app_loading
 
 
 @pytest.fixture(autouse=True)
 def tiny_mode(monkeypatch):
     monkeypatch.setenv("SPECVIZ_TINY", "1")
-    monkeypatch.setattr(app_support, "TINY", True)  # in case another module imported it first
+    monkeypatch.setattr(app_loading, "TINY", True)  # in case another module imported it first

@@ -8,9 +8,8 @@ import base64
 import json
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from apptools import APP, ok, page
+from streamlit.testing.v1 import AppTest
 
 
 def _values(v):
@@ -172,7 +171,8 @@ def test_lossless_a_broken_rule_shows_its_drift_before_any_draw():
     drift = [w.value for w in at.warning if "from p in total variation" in w.value]
     assert drift and "0.60" not in drift[0].split("On")[0] and "0.60" in drift[0]   # small here, 0.60 on far
     ok(at.button(key="lab_use_far").click().run())
-    assert at.selectbox(key="lab_preset").value == "q far from p" and at.text_input(key="lab_q").value.startswith("0.50")
+    assert at.selectbox(key="lab_preset").value == "q far from p"
+    assert at.text_input(key="lab_q").value.startswith("0.50")
     assert any("**0.60** from p" in w.value for w in at.warning)
 
 
@@ -327,12 +327,13 @@ def test_serve_measures_both_lookup_rules_after_a_guess():
 
 
 def test_serve_prefills_from_the_measured_recommendation():
-    from specviz.engine import experiments as E
     from specviz.core.records import RunSummary
+    from specviz.engine import comparisons as E
 
     def run(method, k, tpp, tps):
         s = RunSummary(method=method, text="", token_ids=[], prompt_tokens=1, target_passes=10, drafted=10,
-                       accepted=5, draft_acceptance_rate=0.5, tested=8, alpha=5 / 8, tokens_per_pass=tpp, per_position_acceptance=[],
+                       accepted=5, draft_acceptance_rate=0.5, tested=8, alpha=5 / 8, tokens_per_pass=tpp,
+                       per_position_acceptance=[],
                        wall_s=1.0, tokens_per_s=tps, prefill_s=0.1, draft_s=0.0, verify_s=0.9, mean_k=1.0)
         return E.Run("csv-to-json", "copy-heavy", method, k, 2 if method == "lookup" else None, s, [], 10.0)
 
@@ -353,12 +354,11 @@ def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch, tmp_path
     another checkpoint, with the loader's own warning, which the page shows."""
     from saved_heads import save_medusa_for
 
-    from specviz.engine import artifacts
-    from specviz.engine import methods as M
+    from specviz.engine import artifacts, methods as M
     from specviz.engine.models import tiny_llama
-    from specviz.ui import support
+    from specviz.ui import loading
 
-    save_medusa_for(support._load("tiny:0", "auto", "float32"), tmp_path, n_heads=4)  # the page's target
+    save_medusa_for(loading._load("tiny:0", "auto", "float32"), tmp_path, n_heads=4)  # the page's target
 
     def tuned_of(target):
         m = tiny_llama(vocab_size=target.vocab_size, seed=5, max_positions=2048)

@@ -5,7 +5,7 @@ import json
 from apptools import ok, page
 
 from specviz.engine.workloads import SESSIONS, get_session
-from specviz.ui.stepping import PRESETS
+from specviz.ui.step_settings import PRESETS
 
 
 def errors(at) -> list[str]:

@@ -3,7 +3,7 @@ page must say so in one line (no traceback); the drawing itself is tested in tes
 import os
 from pathlib import Path
 
-os.environ["SPECVIZ_TINY"] = "1"  # before the app (and specviz.ui.support) is imported
+os.environ["SPECVIZ_TINY"] = "1"  # before the app (and specviz.ui.loading) is imported
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
@@ -29,7 +29,7 @@ def test_trees_page_draws_a_tree_and_its_mask(monkeypatch):
     from specviz.proposers.eagle import EagleHead
     from specviz.proposers.eagle_tree import EagleTree
     from specviz.proposers.vocab import SubsetHead
-    from specviz.ui import support
+    from specviz.ui import loading
 
     def tiny_tree(method, tgt, *a, **kw):
         torch.manual_seed(0)
@@ -37,7 +37,7 @@ def test_trees_page_draws_a_tree_and_its_mask(monkeypatch):
         return EagleTree(head, tgt.model.get_input_embeddings(),
                          SubsetHead(tgt.model.get_output_embeddings().weight, torch.arange(2, 2000)))
 
-    monkeypatch.setattr(support, "proposer_for", tiny_tree)
+    monkeypatch.setattr(loading, "proposer_for", tiny_tree)
     at = AppTest.from_file(APP, default_timeout=180)
     at.run()
     at.switch_page("pages/trees.py").run()
@@ -60,7 +60,7 @@ def test_step_through_lays_a_tree_step_out_as_a_tree(monkeypatch):
     from specviz.proposers.eagle import EagleHead
     from specviz.proposers.eagle_tree import EagleTree
     from specviz.proposers.vocab import SubsetHead
-    from specviz.ui import support
+    from specviz.ui import loading
 
     def tiny_tree(method, tgt, *a, **kw):
         torch.manual_seed(0)
@@ -68,7 +68,7 @@ def test_step_through_lays_a_tree_step_out_as_a_tree(monkeypatch):
         return EagleTree(head, tgt.model.get_input_embeddings(),
                          SubsetHead(tgt.model.get_output_embeddings().weight, torch.arange(2, 2000)))
 
-    monkeypatch.setattr(support, "proposer_for", tiny_tree)
+    monkeypatch.setattr(loading, "proposer_for", tiny_tree)
     at = AppTest.from_file(APP, default_timeout=180)
     at.run()
     at.switch_page("pages/step_through.py").run()

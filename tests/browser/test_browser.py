@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from specviz.bench import loadtest
+from specviz.harness import loadtest
 
 ROOT = Path(__file__).resolve().parents[2]
 LOAD_S = 300  # the first page that needs the model waits for it (~20 s alone; more on a busy 2-core box)

@@ -1,18 +1,18 @@
 """The classroom load test (issue 13 §4): 4 browser sessions press Play on Step through together.
 
-Loopback only, the real default model, Debian's chromium via Playwright (specviz.bench.loadtest does the
-driving; `python -m specviz.bench.loadtest --sessions 20` runs it at classroom size). Neighbouring sessions
+Loopback only, the real default model, Debian's chromium via Playwright (specviz.harness.loadtest does the
+driving; `python -m specviz.harness.loadtest --sessions 20` runs it at classroom size). Neighbouring sessions
 use another preset and method, and each setting runs twice (equal work); every session must finish with
 the text its settings give when played alone, with no exception box, page error or console error.
 The timings (total tokens/s together vs one session alone, slowest vs fastest among equal work) are
 printed, with the targets they miss, but not asserted: they move with whatever else the machine runs, so
-they are a benchmark's figures; `make classroom` (specviz.bench.loadtest) checks them.
+they are a benchmark's figures; `make classroom` (specviz.harness.loadtest) checks them.
 """
 import os
 
 import pytest
 
-from specviz.bench import loadtest
+from specviz.harness import loadtest
 
 SESSIONS = int(os.environ.get("SPECVIZ_LOAD_SESSIONS", "4"))
 

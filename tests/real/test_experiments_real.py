@@ -2,8 +2,8 @@
 import pytest
 
 from specviz.core.sampling import SamplingConfig
+from specviz.engine import comparisons as E
 from specviz.engine.workloads import get
-from specviz.engine import experiments as E
 
 
 @pytest.mark.slow

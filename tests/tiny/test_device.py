@@ -9,8 +9,8 @@ import copy
 
 import pytest
 import torch
-
 from device_guard import META, DeviceMixing, MixingGuard, misplaced, on_meta
+
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import artifacts
 from specviz.engine.decode import DecodeConfig, Decoder
@@ -188,7 +188,8 @@ def test_the_lora_merge_mixes_no_devices(target, shipped):
 
 
 def test_the_layer_skip_demo_mixes_no_devices(target):
-    ids = torch.randint(2, V, (1, 20), generator=torch.Generator().manual_seed(0))   # built on the CPU, as the page does
+    # built on the CPU, as the page does
+    ids = torch.randint(2, V, (1, 20), generator=torch.Generator().manual_seed(0))
     with MixingGuard():
         got = R.layer_agreement(target.model, ids, ns=(1, 2))
     assert set(got) == {1, 2}
@@ -340,7 +341,8 @@ def test_training_autocasts_to_the_gpus_native_half_type(cpu_target, tmp_path, m
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: native or including_emulation)
     monkeypatch.setattr(torch, "autocast", lambda device_type, dtype=None, **kw: seen.append((device_type, dtype))
                         or contextlib.nullcontext())
-    monkeypatch.setattr(torch.amp, "GradScaler", lambda dev, enabled=True: scaled.append(enabled) or Scaler(dev, enabled=False))
+    monkeypatch.setattr(torch.amp, "GradScaler",
+                        lambda dev, enabled=True: scaled.append(enabled) or Scaler(dev, enabled=False))
     model = copy.deepcopy(cpu_target.model)
     tl.attach(model, 4, 8.0)
     common.train(model, tl.make_loss(model, _lora_chunks(), 2), tmp_path, 1, device="cuda", progress=False)
@@ -367,7 +369,7 @@ def test_the_help_says_what_auto_picks(monkeypatch):
 
 
 def test_the_apps_default_dtype_follows_the_gpu(monkeypatch):
-    from specviz.ui.support import default_dtype_name
+    from specviz.ui.loading import default_dtype_name
 
     assert default_dtype_name() == "bfloat16"                         # this CPU
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)

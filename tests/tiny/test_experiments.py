@@ -3,20 +3,19 @@ and (slow) the workload effect on the real default model."""
 import pytest
 
 from specviz.bench import results as BR
-from specviz.core.repetition import repetition
-from specviz.engine import experiments as E
-from specviz.engine import sessions as SE
-from specviz.engine import sweeps as SW
-from specviz.teach import checkpoints as CK
-from specviz.engine.models import load_tokenizer, tiny_llama
 from specviz.core.records import RunSummary
+from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
+from specviz.engine import comparisons as E, sessions as SE, sweeps as SW
+from specviz.engine.models import load_tokenizer, tiny_llama
 from specviz.engine.workloads import COPY, NOVEL, get, of_kind
+from specviz.teach import checkpoints as CK
 
 
 def summary(tpp: float, tps: float, acc=None, ids=()) -> RunSummary:
     return RunSummary(method="m", text="", token_ids=list(ids), prompt_tokens=1, target_passes=10, drafted=10,
-                      accepted=5, draft_acceptance_rate=acc, tested=8, alpha=5 / 8, tokens_per_pass=tpp, per_position_acceptance=[],
+                      accepted=5, draft_acceptance_rate=acc, tested=8, alpha=5 / 8, tokens_per_pass=tpp,
+                      per_position_acceptance=[],
                       wall_s=1.0, tokens_per_s=tps, prefill_s=0.1, draft_s=0.0, verify_s=0.9, mean_k=1.0)
 
 
@@ -31,7 +30,8 @@ def test_repetition_counts_repeated_ngrams():
 
 
 def test_recommend_picks_the_fastest_per_kind():
-    runs = [run("a", COPY, "plain", 0, 1.0, 10), run("a", COPY, "lookup", 3, 2.5, 20), run("a", COPY, "lookup", 6, 3.0, 24),
+    runs = [run("a", COPY, "plain", 0, 1.0, 10), run("a", COPY, "lookup", 3, 2.5, 20),
+            run("a", COPY, "lookup", 6, 3.0, 24),
             run("a", COPY, "draft", 3, 1.6, 12), run("b", NOVEL, "plain", 0, 1.0, 10),
             run("b", NOVEL, "lookup", 3, 1.05, 9.5), run("b", NOVEL, "draft", 3, 1.7, 13)]
     rec = E.recommend(runs)
@@ -86,7 +86,8 @@ def test_compare_runs_every_method_against_the_same_repeats_plain(tiny):
     assert all(r.summary.tokens_per_pass == 1.0 for r in runs if r.method == "plain")
     rows = E.table(runs)
     assert all(r["speedup"] == pytest.approx(1.0) and r["repeats"] == 2 for r in rows if r["method"] == "plain")
-    assert {(r["workload"], r["method"], r["k"]) for r in rows} >= {(ws[0].name, "draft", 3), (ws[1].name, "lookup", 24)}
+    assert {(r["workload"], r["method"], r["k"]) for r in rows} >= {(ws[0].name, "draft", 3),
+                                                                    (ws[1].name, "lookup", 24)}
 
 
 def test_table_divides_by_the_same_repeats_plain_then_takes_the_median():
@@ -128,7 +129,7 @@ def test_checkpoint_swap_reports_the_loaders_own_warning(tiny, monkeypatch, tmp_
     tuned.tokenizer = t.tokenizer
     save_medusa_for(t, tmp_path)
     monkeypatch.setattr(artifacts, "MODELS_DIR", tmp_path)  # where the loader looks, not what it says
-    rows, notes = E.checkpoint_swap(t, tuned, get("csv-to-json"), ["medusa"], k=2, max_new_tokens=4)
+    rows, notes = CK.checkpoint_swap(t, tuned, get("csv-to-json"), ["medusa"], k=2, max_new_tokens=4)
     assert [(r["target"], r["method"]) for r in rows] == [("base", "plain"), ("base", "medusa"),
                                                         ("fine-tuned", "plain"), ("fine-tuned", "medusa")]
     assert list(notes) == ["medusa on the fine-tuned target"]
@@ -162,7 +163,8 @@ def test_bench_rows_flatten_a_results_file(tmp_path):
 
 def test_swap_verdict_states_the_measured_direction():
     rows = [{"target": t, "method": m, "tokens_per_pass": tpp, "draft_acceptance_rate": a}
-            for t, m, tpp, a in [("base", "plain", 1.0, None), ("base", "medusa", 1.8, 0.4), ("base", "lookup", 2.0, 0.7),
+            for t, m, tpp, a in [("base", "plain", 1.0, None), ("base", "medusa", 1.8, 0.4),
+                                 ("base", "lookup", 2.0, 0.7),
                                  ("fine-tuned", "plain", 1.0, None), ("fine-tuned", "medusa", 1.2, 0.1),
                                  ("fine-tuned", "lookup", 2.02, 0.7)]]
     medusa, lookup = CK.swap_verdict(rows)

@@ -1,5 +1,6 @@
 """The walkthrough quotes a measured v(k) only when its spread is smaller than the effect it shows."""
 import pytest
+
 from specviz.engine.passcost import VTable
 from specviz.teach import interview as I
 
@@ -68,7 +69,7 @@ def test_the_heads_question_asks_for_tau_lost_and_says_when_nothing_was_measured
     rows = [{"target": "base", "method": "eagle", "tokens_per_pass": 1.8},
             {"target": "fine-tuned", "method": "eagle", "tokens_per_pass": 1.2}]
     monkeypatch.setattr(I, "trained_available", lambda: {"eagle": True, "lora": True})
-    monkeypatch.setattr(I.E, "checkpoint_swap", lambda *a, **kw: (rows, {}))
+    monkeypatch.setattr(I.CK, "checkpoint_swap", lambda *a, **kw: (rows, {}))
     import specviz.engine.artifacts as artifacts
     monkeypatch.setattr(artifacts, "load_finetuned_target", lambda t: t)
     out = I.heads_on_finetune(None, None, small=True)

@@ -1,6 +1,6 @@
 """A classroom in a box: N browser sessions press Play on Step through together, against one server.
 
-    python -m specviz.bench.loadtest --sessions 20        # classroom size: figures, exit 1 on a miss
+    python -m specviz.harness.loadtest --sessions 20        # classroom size: figures, exit 1 on a miss
     (tests/browser/test_load.py runs it with 4 sessions under `make test`: correctness asserted, the
     timings only reported; the timing targets below are checked here, by `make classroom`)
 
@@ -321,7 +321,7 @@ def missed_targets(r: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m specviz.bench.loadtest", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m specviz.harness.loadtest", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sessions", type=int, default=20, help="browser sessions pressing Play together (default 20)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds to wait for a phase (default 900)")

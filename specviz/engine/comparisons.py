@@ -1,5 +1,6 @@
 """Measured comparisons through the one decode loop: methods side by side and recommendations (k / n
-sweeps: engine/sweeps.py; multi-request sessions: engine/sessions.py).
+sweeps: engine/sweeps.py; multi-request sessions: engine/sessions.py; the lessons that run comparisons,
+greedy against sampled and the checkpoint swap: teach/loops.py and teach/checkpoints.py).
 
 Everything here is measured on the spot through specviz.engine.measure, the one measuring path:
 plain decoding interleaved with the methods (same prompt, same max new tokens, same decoding mode),
@@ -8,7 +9,6 @@ speedup = method tokens/s ÷ plain tokens/s of the same repeat, end to end, medi
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 from specviz.core.errors import InputError
@@ -16,15 +16,13 @@ from specviz.core.records import RunSummary, StepRecord
 from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median, spread
-from specviz.engine import measure
-from specviz.engine import methods as M
+from specviz.engine import measure, methods as M
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.models import LoadedModel
-from specviz.engine.workloads import NOVEL, Workload
+from specviz.engine.workloads import Workload
 
 SPEEDUP_MARGIN = 1.05  # a method must beat plain by 5% to be recommended (these CPUs are noisy)
 WARM_UP_TOKENS = measure.WARM_UP_TOKENS   # measure.interleaved's untimed runs before the timed ones
-LOOPS_AT = 0.2         # plain output repeating this share of its 4-grams loops: lookup copies the loop
 
 
 @dataclass
@@ -52,7 +50,8 @@ def run_one(target: LoadedModel, workload: Workload, method: str, k: int, n: int
     """One measured run of `method` on `workload` at this k (proposer may be given ready-made)."""
     ids = M.encode_prompt(target.tokenizer, workload.prompt, workload.chat)
     prop = proposer if proposer is not None else M.make_proposer(method, target, n=n, drafter=drafter, k_rule=k_rule)
-    return measure.run(target, prop, ids, decode_config(k, sampling, max_new_tokens, seed), target.tokenizer.eos_token_id)
+    return measure.run(target, prop, ids, decode_config(k, sampling, max_new_tokens, seed),
+                       target.tokenizer.eos_token_id)
 
 
 def decode_config(k: int, sampling: SamplingConfig, max_new_tokens: int, seed: int) -> DecodeConfig:
@@ -125,7 +124,8 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
             out.append(Run(w.name, w.kind, "plain", 0, None, plain, psteps, plain.tokens_per_s, r, plain))
             for (m, k), meas in got.items():
                 rp = meas.repeats[r]
-                out.append(Run(w.name, w.kind, m, k, getattr(built[m], "n_min", n) if m == "lookup" else None, rp.summary, rp.steps,
+                out.append(Run(w.name, w.kind, m, k, getattr(built[m], "n_min", n) if m == "lookup" else None,
+                               rp.summary, rp.steps,
                                plain.tokens_per_s, r, plain))
     return out
 
@@ -167,22 +167,9 @@ def table(runs: list[Run]) -> list[dict]:
     return rows
 
 
-def novel_loops(rows: list[dict]) -> tuple[list[dict], list[dict]]:
-    """table() rows of plain decoding on novel workloads, and those of them whose output loops (repeats at
-    least LOOPS_AT of its 4-grams): there lookup copies the loop, and its numbers flatter it."""
-    novel = [r for r in rows if r["method"] == "plain" and r["kind"] == NOVEL]
-    return novel, [r for r in novel if r["repetition"] >= LOOPS_AT]
-
-
 def one_repeat(runs: list[Run], workload: str) -> list[Run]:
     """The runs of one workload's first repeat: its plain run and every (method, k) once (the timeline)."""
     return [r for r in runs if r.workload == workload and r.repeat == 0]
-
-
-def lookup_vs_plain(rows: list[dict]) -> list[tuple[dict, dict]]:
-    """greedy_vs_sampled() rows paired: (lookup's row, the plain row of the same workload and mode)."""
-    plain = {(r["workload"], r["mode"]): r for r in rows if r["method"] == "plain"}
-    return [(r, plain[r["workload"], r["mode"]]) for r in rows if r["method"] == "lookup"]
 
 
 @dataclass
@@ -237,67 +224,3 @@ def recommend(runs: list[Run]) -> dict[str, Recommendation]:
                                        label(second) if second else None,
                                        median(x.get("spread") for x in cands[best[2]]))
     return out
-
-
-def greedy_vs_sampled(target: LoadedModel, workloads: list[Workload], k: int = 5, n: int = 3,
-                      max_new_tokens: int = 48, temperature: float = 0.8, seed: int = 0,
-                      progress=None) -> list[dict]:
-    """Lookup vs plain on the same prompts, greedy and sampled: table rows with a 'mode' column.
-
-    With a small model, greedy output loops, and lookup copies the loop; sampling breaks the loops.
-    Lookup runs the fixed-k rule here: k tokens per match, the k the caller chose."""
-    rows = []
-    modes = [("greedy", SamplingConfig()), (f"sampled T={temperature:g}", SamplingConfig(temperature))]
-    for i, (mode, samp) in enumerate(modes):
-        sub = (lambda f, t, i=i: progress((i + f) / len(modes), f"{mode}: {t}")) if progress else None  # noqa: E731
-        runs = compare(target, workloads, ["lookup"], [k], n, samp, max_new_tokens, seed, progress=sub, k_rule="fixed")
-        for row in table(runs):
-            row["mode"] = mode
-            rows.append(row)
-    return rows
-
-
-@dataclass(frozen=True)
-class SwapInputs:
-    """What checkpoint_swap() can measure with the artefacts in models/ (methods.trained_available)."""
-    heads: list[str]   # the trained heads shipped: each is measured on both checkpoints
-    finetune: bool     # the LoRA fine-tune of the target shipped (the second checkpoint)
-
-    @property
-    def missing(self) -> list[str]:
-        """What is not there yet, in words; empty when the swap can run."""
-        return ([] if self.heads else ["medusa or eagle heads"]) + ([] if self.finetune else ["the fine-tuned target"])
-
-
-def checkpoint_swap_inputs() -> SwapInputs:
-    avail = M.trained_available()
-    return SwapInputs([m for m in ("medusa", "eagle") if avail.get(m)], bool(avail.get("lora")))
-
-
-def checkpoint_swap(base: LoadedModel, tuned: LoadedModel, workload: Workload, methods: list[str],
-                    k: int = 4, sampling: SamplingConfig = SamplingConfig(), max_new_tokens: int = 48,
-                    seed: int = 0, progress=None) -> tuple[list[dict], dict[str, str]]:
-    """The same proposers on the base target and on a fine-tune of it: tokens per pass side by side.
-
-    Each proposer is loaded for the target it runs on, as a deployment that forgot to retrain would
-    do. What the loader says about it — a checkpoint-mismatch warning, or a refusal (then the base's
-    proposer is run on the fine-tune anyway) — is returned as {method: message}."""
-    rows, notes = [], {}
-    plan = [(lab, tgt, m) for lab, tgt in (("base", base), ("fine-tuned", tuned)) for m in ["plain", *methods]]
-    warm_up(base, workload, sampling, seed)
-    for i, (lab, tgt, m) in enumerate(plan):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                prop = M.make_proposer(m, tgt)
-            except Exception as e:  # noqa: BLE001 - the loader's own refusal is part of the lesson
-                notes[f"{m} on the {lab} target"] = f"refused: {e}"
-                prop = M.make_proposer(m, base)
-        if caught:
-            notes.setdefault(f"{m} on the {lab} target", "warned: " + str(caught[0].message))
-        s, _ = run_one(tgt, workload, m, k, 3 if m == "lookup" else None, sampling, max_new_tokens, seed,
-                       proposer=prop)
-        rows.append({"target": lab, "method": m, "tokens_per_pass": s.tokens_per_pass,
-                     "draft_acceptance_rate": s.draft_acceptance_rate, "tokens_per_s": s.tokens_per_s})
-        _tick(progress, i + 1, len(plan), f"{m} on the {lab} target")
-    return rows, notes

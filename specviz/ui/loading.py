@@ -1,8 +1,8 @@
-"""What every page shares: cached model loading, the sidebar settings, the test-sized mode.
+"""Loading the models every page shares, in background jobs, and the sidebar that picks them.
 
 Models live in st.cache_resource (one copy per process, read-only, shared by all sessions);
-each browser session's decoding state lives in st.session_state. Pages import from here and
-from specviz; they hold no algorithm.
+each browser session's decoding state lives in st.session_state (ui/state.py names the keys that
+pages hand each other). Pages import from here and from specviz; they hold no algorithm.
 
 Test-sized mode: with SPECVIZ_TINY=1 in the environment, the "target" is a tiny random Llama
 with the real SmolLM2 tokenizer (so text still renders) and the "drafter" a second tiny one —
@@ -21,10 +21,8 @@ from specviz import runtime
 from specviz.core.errors import InputError, ModelError
 from specviz.engine import methods as M
 from specviz.engine.device import default_device, half_dtype
-from specviz.engine.experiments import WARM_UP_TOKENS, RunCount
 from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_model, load_tokenizer, tiny_llama
 from specviz.ui import memory
-from specviz.ui.turns import TURNS
 
 TINY = os.environ.get("SPECVIZ_TINY", "") not in ("", "0")
 THREADS = runtime.use_threads()  # sessions take turns on the model (ui/turns.py), each turn uses them all
@@ -224,55 +222,6 @@ def proposer_for(method: str, tgt: LoadedModel, n: int | None = None, n_min: int
                            lookup_rule=lookup_rule, k_rule=k_rule, spec_factor=spec_factor, suffix=suffix)
 
 
-# -- measured runs shared between pages (the calculator fills itself from these) ----------------
-def remember_run(method: str, summary, steps, plain_summary=None, k: int | None = None,
-                 n: int | None = None, v_table: dict | None = None, plain_steps=None,
-                 speedup: float | None = None) -> None:
-    """Keep the last measured run per method in this session (summary + step records).
-
-    plain_summary: the plain-decoding run measured alongside it (same prompt, same settings),
-    which gives t1 (and the measured speedup, unless `speedup` says it); v_table: {k: v(k)} if
-    measured; plain_steps: that plain run's step records (t1 is then their median pass time rather
-    than a mean); speedup: the figure the page showed, when it measured over several repeats (the
-    median of their ratios): the calculator shows that one, not this run's own ratio.
-    """
-    st.session_state.setdefault("measured_runs", {})[method] = {
-        "summary": summary, "steps": memory.lean(steps), "plain": plain_summary, "k": k, "n": n,
-        "v_table": v_table, "plain_steps": None if plain_steps is None else memory.lean(plain_steps),
-        "speedup": speedup, "at": time.time()}
-
-
-def measured_runs() -> dict:
-    """{method: {"summary", "steps", "plain", "k", "n", "v_table", "plain_steps", "speedup", "at"}} for
-    this session."""
-    return st.session_state.get("measured_runs", {})
-
-
-# -- v(k), measured once per model / device / dtype (a few seconds) ------------------------------
-@st.cache_data(show_spinner=False, max_entries=8)
-def measured_v(name: str, device: str, dtype: str):
-    """passcost.VTable {k: v(k)} (with its spread) for this target (shared by all sessions: it describes
-    the machine, not a user)."""
-    from specviz.engine.passcost import V_KS, measure_v
-    with TURNS.measurement() as between:  # each repeat timed alone; other sessions step in between
-        return measure_v(cached_model(name, device, dtype), ks=V_KS, context=256, repeats=5 if TINY else 7,
-                         progress=lambda f: between())
-
-
-def v_table_if_measured() -> dict[int, float] | None:
-    """The v(k) table this session measured for its current target, if any."""
-    return st.session_state.get("v_tables", {}).get(model_key())
-
-
-def measure_v_table() -> dict[int, float] | None:
-    """Measure (or fetch) v(k) for the session's target; st.error and None on failure."""
-    if target() is None:
-        return None
-    table = measured_v(*model_key())
-    st.session_state.setdefault("v_tables", {})[model_key()] = table
-    return table
-
-
 def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | None]:
     """(methods that build for this target, why the others don't, the first offered drafter).
 
@@ -287,81 +236,11 @@ def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | 
     return methods, why_not, d
 
 
-# -- turns on the shared model (ui/turns.py) ---------------------------------------------------
-def waiter(box):
-    """An on_wait callback for TURNS: says in `box` how many sessions are ahead (redrawn when it changes)."""
-    last = [None]
-
-    def on_wait(ahead: int) -> None:
-        if ahead != last[0]:
-            last[0] = ahead
-            box.info(f"Waiting for the model: {ahead} session{'s' if ahead != 1 else ''} ahead of you. "
-                     "Sessions take turns one step at a time, so every run keeps moving.", icon="⏳")
-    return on_wait
-
-
-def measuring(box):
-    """TURNS.measurement with a waiting note in `box`: `with measuring(box) as between: ...`."""
-    return TURNS.measurement(waiter(box))
-
-
-def run_job(key: str, work):
-    """A long measurement (Compare, the sweep) as a cancellable job: a Cancel button (any click stops
-    the script run; the page shows the `<key>_cancelled` flag on its next run), a progress bar, each
-    run timed in its own turn. `work(progress)` does the job. Returns (result, shared) where shared
-    says other sessions stepped in between runs, or None after a user-facing error (shown)."""
-    cancel = st.empty()  # gone with the bar when the job ends: a Cancel button after the run would cancel nothing
-    cancel.button("Cancel", key=f"{key}_cancel",
-                  on_click=lambda: st.session_state.update({f"{key}_cancelled": True}))
-    bar = st.progress(0.0, "starting…")
-    try:
-        with measuring(bar) as between:  # each run timed alone; other sessions step in between runs
-            out = work(lambda f, t: (bar.progress(f, t), between()))
-        return out, between.shared
-    except (InputError, ModelError) as e:
-        st.error(str(e))
-        return None
-    finally:
-        bar.empty()
-        cancel.empty()
-
-
-# -- how long a job will take, from a measured step (Compare, the sweep) ------------------------
-@st.cache_data(ttl=300, show_spinner="Timing a few decoding steps for the estimate…", max_entries=8)
-def step_seconds(name: str, device: str, dtype: str) -> tuple[float, float]:
-    """(median plain-step seconds, prefill seconds) on this machine now: 8 plain steps, in a turn."""
-    from specviz.core.stats import median
-    from specviz.engine import measure, workloads
-    from specviz.engine.decode import DecodeConfig
-    from specviz.engine.methods import encode_prompt
-
-    tgt = cached_model(name, device, dtype)
-    w = workloads.WORKLOADS[0]
-    with TURNS.turn():
-        s, steps = measure.run(tgt, None, encode_prompt(tgt.tokenizer, w.prompt, w.chat),
-                               DecodeConfig(k=1, max_new_tokens=9, record=False, stop_at_eos=False))
-    return median(r.verify_s for r in steps[1:]), s.prefill_s
-
-
-def estimate(runs: RunCount, max_new: int) -> tuple[float, str]:
-    """(seconds, a sentence) for the runs a comparison or a sweep makes (engine/experiments: compare_runs,
-    sweep_runs), from a plain step measured on this machine now: each run is its prefill plus one step per
-    new token."""
-    s = settings()
-    t1, prefill = step_seconds(s["target"], s["device"], s["dtype"])
-    secs = runs.timed * (prefill + max_new * t1) + runs.warm_ups * (prefill + WARM_UP_TOKENS * t1)
-    busy = TURNS.waiting()
-    who = f" {busy} other session{'s' if busy != 1 else ''} queued for the model now, so expect longer." if busy else ""
-    warm = f"{runs.warm_ups} warm-up run{'s' if runs.warm_ups != 1 else ''} of {WARM_UP_TOKENS} tokens"
-    return secs, (f"{runs.timed} runs of up to {max_new} new tokens: about {_duration(secs)} here, with the "
-                  f"{warm} (a plain step measured {t1 * 1e3:.0f} ms just now; speculative runs take fewer, "
-                  f"dearer passes).{who}")
-
-
-def _duration(secs: float) -> str:
-    return f"{secs:.0f} s" if secs < 90 else f"{secs / 60:.1f} min"
-
-
-SHARED_NOTE = ("Other sessions took turns on the model during this measurement. Each run was timed inside "
-               "this session's own turn, but their pages were being drawn on the same CPU meanwhile: "
-               "run it again when the class is quieter before quoting these numbers.")
+def target_and_methods() -> tuple[LoadedModel, list[str], dict, LoadedModel | None]:
+    """(target, methods that build for it, why the others don't, the first offered drafter) for a page that runs
+    methods; stops the page (after target()'s st.error) when the target did not load."""
+    tgt = target()
+    if tgt is None:
+        st.stop()
+    methods, why_not, d = usable_methods(tgt)
+    return tgt, methods, why_not, d
