@@ -17,7 +17,7 @@ test:
 test-fast: setup
 	.venv/bin/python -m pytest -q tests -m "not slow"
 
-# The load test at classroom size (README, "Running it for a class"): SESSIONS browser sessions press Play together.
+# The load test at classroom size (docs/classroom.md): SESSIONS browser sessions press Play together.
 SESSIONS ?= 20
 classroom:
 	bash scripts/setup.sh --browser
