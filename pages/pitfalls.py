@@ -90,8 +90,8 @@ else:
 
             tuned = artifacts.load_finetuned_target(target)
             rows, refusals = CK.checkpoint_swap(target, tuned, of_kind(kind)[0], heads + ["lookup"], int(k),
-                                               SamplingConfig(), int(max_new),
-                                               progress=lambda f, t: bar.progress(f, t))
+                                                SamplingConfig(), int(max_new),
+                                                progress=lambda f, t: bar.progress(f, t))
             st.session_state["pit_swap"] = (rows, refusals)
         except (InputError, ModelError, FileNotFoundError) as e:
             st.error(str(e))

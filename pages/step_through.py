@@ -52,7 +52,7 @@ with right:
     seed = c2.number_input("Seed", step=1, key="stp_seed", persist_state="session")
 
 settings = SS.Settings(prompt, chat, method, drafter_name, k, new, adaptive, n, n_min, n_max, temp, seed, rule,
-                      k_rule, factor, depth, min_prob, session, cache)
+                       k_rule, factor, depth, min_prob, session, cache)
 SS.range_error(settings)  # a field left empty or with letters reads as 0: say so now, not at Play
 
 

@@ -53,8 +53,8 @@ def build(s: Settings) -> tuple[Decoder, dict]:
 
     def make():
         opts = s.suffix_opts() if cache is None else {**s.suffix_opts(), "cache": cache}
-        return loading.proposer_for(s.method, tgt, s.n, s.n_min, s.n_max, dm, lookup_rule=s.rule, k_rule=s.k_rule,
-                                spec_factor=s.factor, suffix=opts)
+        return loading.proposer_for(s.method, tgt, s.n, s.n_min, s.n_max, dm, lookup_rule=s.rule,
+                                    k_rule=s.k_rule, spec_factor=s.factor, suffix=opts)
 
     dec = Decoder(tgt, make(), ids, cfg, eos_token_id=tgt.tokenizer.eos_token_id)
     return dec, {"make": make, "ids": ids, "cfg": cfg, "target": tgt}
