@@ -110,11 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop after this many generated tokens (or at end of sequence) (default: %(default)s)")
     g.add_argument("--json", action="store_true",
                    help="print one JSON object (text, ids, every step, summary) instead of text (default: off)")
+    g.add_argument("--record", metavar="FILE", default=None,
+                   help="also write the run as a recording (JSON: settings, model fingerprint, environment, every "
+                        "step, timings) that `replay FILE` and the app's Step through open without a model "
+                        "(default: off)")
     g.add_argument("--against-plain", type=int, default=0, metavar="REPEATS",
                    help="also run plain decoding interleaved, REPEATS times, and report the measured speedup "
                         "(median of per-repeat ratios, with its spread) and greedy equality (default: off)")
     add_model_args(g)
     g.set_defaults(func=cmd_generate)
+    r = sub.add_parser("replay", help="print a recorded run (a recording file) as generate --json would, "
+                                      "with no model loaded")
+    r.add_argument("file", metavar="FILE", help="a recording: written by generate --record or the app's download")
+    r.set_defaults(func=cmd_replay)
     # Other commands (train, bench) live in their own modules, each with add_parser(sub) that
     # registers a sub-parser and sets func=... on it.
     for module in (train_cli, bench_main):
@@ -170,6 +178,8 @@ def cmd_generate(a) -> int:
     cfg.check()
     if a.session_cache not in ("on", "off"):
         raise InputError(f"--session-cache takes on or off, got '{a.session_cache}'")
+    if a.session and a.record:
+        raise InputError("--record writes one run; a --session runs several")
     if a.session:
         session = workloads.get_session(a.session)
     else:
@@ -198,10 +208,10 @@ def cmd_generate(a) -> int:
         s, steps = check.summary, check.steps
     else:
         s, steps = measure.run(target, proposer, ids, cfg, eos)
+    if a.record:
+        write_recording(a, target, ids, s, steps)
     if a.json:
-        out = {"text": s.text, "token_ids": s.token_ids,
-               "steps": [step_json(st) for st in steps],
-               "summary": s.as_dict()}
+        out = run_json(s, steps)
         if check is not None:
             out["against_plain"] = {"speedup": check.speedup, "spread": check.spread, "ratios": check.ratios,
                                     "too_noisy": check.too_noisy,
@@ -218,6 +228,43 @@ def cmd_generate(a) -> int:
         same = ("" if not check.compared else "; same tokens as plain greedy decoding" if check.identical
                 else f"; {check.divergence.describe()}")
         print(f"[against plain] speedup {check.quote()}{same}", file=sys.stderr)
+    return 0
+
+
+def run_json(s, steps) -> dict:
+    """What --json prints for one run (and `replay` for a recording of one)."""
+    return {"text": s.text, "token_ids": s.token_ids, "steps": [step_json(st) for st in steps], "summary": s.as_dict()}
+
+
+def write_recording(a, target, ids, s, steps) -> None:
+    from specviz.core.recording import dumps
+    from specviz.engine.recorder import step_recording
+
+    keys = ("method", "k", "adaptive", "n", "n_min", "n_max", "lookup_rule", "k_rule", "spec_factor", "max_depth",
+            "min_token_prob", "temperature", "top_k", "top_p", "seed", "max_new_tokens", "workload", "chat")
+    settings = {k: getattr(a, k) for k in keys}
+    settings["max_new"] = a.max_new_tokens
+    text = dumps(step_recording(target, settings, ids, s, steps, extra={"source": "cli"}))
+    try:
+        Path(a.record).write_text(text)
+    except OSError as e:
+        raise InputError(f"cannot write the recording: {e.strerror}: {a.record}") from e
+
+
+def cmd_replay(a) -> int:
+    """A recording of one run, printed as generate --json prints it: no model is loaded."""
+    from specviz.core.recording import loads
+
+    try:
+        data = Path(a.file).read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read the recording: {e.strerror}: {a.file}") from e
+    rec = loads(data)
+    if len(rec.runs) != 1:
+        raise InputError(f"this recording holds {len(rec.runs)} runs ({rec.kind}); replay prints one run: open it "
+                         "on the app's Compare page")
+    run = rec.runs[0]
+    print(json.dumps(run_json(run.summary, run.steps)))
     return 0
 
 

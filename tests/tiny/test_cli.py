@@ -161,3 +161,35 @@ def test_a_session_runs_every_request_in_order(tmp_path):
     assert "cross-request cache off" in out and "4. reformat-table-4" in out and "total: 24 tokens" in out
     rc, _, err = cli("generate", "--session", "reformat-table-session", "--prompt", "hi")
     assert rc == 2 and "not allowed with" in err                      # one source of prompts at a time
+
+
+def test_replay_prints_what_generate_json_printed(tiny_dirs, tmp_path):
+    """generate --record writes the run; replay prints it as generate --json did, timings included, with no model."""
+    target, _ = tiny_dirs
+    rec = tmp_path / "run.json"
+    prompt = " ".join(f"w{i % 5}" for i in range(16))
+    rc, out, err = cli("generate", "--target", target, "--prompt", prompt, "--method", "lookup", "--k", "3",
+                       "--max-new-tokens", "10", "--json", "--dtype", "float32", "--record", str(rec))
+    assert rc == 0, err
+    rc, again, err = cli("replay", str(rec))
+    assert rc == 0, err
+    assert json.loads(again) == json.loads(out)
+    doc = json.loads(rec.read_text())
+    assert doc["model"]["fingerprint"] and doc["environment"]["dtype"] == "float32"
+
+
+@pytest.mark.parametrize("content,expect", [
+    ("{\"format\": \"specviz-recording\", \"version\": 1", "truncated"),
+    ("[]", "not a specviz recording"),
+    ("{\"format\": \"specviz-recording\", \"version\": 99}", "version"),
+])
+def test_replay_bad_file_one_line(tmp_path, content, expect):
+    f = tmp_path / "bad.json"
+    f.write_text(content)
+    rc, _, err = cli("replay", str(f))
+    assert expect in one_clear_line(rc, err)
+
+
+def test_replay_missing_file_one_line(tmp_path):
+    rc, _, err = cli("replay", str(tmp_path / "none.json"))
+    assert "cannot read the recording" in one_clear_line(rc, err)
