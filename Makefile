@@ -1,5 +1,5 @@
 # The two commands a new user needs (README): `make app` and `make test`.
-.PHONY: setup app test test-fast classroom
+.PHONY: setup app test test-fast classroom lecture
 setup:
 	bash scripts/setup.sh
 
@@ -16,6 +16,13 @@ test:
 
 test-fast: setup
 	.venv/bin/python -m pytest -q tests -m "not slow"
+
+# Lecture mode: the app on a folder of recordings (downloaded from Step through / Compare, or written by
+# `specviz generate --record FILE`), with no model loaded. RECORDINGS=folder (default: recordings/).
+RECORDINGS ?= recordings
+lecture: setup
+	SPECVIZ_LECTURE=$(RECORDINGS) .venv/bin/python -m specviz.ui.launch --server.address localhost --server.headless true \
+		--browser.gatherUsageStats false --server.fileWatcherType none --client.toolbarMode minimal
 
 # The load test at classroom size (docs/classroom.md): SESSIONS browser sessions press Play together.
 SESSIONS ?= 20

@@ -10,7 +10,7 @@ from specviz.engine.measure import too_noisy
 from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, trained_available
 from specviz.engine.workloads import ALL, COPY, NOVEL, WORKLOADS, of_kind
 from specviz.teach import loops as LP
-from specviz.ui import loading, sessions, state, waiting
+from specviz.ui import lecture, links as L, loading, recordings, sessions, state, waiting
 from specviz.viz import compare as V
 
 st.title("Compare proposers")
@@ -20,48 +20,78 @@ st.write("The same prompt through every proposer, measured now, on this machine,
          "With more than one repeat, the spread between repeats is shown; a speedup whose spread is larger "
          "than its distance from 1 is too noisy to quote.")
 
-target, methods, why_not, drafter = loading.target_and_methods()
-trained = trained_available()
-if why_not:
-    st.info("Not available here: " + "; ".join(f"**{m}** — {r}" for m, r in why_not.items()))
-elif not trained.get("medusa") and not trained.get("eagle"):
-    st.info("No trained heads (Medusa / EAGLE) are in models/ yet.")
+target = None
+if lecture.on():  # recordings only: no model here
+    st.info(f"Running a comparison {lecture.NEEDS_MODEL} Open a recorded comparison below.",
+            icon=":material/co_present:")
+else:  # the live comparison: settings, estimate, Run
+    target, methods, why_not, drafter = loading.target_and_methods()
+    trained = trained_available()
+    if why_not:
+        st.info("Not available here: " + "; ".join(f"**{m}** — {r}" for m, r in why_not.items()))
+    elif not trained.get("medusa") and not trained.get("eagle"):
+        st.info("No trained heads (Medusa / EAGLE) are in models/ yet.")
 
-CHOICES = {f"every {COPY} workload": of_kind(COPY), f"every {NOVEL} workload": of_kind(NOVEL),
-           "one of each kind": [of_kind(COPY)[0], of_kind(NOVEL)[0]], "all eight workloads": WORKLOADS}
-CHOICES.update({f"{w.name} ({w.kind})": [w] for w in ALL})  # incl. the translation-like one
-c1, c3 = st.columns([4, 1])
-which = c1.selectbox("Workload", list(CHOICES), index=2, key="cmp_workloads")
-n = c3.number_input("lookup n", 1, 6, MATCH_MIN, key="cmp_n",
-                    help=f"the shortest match that drafts; lookup and suffix draft as far as the match goes (up to "
-                         f"{SELF_SIZED_CAP} tokens), so the k values apply to the other methods")
-# the methods on a row of their own: at a third of the page width the fifth chip was cut off
-chosen = st.multiselect("Methods (plain always runs)", methods, default=methods, key="cmp_methods")
-c1, c2, c3, c4 = st.columns(4)
-ks = c1.multiselect("k values", list(range(1, 11)), default=[2] if loading.TINY else [4], key="cmp_ks")
-mode = c2.radio("Decoding", ["sampled", "greedy"], horizontal=True, key="cmp_mode",
-                help="A 135M model decoded greedily falls into loops, and lookup copies the loop: "
-                     "sampling shows lookup's real behaviour on novel text.")
-temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="cmp_temp", disabled=mode == "greedy")
-max_new = c3.number_input("max new tokens", 4, 256, 8 if loading.TINY else 32, key="cmp_max_new")
-repeats = c4.number_input("repeats (medians)", 1, 5, 1, key="cmp_repeats")
+    CHOICES = {f"every {COPY} workload": of_kind(COPY), f"every {NOVEL} workload": of_kind(NOVEL),
+               "one of each kind": [of_kind(COPY)[0], of_kind(NOVEL)[0]], "all eight workloads": WORKLOADS}
+    CHOICES.update({f"{w.name} ({w.kind})": [w] for w in ALL})  # incl. the translation-like one
+    LINK = [L.Param("cmp_workloads", "choice", options=tuple(CHOICES)), L.Param("cmp_n", "int", 1, 6),
+            L.Param("cmp_methods", "choices", options=tuple(methods)),
+            L.Param("cmp_ks", "choices", options=tuple(range(1, 11))),
+            L.Param("cmp_mode", "choice", options=("sampled", "greedy")), L.Param("cmp_temp", "float", 0.05, 2.0),
+            L.Param("cmp_max_new", "int", 4, 256), L.Param("cmp_repeats", "int", 1, 5)]
+    L.check("compare", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
+    c1, c3 = st.columns([4, 1])
+    which = c1.selectbox("Workload", list(CHOICES), index=2, key="cmp_workloads", bind=L.BIND)
+    n = c3.number_input("lookup n", 1, 6, MATCH_MIN, key="cmp_n", bind=L.BIND,
+                        help=f"the shortest match that drafts; lookup and suffix draft as far as the match goes (up to "
+                             f"{SELF_SIZED_CAP} tokens), so the k values apply to the other methods")
+    # the methods on a row of their own: at a third of the page width the fifth chip was cut off
+    chosen = st.multiselect("Methods (plain always runs)", methods, default=methods, key="cmp_methods", bind=L.BIND)
+    c1, c2, c3, c4 = st.columns(4)
+    ks = c1.multiselect("k values", list(range(1, 11)), default=[2] if loading.TINY else [4], key="cmp_ks",
+                        bind=L.BIND)
+    mode = c2.radio("Decoding", ["sampled", "greedy"], horizontal=True, key="cmp_mode", bind=L.BIND,
+                    help="A 135M model decoded greedily falls into loops, and lookup copies the loop: "
+                         "sampling shows lookup's real behaviour on novel text.")
+    temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="cmp_temp", disabled=mode == "greedy", bind=L.BIND)
+    max_new = c3.number_input("max new tokens", 4, 256, 8 if loading.TINY else 32, key="cmp_max_new", bind=L.BIND)
+    repeats = c4.number_input("repeats (medians)", 1, 5, 1, key="cmp_repeats", bind=L.BIND)
 
-runs_made = E.compare_runs(len(CHOICES[which]), chosen, ks, int(repeats))  # the runs E.compare makes
-st.caption(waiting.estimate(runs_made, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a run.")
-go = st.button("Run the comparison", type="primary", key="cmp_run")
-if st.session_state.pop("cmp_cancelled", False):
-    st.info("Comparison cancelled.")
-if go:
-    sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
-    done = waiting.run_job("cmp", lambda progress: E.compare(target, CHOICES[which], chosen, sorted(ks), int(n),
-                                                             sampling, int(max_new), repeats=int(repeats),
-                                                             drafter=drafter, progress=progress))
-    if done:
-        runs, shared = done
-        state.keep_comparison(state.Comparison(runs, mode if mode == "greedy" else f"sampled T={temp:g}", shared))
-        for r in runs:  # the calculator and other pages read the last run per method
-            if r.method != "plain":
-                state.remember_run(r.method, r.summary, r.steps, r.plain, k=r.k, n=r.n)
+    runs_made = E.compare_runs(len(CHOICES[which]), chosen, ks, int(repeats))  # the runs E.compare makes
+    st.caption(waiting.estimate(runs_made, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a run.")
+    b1, b2 = st.columns([1, 3])
+    go = b1.button("Run the comparison", type="primary", key="cmp_run")
+    with b2:
+        L.share("compare", L.current(LINK), "press Run there to measure it on that machine")
+    if st.session_state.pop("cmp_cancelled", False):
+        st.info("Comparison cancelled.")
+    if go:
+        sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
+        done = waiting.run_job("cmp", lambda progress: E.compare(target, CHOICES[which], chosen, sorted(ks), int(n),
+                                                                 sampling, int(max_new), repeats=int(repeats),
+                                                                 drafter=drafter, progress=progress))
+        if done:
+            runs, shared = done
+            state.keep_comparison(state.Comparison(runs, mode if mode == "greedy" else f"sampled T={temp:g}", shared,
+                                                   settings={"workloads": which, "methods": chosen, "ks": sorted(ks),
+                                                             "n": int(n), "mode": mode, "temperature": float(temp),
+                                                             "max_new": int(max_new), "repeats": int(repeats)}))
+            for r in runs:  # the calculator and other pages read the last run per method
+                if r.method != "plain":
+                    state.remember_run(r.method, r.summary, r.steps, r.plain, k=r.k, n=r.n)
+
+with st.expander("Recorded comparisons: download this one, or open one", icon=":material/save:"):
+    opened = recordings.opened("cmp_upload", "compare", convert=lambda r: (r, recordings.compare_runs(r)))
+    if opened is not None:
+        rec, recorded_runs = opened
+        state.keep_comparison(state.Comparison(recorded_runs, str(rec.extra.get("mode", rec.settings.get("mode", "?"))),
+                                               bool(rec.extra.get("shared", False)), recorded=rec,
+                                               settings=rec.settings))
+    res = state.comparison()
+    if res:
+        recordings.download("Download this comparison", res.recorded or recordings.compare_recording(
+            target, res.settings or {}, res.runs, res.mode, res.shared), key="cmp_download")
 
 res = state.comparison()
 if not res:
@@ -70,6 +100,10 @@ else:
     runs = res.runs
     rows = E.table(runs)
     st.subheader(f"Measured ({res.mode})")
+    if res.recorded:
+        st.info(f"From a recording made at {res.recorded.when} with {recordings.origin(res.recorded)}: every number "
+                "below is the recording's, not measured now. Run the comparison to measure it here.",
+                icon=":material/replay:")
     if res.shared:
         st.warning(waiting.SHARED_NOTE)
     st.plotly_chart(V.summary_bars(rows), key="cmp_bars")
@@ -113,32 +147,34 @@ else:
     if len(kinds) < 2:
         st.caption("Only one kind was measured; choose 'one of each kind' to get both recommendations.")
 
-st.divider()
-sessions.panel(target, methods)
+if not lecture.on():  # the live parts below need the model
+    st.divider()
+    sessions.panel(target, methods)
 
-st.divider()
-st.subheader("Lookup on novel prompts: greedy vs sampled")
-st.write("The same novel prompts, lookup against plain decoding, once greedy and once sampled.")
-c1, c2, c3, _ = st.columns([1, 1, 1, 1], vertical_alignment="bottom")
-gk = c1.number_input("k for this check", 1, 10, 5, key="cmp_gvs_k")
-g_new = c2.number_input("max new tokens", 4, 256, 8 if loading.TINY else 64, key="cmp_gvs_max_new",
-                        help="A small model's greedy output starts to loop after a few dozen tokens.")
-if c3.button("Run greedy vs sampled", key="cmp_gvs_run"):
-    bar = st.progress(0.0, "starting…")
-    try:
-        wls = of_kind(NOVEL)[:1] if loading.TINY else of_kind(NOVEL)[:2]
-        with waiting.measuring(bar) as between:
-            st.session_state["cmp_gvs"] = LP.greedy_vs_sampled(
-                target, wls, int(gk), 3, int(g_new), progress=lambda f, t: (bar.progress(min(1.0, f), t), between()))
-    except (InputError, ModelError) as e:
-        st.error(str(e))
-    bar.empty()
-gvs = st.session_state.get("cmp_gvs")
-if gvs:
-    st.plotly_chart(V.greedy_vs_sampled(gvs), key="cmp_gvs_fig")
-    for r, plain in LP.lookup_vs_plain(gvs):
-        st.markdown(f"- **{r['workload']}, {r['mode']}**: plain output repeats {plain['repetition']:.0%} of "
-                    f"its 4-grams; lookup τ = {r['tokens_per_pass']:.2f}, speedup {r['speedup']:.2f}×")
+    st.divider()
+    st.subheader("Lookup on novel prompts: greedy vs sampled")
+    st.write("The same novel prompts, lookup against plain decoding, once greedy and once sampled.")
+    c1, c2, c3, _ = st.columns([1, 1, 1, 1], vertical_alignment="bottom")
+    gk = c1.number_input("k for this check", 1, 10, 5, key="cmp_gvs_k")
+    g_new = c2.number_input("max new tokens", 4, 256, 8 if loading.TINY else 64, key="cmp_gvs_max_new",
+                            help="A small model's greedy output starts to loop after a few dozen tokens.")
+    if c3.button("Run greedy vs sampled", key="cmp_gvs_run"):
+        bar = st.progress(0.0, "starting…")
+        try:
+            wls = of_kind(NOVEL)[:1] if loading.TINY else of_kind(NOVEL)[:2]
+            with waiting.measuring(bar) as between:
+                st.session_state["cmp_gvs"] = LP.greedy_vs_sampled(
+                    target, wls, int(gk), 3, int(g_new),
+                    progress=lambda f, t: (bar.progress(min(1.0, f), t), between()))
+        except (InputError, ModelError) as e:
+            st.error(str(e))
+        bar.empty()
+    gvs = st.session_state.get("cmp_gvs")
+    if gvs:
+        st.plotly_chart(V.greedy_vs_sampled(gvs), key="cmp_gvs_fig")
+        for r, plain in LP.lookup_vs_plain(gvs):
+            st.markdown(f"- **{r['workload']}, {r['mode']}**: plain output repeats {plain['repetition']:.0%} of "
+                        f"its 4-grams; lookup τ = {r['tokens_per_pass']:.2f}, speedup {r['speedup']:.2f}×")
 
 bench = latest_bench()
 if bench:

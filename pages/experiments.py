@@ -8,7 +8,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import sweeps as SW
 from specviz.engine.workloads import ALL, NOVEL, get
 from specviz.teach import predict as P
-from specviz.ui import guess as G, loading, waiting
+from specviz.ui import guess as G, links as L, loading, waiting
 from specviz.viz import compare as V
 
 st.title("k / n experiments")
@@ -21,25 +21,33 @@ target, methods, why_not, drafter = loading.target_and_methods()
 if why_not:
     st.info("Not available here: " + "; ".join(f"**{m}** — {r}" for m, r in why_not.items()))
 
+LINK = [L.Param("exp_workload", "choice", options=tuple(w.name for w in ALL)),
+        L.Param("exp_method", "choice", options=tuple(methods)), L.Param("exp_k", "range", 1, 10),
+        L.Param("exp_knob", "choice", options=tuple(SW.SUFFIX_KNOBS)), L.Param("exp_n", "range", 1, 6),
+        L.Param("exp_mode", "choice", options=("greedy", "sampled")), L.Param("exp_temp", "float", 0.05, 2.0),
+        L.Param("exp_max_new", "int", 4, 128)]
+L.check("experiments", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
 c1, c2 = st.columns(2)
 wname = c1.selectbox("Workload", [w.name for w in ALL],
-                     format_func=lambda n: f"{n} ({get(n).kind})", key="exp_workload")
-method = c2.selectbox("Method", methods, key="exp_method")
+                     format_func=lambda n: f"{n} ({get(n).kind})", key="exp_workload", bind=L.BIND)
+method = c2.selectbox("Method", methods, key="exp_method", bind=L.BIND)
 c1, c2 = st.columns(2)
-k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if loading.TINY else (1, 6), key="exp_k")
+k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if loading.TINY else (1, 6), key="exp_k", bind=L.BIND)
 if method == "suffix":  # suffix has no n: sweep one of its knobs instead (the others at their defaults)
     knob = c2.selectbox("Sweep suffix's", list(SW.SUFFIX_KNOBS), format_func=SW.SUFFIX_KNOBS.get, key="exp_knob",
+                        bind=L.BIND,
                         help="depth cap: match + draft within this many tokens; spec factor: a match of m tokens "
                              "drafts at most factor × m; minimum probability: rarer continuations are cut. "
                              "k is the tree's node budget.")
     vtext = c2.text_input(f"{SW.SUFFIX_KNOBS[knob]} values", SW.SUFFIX_VALUES[knob], key=f"exp_vals_{knob}")
 else:
-    n_lo, n_hi = c2.slider("n range (lookup)", 1, 6, (1, 2) if loading.TINY else (2, 4), key="exp_n",
+    n_lo, n_hi = c2.slider("n range (lookup)", 1, 6, (1, 2) if loading.TINY else (2, 4), key="exp_n", bind=L.BIND,
                            disabled=method != "lookup")
 c1, c2, c3 = st.columns(3)
-mode = c1.radio("Decoding", ["greedy", "sampled"], horizontal=True, key="exp_mode")
-temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="exp_temp", disabled=mode == "greedy")
-max_new = c3.number_input("max new tokens", 4, 128, 6 if loading.TINY else 24, key="exp_max_new")
+mode = c1.radio("Decoding", ["greedy", "sampled"], horizontal=True, key="exp_mode", bind=L.BIND)
+temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="exp_temp", disabled=mode == "greedy", bind=L.BIND)
+max_new = c3.number_input("max new tokens", 4, 128, 6 if loading.TINY else 24, key="exp_max_new", bind=L.BIND)
+L.share("experiments", L.current(LINK), "lock a guess there to run the sweep")
 ks, ns = list(range(k_lo, k_hi + 1)), list(range(n_lo, n_hi + 1)) if method == "lookup" else None
 values, bad = None, None
 if method == "suffix":

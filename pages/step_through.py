@@ -6,7 +6,7 @@ import streamlit as st
 
 from specviz.engine.methods import METHODS, SELF_SIZED_CAP
 from specviz.teach import anatomy, steps as T
-from specviz.ui import loading, step_panels as SP, step_settings as SS, stepping as S
+from specviz.ui import loading, step_panels as SP, step_settings as SS, step_share as SH, stepping as S
 from specviz.viz import step as vz
 
 K_MAX, NEW_MAX = SS.K_MAX, SS.NEW_MAX  # the app's ranges, checked by SS.Settings.check
@@ -19,6 +19,7 @@ st.caption("A proposer guesses k tokens; the target model checks all of them in 
 
 offered = loading.methods_offered()
 SS.init_state(offered)
+link_step = SH.open_link(offered)  # a shared link's settings (once per session), one warning for a bad parameter
 
 # -- settings --------------------------------------------------------------------------------
 left, right = st.columns([3, 2], gap="large")
@@ -89,32 +90,46 @@ b = st.columns([1, 1, 1, 2])
 one = b[0].button("One step", type="primary", width="stretch", key="stp_one")
 play = b[1].button("Play to the end", width="stretch", key="stp_play")
 reset = b[2].button("Reset", width="stretch", key="stp_reset")
+link_box = b[3].container()
 run = S.current()
 
+# a run served from the server's recordings can be re-timed live (the button is drawn below, once this click's run
+# is known; a clicked button's value is in the session state from the start of the rerun)
+again = bool(ss.get("stp_again")) and S.served(run) and not S.stale(run, settings)
 tally_box, text_box, live_box = st.empty(), st.empty(), st.empty()
 if reset:
     run = S.session(settings, fresh=True) or run
-elif one or play:
-    new_run = S.session(settings)
+elif one or play or again:
+    new_run = S.session(settings, fresh=bool(again), live=bool(again))
     run = new_run or run
     if new_run is not None:
         dec = run["dec"]
-        if dec.finished:
+        if dec.finished and not again:
             st.info("This run has finished: press Reset (or change a setting) to start again.")
         elif one:
             S.one_step(dec, live_box)
         else:
             S.play(dec, live_box, lambda: draw_text(dec))
-        ss["stp_show"] = S.step_to_show(dec, played=bool(play))
+        ss["stp_show"] = S.step_to_show(dec, played=bool(play or again))
         S.remember(run)
+elif link_step:
+    run = S.session(settings) or run
+    if run is not None:
+        SH.go_to(run, link_step, live_box)
+if S.served(run) and not S.stale(run, settings):
+    b[3].button("Measure again", key="stp_again", help="Run these settings live now: the same steps, timed now")
+run = SH.recordings_panel(run)  # after the click: the download holds the step just made
 if S.stale(run, settings):
     b[3].caption("Settings changed: the next click starts a new run (the one below is kept until then).")
+SH.share(None if S.stale(run, settings) else run, offered, link_box)
 
 
 # No st.stop() on this page: in Streamlit 1.67 a page that stops during a session's first run makes
 # the browser show a spurious "Page not found" dialog.
 def show_run(run):
     dec = run["dec"]
+    if S.served(run):
+        SH.served_note(run)
     label = label_for(dec)
     draw_text(dec)
     st.markdown(vz.legend_html() + " &nbsp; hover a token to see its step", unsafe_allow_html=True)
@@ -157,7 +172,9 @@ def show_step(run, dec, label):
             st.plotly_chart(rf, width="stretch", key="stp_residual")
         st.markdown(T.outcome(rec, label))
     emitted = " ".join(f"`{label(t)}`" for t in rec.emitted)
-    st.caption(f"Emitted this step: {emitted} · draft {rec.draft_s * 1e3:.0f} ms · verify {rec.verify_s * 1e3:.0f} ms")
+    timed = " (the recording's times)" if run.get("replay") is not None else ""
+    st.caption(f"Emitted this step: {emitted} · draft {rec.draft_s * 1e3:.0f} ms · verify {rec.verify_s * 1e3:.0f} ms"
+               + timed)
     SP.anatomy_panel(rec, label, run["method"])
 
 

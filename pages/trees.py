@@ -8,7 +8,7 @@ from specviz.engine.decode import DecodeConfig
 from specviz.engine.methods import encode_prompt
 from specviz.teach import notes as NOTES, predict as P
 from specviz.teach.trees import PAIRS, chain_vs_tree
-from specviz.ui import guess as G, loading
+from specviz.ui import guess as G, links as L, loading
 from specviz.viz import step as vz, tree as vt
 
 ss = st.session_state
@@ -31,12 +31,17 @@ st.markdown(
 presets = [f"{w.name} · {w.kind}" for w in workloads.WORKLOADS]
 ss.setdefault("tr_preset", presets[0])
 ss.setdefault("tr_new", 16 if loading.TINY else 48)
+LINK = [L.Param("tr_preset", "choice", options=tuple(presets)), L.Param("tr_family", "choice", options=tuple(PAIRS)),
+        L.Param("tr_k", "int", 1, 8), L.Param("tr_new", "int", 1, 128), L.Param("tr_temp", "float", 0.0, 2.0)]
+L.check("trees", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
 c = st.columns([2, 1, 1, 1, 1])
-preset = c[0].selectbox("Workload", presets, key="tr_preset")
-family = c[1].selectbox("Heads", list(PAIRS), key="tr_family")
-depth = c[2].number_input("Depth k", min_value=1, max_value=8, value=4, step=1, key="tr_k")
-new = c[3].number_input("Max new tokens", min_value=1, max_value=128, step=8, key="tr_new")
-temp = c[4].number_input("Temperature", min_value=0.0, max_value=2.0, value=0.0, step=0.1, key="tr_temp")
+preset = c[0].selectbox("Workload", presets, key="tr_preset", bind=L.BIND)
+family = c[1].selectbox("Heads", list(PAIRS), key="tr_family", bind=L.BIND)
+depth = c[2].number_input("Depth k", min_value=1, max_value=8, value=4, step=1, key="tr_k", bind=L.BIND)
+new = c[3].number_input("Max new tokens", min_value=1, max_value=128, step=8, key="tr_new", bind=L.BIND)
+temp = c[4].number_input("Temperature", min_value=0.0, max_value=2.0, value=0.0, step=0.1, key="tr_temp",
+                         bind=L.BIND)
+L.share("trees", L.current(LINK), "press Run there: a greedy run (temperature 0) gives the same trees")
 w = workloads.get(preset.split(" · ")[0])
 chain_m, tree_m = PAIRS[family]
 

@@ -88,10 +88,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(log_path: Path, tiny: bool = False) -> tuple[subprocess.Popen, str]:
+def start_server(log_path: Path, tiny: bool = False, run_cache: bool | None = None) -> tuple[subprocess.Popen, str]:
+    """The app on a free loopback port. run_cache: the server-wide run cache (engine/runcache.py) on or off; None:
+    the server's default (on, in memory)."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "SPECVIZ_TINY"}
+    env = {k: v for k, v in os.environ.items() if k not in ("SPECVIZ_TINY", "SPECVIZ_RUN_CACHE")}
     env["HF_HUB_OFFLINE"] = "1"
+    if run_cache is not None:
+        env["SPECVIZ_RUN_CACHE"] = "" if run_cache else "off"
     if tiny:
         env["SPECVIZ_TINY"] = "1"
     cmd = [sys.executable, "-m", "specviz.ui.launch", "--server.headless", "true", "--server.address", "127.0.0.1",
@@ -205,12 +209,15 @@ def fair_share(work: list[float]) -> list[float]:
     return [sum(min(w, wi) for w in work) for wi in work]
 
 
-def run(n: int, timeout_s: float = 600, tiny: bool = False, log_dir: Path | None = None) -> dict:
+def run(n: int, timeout_s: float = 600, tiny: bool = False, log_dir: Path | None = None,
+        run_cache: bool = False) -> dict:
+    """The load test. The run cache is off unless asked for: with it on, the sessions after phase 1 replay the runs
+    phase 1 made (no target pass), which measures the cache, not the turns."""
     from playwright.sync_api import sync_playwright
 
     log_dir = Path(log_dir or tempfile.mkdtemp(prefix="specviz-load-"))
-    proc, base = start_server(log_dir / "server.log", tiny)
-    out: dict = {"sessions": n, "server_log": str(log_dir / "server.log")}
+    proc, base = start_server(log_dir / "server.log", tiny, run_cache)
+    out: dict = {"sessions": n, "server_log": str(log_dir / "server.log"), "run_cache": run_cache}
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
@@ -279,7 +286,8 @@ def run(n: int, timeout_s: float = 600, tiny: bool = False, log_dir: Path | None
 
 
 def report(r: dict) -> str:
-    lines = [f"{r['sessions']} sessions pressed Play together on Step through (server log: {r['server_log']})"]
+    lines = [f"{r['sessions']} sessions pressed Play together on Step through, run cache "
+             f"{'on' if r.get('run_cache') else 'off'} (server log: {r['server_log']})"]
     for i, s in enumerate(r["per_session"]):
         ok = "same text as alone" if s["same_text_as_alone"] else "TEXT DIFFERS from the run made alone"
         lines.append(f"  {i + 1:2d}. {s['preset']:18s} {s['method']:7s} {s['tokens']:3d} tokens, {s['passes']:3d} "
@@ -326,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", type=int, default=20, help="browser sessions pressing Play together (default 20)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds to wait for a phase (default 900)")
     ap.add_argument("--tiny", action="store_true", help="the tiny random test model instead of the real one")
+    ap.add_argument("--run-cache", default="off", choices=("on", "off"),
+                    help="the server-wide run cache: off (default: every session makes its own run, which is what "
+                         "the turns' figures need) or on (the sessions after the first replay its recording)")
     a = ap.parse_args(argv)
     if a.sessions < 1:
         print("loadtest: error: --sessions must be >= 1", file=sys.stderr)
@@ -333,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(CHROMIUM).exists():
         print(f"loadtest: error: chromium not found at {CHROMIUM} (apt-get install -y chromium)", file=sys.stderr)
         return 2
-    r = run(a.sessions, a.timeout, a.tiny)
+    r = run(a.sessions, a.timeout, a.tiny, run_cache=a.run_cache == "on")
     print(report(r))
     bad = problems(r) + missed_targets(r)
     for line in bad:

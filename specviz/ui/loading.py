@@ -22,7 +22,7 @@ from specviz.core.errors import InputError, ModelError
 from specviz.engine import methods as M
 from specviz.engine.device import default_device, half_dtype
 from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_model, load_tokenizer, tiny_llama
-from specviz.ui import memory
+from specviz.ui import lecture, memory
 
 TINY = os.environ.get("SPECVIZ_TINY", "") not in ("", "0")
 THREADS = runtime.use_threads()  # sessions take turns on the model (ui/turns.py), each turn uses them all
@@ -133,9 +133,12 @@ def target_label(name: str | None = None) -> str:
 
 
 def sidebar() -> None:
-    """Drawn by app.py on every page: which target, device and dtype."""
-    s = settings()
+    """Drawn by app.py on every page: which target, device and dtype (in lecture mode: the recordings' folder)."""
     memory.touch()
+    if lecture.on():  # no model on this server: nothing to load or choose
+        lecture.sidebar()
+        return
+    s = settings()
     with st.sidebar:
         if memory.EVICTED_KEY in st.session_state:
             st.caption("This tab sat idle for a while, so its runs were cleared to free memory for others.")

@@ -66,16 +66,20 @@ class Comparison:
     runs: list            # engine.comparisons.Run, every repeat
     mode: str             # "greedy" or "sampled T=…"
     shared: bool = False  # other sessions took turns on the model meanwhile
+    recorded: object | None = None  # opened from a recording (core/recording.Recording): its timings are its own
+    settings: dict | None = None  # what the page was set to (a download carries it)
 
 
 def keep_comparison(c: Comparison) -> None:
-    st.session_state[COMPARISON] = {"runs": c.runs, "mode": c.mode, "shared": c.shared}
+    st.session_state[COMPARISON] = {"runs": c.runs, "mode": c.mode, "shared": c.shared, "recorded": c.recorded,
+                                    "settings": c.settings}
 
 
 def comparison() -> Comparison | None:
     """This session's last comparison (Compare proposers), if any."""
     got = st.session_state.get(COMPARISON)
-    return Comparison(got["runs"], got["mode"], got.get("shared", False)) if got else None
+    return Comparison(got["runs"], got["mode"], got.get("shared", False), got.get("recorded"),
+                      got.get("settings")) if got else None
 
 
 def recommended(methods) -> tuple[E.Recommendation, int | None] | None:

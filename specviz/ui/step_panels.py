@@ -7,7 +7,7 @@ import streamlit as st
 from specviz.core.neartie import bf16_ulp
 from specviz.engine import measure
 from specviz.teach import anatomy, predict as P
-from specviz.ui import guess as G, memory, state, waiting
+from specviz.ui import guess as G, memory, state, stepping as S, waiting
 from specviz.viz import tree as vt
 
 CHECK_REPEATS = 2  # the check against plain decoding: plain and the method, interleaved twice
@@ -17,7 +17,7 @@ CHECK_REPEATS = 2  # the check against plain decoding: plain and the method, int
 def check_against_plain(run: dict, bar) -> measure.Measured:
     """Plain decoding and this method to the end, interleaved CHECK_REPEATS times (engine/measure), each run
     in its own turn; kept in `run` and remembered for the calculator."""
-    r = run["recipe"]
+    r = S.recipe(run)
     with waiting.measuring(bar) as between:  # each run timed alone; other sessions step in between runs
         chk = measure.against_plain(r["target"], r["make"], r["ids"], r["cfg"], r["target"].tokenizer.eos_token_id,
                                     repeats=CHECK_REPEATS, progress=lambda f, t: (bar.progress(f, t), between()))
@@ -33,6 +33,9 @@ def check_against_plain(run: dict, bar) -> measure.Measured:
 def check_panel(run: dict, label) -> None:
     """The check against plain decoding: its button, its numbers and its verdict on the tokens."""
     st.subheader("Check against plain decoding")
+    if S.opened_file(run):
+        st.caption("A recording opened from a file: close it (above) to measure plain decoding beside a live run.")
+        return
     st.caption(f"Runs plain decoding and this method to the end, interleaved {CHECK_REPEATS} times, on the same "
                "prompt and settings: the measured speedup (median of the per-repeat ratios), the exact-match check "
                "at temperature 0, and the numbers the break-even calculator fills itself from.")

@@ -6,15 +6,17 @@ a click and a drawing; the page shows the engine's InputError / ModelError as th
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import streamlit as st
 
+from specviz.core import recording as R
 from specviz.core.errors import InputError, ModelError
-from specviz.engine import workloads
+from specviz.engine import recorder, runcache, workloads
 from specviz.engine.decode import Decoder
 from specviz.engine.methods import encode_prompt
-from specviz.ui import loading, sessions, state, waiting
+from specviz.ui import lecture, loading, memory, sessions, state, waiting
 from specviz.ui.step_settings import Settings
 from specviz.ui.turns import TURNS
 
@@ -65,31 +67,83 @@ def current() -> dict | None:
     return st.session_state.get(KEY)
 
 
-def session(s: Settings, fresh: bool = False) -> dict | None:
-    """The session's run for these settings (a new one if they changed, or when fresh). st.error and None
-    on bad input: the earlier run stays."""
+def session(s: Settings, fresh: bool = False, live: bool = False) -> dict | None:
+    """The session's run for these settings (a new one if they changed, or when fresh): the server's recording
+    of the same run when it has one (engine/runcache), else a live one (always when `live`). A recording opened
+    from a file stays until closed (fresh: replayed from its start). st.error and None on bad input: the earlier
+    run stays."""
     sig = signature(s)
     cur = current()
+    if opened_file(cur):
+        return load_replay(cur["replay"]) if fresh else cur
     if cur is not None and cur["sig"] == sig and not fresh:
         return cur
+    if lecture.on():
+        st.info(f"A live run {lecture.NEEDS_MODEL} Open one of the recordings below.", icon=":material/co_present:")
+        return None
     try:
-        dec, recipe = build(s)
+        key = cache_key(s)
+        hit = None if live else runcache.RUNS.get(key)
+        if hit is not None:  # made before on this server: its steps, no target pass
+            run = {"dec": R.Replay(hit), "replay": hit, "recipe": None}
+        else:
+            dec, recipe_ = build(s)
+            run = {"dec": dec, "recipe": recipe_}
     except (InputError, ModelError, ValueError) as e:
         st.error(f"Cannot start a run: {e}")
         return None
-    st.session_state[KEY] = {"sig": sig, "dec": dec, "recipe": recipe, "method": s.method, "k": int(s.k),
+    st.session_state[KEY] = {**run, "sig": sig, "key": key, "settings": s, "method": s.method, "k": int(s.k),
                              "n": s.n_label, "check": None}
     return st.session_state[KEY]
 
 
+def cache_key(s: Settings) -> str:
+    """What decides this run (engine/runcache.run_key): the target's fingerprint, dtype and device, the resolved
+    settings and the prompt's tokens. Every Step-through run is deterministic: greedy, or sampled with its seed."""
+    s.check()
+    tgt = loading.target()
+    if tgt is None:
+        raise InputError("the target model did not load (see above)")
+    ids = encode_prompt(tgt.tokenizer, s.prompt, s.chat)
+    resolved = {**dataclasses.asdict(s), "decode": repr(s.config())}
+    return runcache.run_key(tgt.fingerprint(), str(tgt.dtype), str(tgt.device), resolved, list(ids))
+
+
+def load_replay(rec) -> dict:
+    """A recording opened on the page becomes the session's run: stepped through as a live one, with no model."""
+    st.session_state[KEY] = {"sig": None, "dec": R.Replay(rec), "replay": rec, "method": rec.runs[0].summary.method,
+                             "k": rec.settings.get("k"), "n": rec.settings.get("n"), "check": None}
+    return st.session_state[KEY]
+
+
+def opened_file(run: dict | None) -> bool:
+    """The run is a recording opened from a file (it stays whatever the settings say, until closed)."""
+    return run is not None and run.get("replay") is not None and run.get("sig") is None
+
+
+def served(run: dict | None) -> bool:
+    """The run is the server's recording of a run another session (or this one) made before."""
+    return run is not None and run.get("replay") is not None and run.get("sig") is not None
+
+
+def recipe(run: dict) -> dict:
+    """The run's recipe (what a live run of its settings needs), built when a served run first needs one."""
+    if run.get("recipe") is None:
+        run["recipe"] = build(run["settings"])[1]
+    return run["recipe"]
+
+
 def stale(run: dict | None, s: Settings) -> bool:
     """True when the settings changed since `run` was built (the next click starts a new one)."""
-    return run is not None and run["sig"] != signature(s)
+    return run is not None and not opened_file(run) and run["sig"] != signature(s)
 
 
 # -- stepping ----------------------------------------------------------------------------------
 def one_step(dec: Decoder, box) -> None:
-    """One step, in a turn on the shared model (a waiting note in `box` meanwhile)."""
+    """One step, in a turn on the shared model (a waiting note in `box` meanwhile); a replay needs no turn."""
+    if getattr(dec, "replay", False):
+        dec.step()
+        return
     with TURNS.turn(waiting.waiter(box)):
         dec.step()
     box.empty()
@@ -131,3 +185,15 @@ def remember(run: dict) -> None:
     if dec.finished and not run.get("remembered"):
         state.remember_run(run["method"], dec.summary(), list(dec.steps), k=run["k"], n=run["n"])
         run["remembered"] = True
+        if run.get("replay") is None and run.get("key"):  # made live here: every later session gets it at once
+            runcache.RUNS.put(run["key"], recording_of(run))
+
+
+def recording_of(run: dict):
+    """The session's run as a recording (core/recording.py): a replay's own, or one made from the live run."""
+    if run.get("replay") is not None:
+        return run["replay"]
+    dec, r = run["dec"], run["recipe"]
+    settings = {**dataclasses.asdict(run["sig"][1]), **dict(zip(("target", "device", "dtype"), run["sig"][0]))}
+    return recorder.step_recording(r["target"], settings, r["ids"], dec.summary(), memory.lean(dec.steps),
+                                   extra={"page": "step"})

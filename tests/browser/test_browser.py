@@ -20,10 +20,14 @@ CHROMIUM, FLAGS, READY_JS = loadtest.CHROMIUM, loadtest.FLAGS, loadtest.READY_JS
 
 
 def app_pages(app_py: Path = ROOT / "app.py") -> list[tuple[str, str]]:
-    """(script, url) for every st.Page(...) in app.py, in order; the default page lives at '/'."""
+    """(script, url) for every page("pages/...", ...) (app.py's st.Page) in app.py, in order; the default page lives
+    at '/'."""
     out = []
     for node in ast.walk(ast.parse(app_py.read_text())):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page" and node.args:
+        if not isinstance(node, ast.Call):
+            continue
+        is_page = getattr(node.func, "attr", None) == "Page" or getattr(node.func, "id", None) == "page"
+        if is_page and node.args and isinstance(node.args[0], ast.Constant):
             script = node.args[0].value
             kw = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
             url = "/" if kw.get("default") else "/" + kw.get("url_path", Path(script).stem)

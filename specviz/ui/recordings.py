@@ -1,0 +1,110 @@
+"""Recorded runs in the app: download a run as a recording (core/recording.py), open one to replay it with no
+model loaded. A bad file is one st.error; the session's earlier run stays."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import streamlit as st
+
+from specviz.core import recording as R
+from specviz.engine import comparisons as E, recorder
+from specviz.ui import lecture
+
+
+def file_name(kind: str, rec: R.Recording) -> str:
+    method = re.sub(r"[^a-z0-9-]", "", str(rec.settings.get("method", "")).lower())
+    return f"specviz-{kind}{'-' + method if method else ''}-{time_tag(rec)}.json"
+
+
+def time_tag(rec: R.Recording) -> str:
+    import time
+    return time.strftime("%Y%m%d-%H%M%S", time.localtime(rec.recorded_at))
+
+
+def origin(rec: R.Recording) -> str:
+    """Where and how a recording was made, in one line (the numbers it shows are its own)."""
+    env = rec.environment
+    return (f"{rec.model.get('name', '?')} (fingerprint {str(rec.model.get('fingerprint', '?'))[:12]}…), "
+            f"{env.get('dtype', '?')} on {env.get('device', '?')}, {env.get('threads', '?')} torch threads, "
+            f"torch {env.get('torch', '?')}, specviz code {env.get('code', '?')}")
+
+
+def download(label: str, rec: R.Recording, key: str) -> None:
+    st.download_button(label, R.dumps(rec), file_name=file_name(rec.kind, rec), mime="application/json", key=key,
+                       icon=":material/download:", help="One JSON file: the settings, the model's fingerprint, the "
+                       "environment, every step record and the timings. Open it here (or with `specviz replay FILE`) "
+                       "to replay it with no model loaded.")
+
+
+def opened(key: str, kind: str, convert=None):
+    """A file uploader for recordings of this kind (in lecture mode, first the folder's recordings): the newly
+    opened recording, once (None when nothing new was opened), or convert(recording) when given (it may raise
+    RecordingError too). A bad file: one st.error naming what is wrong, and None."""
+    if lecture.on():
+        path = lecture.pick(PAGE[kind], f"{key}_folder")
+        if path is not None and st.session_state.get(f"{key}_folder_seen") != str(path):
+            st.session_state[f"{key}_folder_seen"] = str(path)
+            try:
+                data = path.read_bytes() if path.stat().st_size <= R.MAX_BYTES else b" " * (R.MAX_BYTES + 1)
+            except OSError as e:
+                st.error(f"Cannot open this recording: {e.strerror}: {path.name}")
+                return None
+            return _accept(data, kind, convert)
+    up = st.file_uploader("Open a recording (JSON)", type=["json"], key=key,
+                          help=f"A file downloaded from this page or written by `specviz generate --record`. At most "
+                               f"{R.MAX_BYTES // 2**20} MiB; checked before anything is shown.")
+    if up is None:
+        st.session_state.pop(f"{key}_seen", None)
+        return None
+    if st.session_state.get(f"{key}_seen") == up.file_id:
+        return None
+    st.session_state[f"{key}_seen"] = up.file_id
+    return _accept(up.getvalue(), kind, convert)
+
+
+def _accept(data: bytes, kind: str, convert):
+    try:
+        rec = R.loads(data)
+        if rec.kind != kind:
+            raise R.RecordingError(f"a recording of {WHAT[rec.kind]}; this page opens recordings of {WHAT[kind]}")
+        if convert is not None:
+            rec = convert(rec)
+    except R.RecordingError as e:
+        st.error(f"Cannot open this recording: {e}. Nothing was loaded; the page keeps what it showed.")
+        return None
+    return rec
+
+
+PAGE = {"step": "Step through", "compare": "Compare proposers", "sweep": "k / n experiments"}
+WHAT = {"step": "one run (Step through)", "compare": "a comparison (Compare proposers)",
+        "sweep": "a sweep (k / n experiments)"}
+
+
+# -- Compare proposers: engine.experiments.Run <-> RecordedRun ---------------------------------------
+def compare_recording(target, settings: dict, runs: list, mode: str, shared: bool) -> R.Recording:
+    rr = [R.RecordedRun({"workload": r.workload, "kind": r.kind, "method": r.method, "k": r.k, "n": r.n,
+                         "repeat": r.repeat, "plain_tokens_per_s": r.plain_tokens_per_s}, r.summary, list(r.steps),
+                        r.plain) for r in runs]
+    return recorder.recording("compare", target, settings, rr, extra={"mode": mode, "shared": shared})
+
+
+def compare_runs(rec: R.Recording) -> list:
+    """The comparison's runs as engine.experiments.Run, for the page's tables and charts. RecordingError when a
+    run's label lacks what the page needs."""
+    out = []
+    for i, r in enumerate(rec.runs):
+        lab = r.label
+        try:
+            out.append(E.Run(workload=str(lab["workload"]), kind=str(lab["kind"]), method=str(lab["method"]),
+                             k=int(lab["k"]), n=None if lab.get("n") is None else int(lab["n"]), summary=r.summary,
+                             steps=r.steps, plain_tokens_per_s=float(lab["plain_tokens_per_s"]),
+                             repeat=int(lab.get("repeat", 0)), plain=r.plain))
+        except (KeyError, TypeError, ValueError) as e:
+            raise R.RecordingError(f"run {i + 1}'s label lacks or garbles {e}") from None
+    return out
+
+
+def settings_dict(s) -> dict:
+    """A frozen dataclass of a page's settings as JSON-ready values."""
+    return {k: v for k, v in dataclasses.asdict(s).items()}
