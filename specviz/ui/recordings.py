@@ -2,8 +2,8 @@
 model loaded. A bad file is one st.error; the session's earlier run stays."""
 from __future__ import annotations
 
-import dataclasses
 import re
+import time
 
 import streamlit as st
 
@@ -18,7 +18,6 @@ def file_name(kind: str, rec: R.Recording) -> str:
 
 
 def time_tag(rec: R.Recording) -> str:
-    import time
     return time.strftime("%Y%m%d-%H%M%S", time.localtime(rec.recorded_at))
 
 
@@ -103,8 +102,3 @@ def compare_runs(rec: R.Recording) -> list:
         except (KeyError, TypeError, ValueError) as e:
             raise R.RecordingError(f"run {i + 1}'s label lacks or garbles {e}") from None
     return out
-
-
-def settings_dict(s) -> dict:
-    """A frozen dataclass of a page's settings as JSON-ready values."""
-    return {k: v for k, v in dataclasses.asdict(s).items()}
