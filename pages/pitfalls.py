@@ -132,16 +132,21 @@ if st.button("Lock in my guess and measure", key="pit_ls_run") and G.lock("pit_l
 if "pit_ls" in st.session_state:
     n_layers, agree, n_pos = st.session_state["pit_ls"]
     G.show("pit_ls", LS, {"agree16": 100 * agree.get(16, agree[max(agree)])})
-    need = R.truncation_breakeven(n_layers, list(agree), k=4)
+    need = R.truncation_breakeven(target.model, list(agree), k=4)
     st.dataframe(pd.DataFrame({"first N layers": list(agree), "top-1 agreement": [f"{a:.0%}" for a in agree.values()],
-                               "break-even α (k = 4, c ≈ N/L, v = 1)": ["–" if need[n] is None else f"{need[n]:.2f}"
-                                                                      for n in agree]}),
+                               "c (its layers + the output layer)": [f"{need[n][0]:.2f}" for n in agree],
+                               "break-even α (k = 4, v = 1)": ["–" if need[n][1] is None else f"{need[n][1]:.2f}"
+                                                              for n in agree]}),
                  hide_index=True)
-    cheap, half = breakeven_alpha(4, 0.05, 1.0), breakeven_alpha(4, 16 / 30, 1.0)  # the calculator's formula
+    cheap = breakeven_alpha(4, 0.05, 1.0)                                      # the calculator's formula
+    mid = n_layers // 2
+    c_mid, a_mid = R.truncation_breakeven(target.model, [mid], k=4)[mid]
     st.markdown(f"Over {n_pos} positions of a {n_layers}-layer target. How much agreement pays depends on the "
                 f"drafter's cost c (the break-even calculator, k = 4, v = 1): a drafter at c = 0.05 breaks even "
-                f"near α ≈ {cheap:.2f}, while the first N layers cost c ≈ N/{n_layers} and need the α in the last "
-                f"column — {half:.2f} for the first 16 of SmolLM2's 30. Agreement is not quite α (α is per "
+                f"near α ≈ {cheap:.2f}, while the first N layers cost the c in the third column — their share "
+                f"of the weights a pass reads, the output layer included, since every draft ends in it — and need "
+                f"the α in the last: c ≈ {c_mid:.2f} and α ≈ {'–' if a_mid is None else f'{a_mid:.2f}'} for the "
+                f"first {mid} of these {n_layers}. Agreement is not quite α (α is per "
                 "drafted position along a chain), but it is the same order. The early layers' hidden states are not "
                 "yet in the form "
                 "the output layer reads, so this shortcut agrees rarely until most of the model has run. This is the "

@@ -133,6 +133,25 @@ def breakeven_alpha(k: int, c: float, v: VCost, tol: float = 1e-9) -> float | No
     return None if cost >= k + 1.0 else alpha_for_tau(cost, k, tol)   # the alpha whose E[tau] pays the step
 
 
+@dataclass(frozen=True)
+class LayerParams:
+    """Parameters one target pass reads, by part: each decoder layer's, and the output layer's (with the final
+    norm). A tied input embedding is the output layer and counts once; an untied one is read one row per token
+    and is left out (`other`)."""
+    layers: tuple[int, ...]
+    head: int
+    other: int = 0
+
+
+def truncation_cost(params: LayerParams, used: int) -> float:
+    """c of self-speculation with the target's first `used` layers plus its output layer, priced by the weights a
+    pass reads: (first `used` layers + output layer) ÷ (every layer + output layer). Decode at batch 1 is bound
+    by reading weights, so this is the share of a plain step one draft pass costs (before per-call overheads)."""
+    if not 0 <= used <= len(params.layers):
+        raise ValueError(f"used must be 0..{len(params.layers)}, got {used}")
+    return (sum(params.layers[:used]) + params.head) / (sum(params.layers) + params.head)
+
+
 def best_k(alpha: float, c: float, v: VCost, k_max: int = 16) -> tuple[int, float]:
     """(k, speedup) maximising the predicted speedup over k = 0..k_max; k = 0 means don't speculate."""
     best = (0, 1.0)  # plain decoding, whatever v is

@@ -1,6 +1,7 @@
 """Break-even per family, side by side: the α each kind of proposer needs before speculation pays, from the one cost
 model (core/costmodel.py) with each family's draft cost c — lookup (c ≈ 0), the draft model and the heads (c measured
-on this machine from a short run each, against plain decoding), and layer truncation (c ≈ N/L)."""
+on this machine from a short run each, against plain decoding), and layer truncation (c priced from the target's own parameters: its first N layers plus its output layer,
+core/costmodel.py `truncation_cost`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,17 +23,32 @@ class Family:
         return be.breakeven_alpha(k, self.c, v)
 
 
-def truncation(n_layers: int, used: int) -> Family:
-    layers = f"{used} layer{'s' if used != 1 else ''}"
-    return Family(TRUNCATION, used / n_layers, f"c ≈ N/L = {used}/{n_layers}: the first {layers} run per draft")
+def layer_params(model) -> be.LayerParams:
+    """The parameters one pass of `model` (a transformers causal LM) reads, by part: each decoder layer, and the
+    output layer with the final norm. A tied input embedding is the output layer (counted once); an untied one
+    is read one row per token and goes to `other`."""
+    body = model.get_decoder()
+    head = model.get_output_embeddings().weight
+    layers = tuple(sum(p.numel() for p in layer.parameters()) for layer in body.layers)
+    head_n = head.numel() + sum(p.numel() for p in body.norm.parameters())
+    total = sum(p.numel() for p in model.parameters())     # parameters() yields a tied weight once
+    return be.LayerParams(layers, head_n, total - sum(layers) - head_n)
 
 
-def families(measured: dict[str, float], n_layers: int, used: int) -> list[Family]:
+def truncation(params: be.LayerParams, used: int) -> Family:
+    """Self-speculation with the first `used` layers and the output layer, c from the parameters it reads."""
+    c = be.truncation_cost(params, used)
+    share = params.head / (sum(params.layers) + params.head)
+    return Family(TRUNCATION, c, f"c ≈ {c:.2f}: the first {used} of {len(params.layers)} layers ({sum(params.layers[:used]) / 1e6:.1f}M parameters) "
+                  f"plus the output layer ({params.head / 1e6:.1f}M, {share:.0%} of a pass), read per draft")
+
+
+def families(measured: dict[str, float], trunc: Family) -> list[Family]:
     """Lookup, every measured family, layer truncation: in order of cost."""
     out = [Family(LOOKUP, 0.0, "c ≈ 0: a search in the context, no model")]
     out += [Family(m, c, f"c = {c:.3f}, measured: median draft time per drafted token ÷ one plain step")
             for m, c in measured.items()]
-    return out + [truncation(n_layers, used)]
+    return out + [trunc]
 
 
 def breakevens(fams: list[Family], k: int, v: be.VCost) -> dict[str, float | None]:

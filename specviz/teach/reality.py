@@ -168,12 +168,16 @@ GAP_REASONS = [
 ]
 
 
-def truncation_breakeven(n_layers: int, ns, k: int = 4) -> dict[int, float | None]:
-    """Break-even α for drafting with the first N of n_layers layers, from the calculator's cost model
-    (costmodel.breakeven_alpha) at draft length k, with c ≈ N / n_layers (the drafter runs that share of the
-    model) and v = 1 (verifying k + 1 tokens costs one pass): {N: α*}."""
+def truncation_breakeven(model, ns, k: int = 4) -> dict[int, tuple[float, float | None]]:
+    """{N: (c, break-even α)} for drafting with the first N layers of `model` plus its output layer: c priced from
+    the parameters that draft pass reads (families.truncation, core/costmodel.py `truncation_cost`), α* from the
+    calculator's cost model (costmodel.breakeven_alpha) at draft length k with v = 1 (verifying k + 1 tokens
+    costs one pass)."""
     from specviz.core.costmodel import breakeven_alpha
-    return {n: breakeven_alpha(k, n / n_layers, 1.0) for n in ns}
+    from specviz.teach.families import layer_params, truncation
+
+    params = layer_params(model)
+    return {n: (c, breakeven_alpha(k, c, 1.0)) for n in ns for c in [truncation(params, n).c]}
 
 
 def layer_agreement(model, ids: torch.Tensor, ns=(2, 4, 8, 16, 24, 28)) -> dict[int, float]:

@@ -113,7 +113,8 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
         st.info("Commit to a guess for every family, then measure: the drafter's and the heads' c come from one "
                 "short greedy run each against plain decoding.")
         return
-    fams = F.families({m: c for m, c in ss["fam_c"].items() if m in measured}, n_layers, int(used))
+    fams = F.families({m: c for m, c in ss["fam_c"].items() if m in measured},
+                      F.truncation(F.layer_params(tgt.model), int(used)))
     alphas = F.breakevens(fams, k, v)
     for col, name in zip(st.columns(len(names)), names):   # each score under its own family's guess
         with col:
@@ -125,8 +126,9 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
                                 "never pays" if alphas[f.name] is None else f"{alphas[f.name]:.2f}"} for f in fams]),
                  hide_index=True, width="stretch")
     st.caption("One cost model (core/costmodel.py, breakeven_alpha): speedup = E[τ] ÷ (v(k) + k·c). Lookup's c is "
-               "taken as 0; truncation's as N/L, the worst case for layer skipping (training-free self-speculation "
-               "skips chosen middle layers instead). A method's real α is on Step through or Compare.")
+               "taken as 0; truncation's is priced from the weights its draft pass reads (its layers and the output "
+               "layer, over a full pass's), the worst case for layer skipping (training-free self-speculation skips "
+               "chosen middle layers instead). A method's real α is on Step through or Compare.")
 
 
 # -- Serving reality: batch size and the roofline ------------------------------------------------------------

@@ -80,11 +80,15 @@ def test_pitfalls_layer_skipping_is_measured_after_a_guess():
     assert agree and all(0.0 <= a <= 1.0 for a in agree.values()) and max(agree) < n_layers and n_pos > 100
     scored = [x.value for x in at.success] + [x.value for x in at.info]
     assert any("Your guess 50" in v for v in scored)
-    # break-even from the calculator beside the agreement: c ≈ N/L at k = 4, v = 1
-    from specviz.core.costmodel import breakeven_alpha
+    # break-even from the calculator beside the agreement: c priced from the model's parameters, k = 4, v = 1
+    from specviz.core.costmodel import breakeven_alpha, truncation_cost
+    from specviz.teach.families import layer_params
+    from specviz.engine.models import tiny_llama
+    lp = layer_params(tiny_llama(vocab_size=49152, layers=2, hidden=32).model)   # the shapes of the app's tiny:0
     table = at.dataframe[-1].value
-    col = "break-even α (k = 4, c ≈ N/L, v = 1)"
-    assert list(table[col]) == [f"{breakeven_alpha(4, n / n_layers, 1.0):.2f}" for n in agree]
+    assert list(table["c (its layers + the output layer)"]) == [f"{truncation_cost(lp, n):.2f}" for n in agree]
+    assert list(table["break-even α (k = 4, v = 1)"]) == [f"{breakeven_alpha(4, truncation_cost(lp, n), 1.0):.2f}"
+                                                          for n in agree]
     md = " ".join(m.value for m in at.markdown)
     assert "well over half" not in md and "Draft & Verify" in md and "SWIFT" in md
 

@@ -55,15 +55,30 @@ def test_lossy_summary_buys_tau_through_the_cost_models_law():
     assert s["kept"] > s["kept_exact"] and s["tau"] > s["tau_exact"]
 
 
+# SmolLM2-135M's shapes (its config.json: 30 layers, hidden 576, MLP 1536, 9 query and 3 key/value heads of 64,
+# a tied 49,152-token output layer): inputs of the pricing, not its result.
+_LAYER = 576 * (576 + 192 + 192 + 576) + 3 * 576 * 1536 + 2 * 576
+SMOL = be.LayerParams(layers=(_LAYER,) * 30, head=49152 * 576 + 576)
+
+
+def test_truncation_is_priced_with_its_output_layer():
+    c = be.truncation_cost(SMOL, 16)
+    assert c == pytest.approx(0.63, abs=0.005)                    # the output layer is ~21% of a pass
+    assert be.breakeven_alpha(4, c, 1.0) == pytest.approx(0.82, abs=0.01)
+    assert abs(c - 16 / 30) > 0.09                                # would pass if the head were left out: it must not
+    assert be.truncation_cost(SMOL, 30) == 1.0 and be.truncation_cost(SMOL, 0) > 0.2   # the head alone costs
+    with pytest.raises(ValueError):
+        be.truncation_cost(SMOL, 31)
+
+
 def test_break_even_per_family_orders_by_cost():
-    fams = F.families({"draft": 0.1, "medusa": 0.02}, n_layers=30, used=16)
+    fams = F.families({"draft": 0.1, "medusa": 0.02}, F.truncation(SMOL, 16))
     a = F.breakevens(fams, 4, 1.0)
     assert a[F.LOOKUP] == 0.0                                     # c = 0, v = 1: pays at any alpha
     assert a["medusa"] < a["draft"] < a[F.TRUNCATION]
-    assert a[F.TRUNCATION] == pytest.approx(be.breakeven_alpha(4, 16 / 30, 1.0))
-    assert a[F.TRUNCATION] == pytest.approx(0.76, abs=0.01)       # the 16-of-30 figure of the pitfalls page
+    assert a[F.TRUNCATION] == pytest.approx(be.breakeven_alpha(4, be.truncation_cost(SMOL, 16), 1.0))
     assert be.speedup(a["draft"], 4, 0.1, 1.0) == pytest.approx(1.0, abs=1e-6)
-    assert F.breakevens([F.truncation(4, 3)], 1, 2.0)[F.TRUNCATION] is None    # v(1) + c > 2: never pays
+    assert F.breakevens([F.truncation(SMOL, 16)], 1, 2.0)[F.TRUNCATION] is None    # v(1) + c > 2: never pays
 
 
 def test_batch_speedups_fall_as_v_grows_and_best_k_goes_to_zero():

@@ -46,3 +46,16 @@ def test_layer_skip_agreement_is_one_when_later_layers_do_nothing():
     after = R.layer_agreement(t.model, ids, ns=(2, 4))
     assert after == {2: 1.0}                      # n = 4 (all layers) is not a skip and is left out
     assert before[2] < 1.0                        # negative control: with working layers 3-4 the argmax moves
+
+
+def test_layer_params_account_for_every_parameter_and_price_truncation():
+    from specviz.core.costmodel import truncation_cost
+    from specviz.teach.families import layer_params
+
+    t = tiny_llama(seed=0, layers=3)                                              # untied: the embedding is 'other'
+    lp = layer_params(t.model)
+    total = sum(p.numel() for p in t.model.parameters())
+    assert len(lp.layers) == 3 and sum(lp.layers) + lp.head + lp.other == total
+    assert lp.other == t.model.get_input_embeddings().weight.numel()
+    got = R.truncation_breakeven(t.model, [1, 2], k=4)
+    assert got[1][0] == truncation_cost(lp, 1) < got[2][0] < 1.0
