@@ -2,12 +2,17 @@
 import streamlit as st
 
 from specviz.core import costmodel as be
+from specviz.core.records import is_tree_run
 from specviz.ui import labs, loading, state
 from specviz.viz import breakeven as vb
 
 K_MAX = 16
 CONSTANT, TABLE = "a constant", "the measured table"
 ss = st.session_state
+TREE_NOTE = ("{m} drafted trees: its α is per tested child (siblings are alternatives, at most one is kept) and its "
+             "k̄ counts nodes, so the chain law below — each of k positions kept with probability α — does not "
+             "describe it. A tree's E[τ] is 1 + Σ over its nodes of P(the path to the node is kept): the tree "
+             "calculator on the Trees page computes it, and a tree's break-even from it.")
 
 st.title("Break-even calculator")
 st.markdown(
@@ -75,6 +80,8 @@ with st.container(border=True):
                 f"**τ = 1 + α̂·k̄** = 1 + {s_.draft_acceptance_rate:.2f} × {s_.mean_k:.2f} = "
                 f"{be.tau_identity(s_.draft_acceptance_rate, s_.mean_k):.2f} (measured τ = {s_.tokens_per_pass:.2f}), "
                 "in every run: each step emits its kept drafts plus one token.")
+        if is_tree_run(runs[pick]["steps"]):
+            st.warning(TREE_NOTE.format(m=pick))
 
 # -- inputs ------------------------------------------------------------------------------------
 c1, c2, c3 = st.columns(3)
@@ -172,6 +179,12 @@ def show(k: int) -> None:
             st.markdown("**Independence check** — per-position acceptance a_i, and E[τ] from α vs the measured τ")
             if ch.tau_independent is None:
                 st.caption("No draft was tested in this run, so α is undefined.")
+            elif is_tree_run(e["steps"]):
+                st.warning(TREE_NOTE.format(m=filled))
+                st.plotly_chart(vb.per_position_figure(ch.per_position, ch.alpha), width="stretch",
+                                key="bk_fig_ai")
+                st.caption("a_i along the depth of the accepted path: of the steps whose path reached depth i − 1 "
+                           "with a child below it, the share that kept one there.")
             else:
                 st.markdown(
                     f"α = {ch.alpha:.2f} → E[τ] = **{ch.tau_independent:.2f}** (averaged over each step's own "

@@ -115,16 +115,34 @@ class RunSummary:
         return dict(self.__dict__)
 
 
+def is_tree_run(steps: list[StepRecord]) -> bool:
+    """Whether any step drafted a tree (several candidates at a position): the chain law E[τ] = (1 − α^(k+1)) ÷
+    (1 − α) does not describe such a run (docs/metrics.md, Trees)."""
+    return any(s.is_tree for s in steps if s.parents)
+
+
+def _has_child_at(s: StepRecord, i: int) -> bool:
+    """Whether the step drafted something at depth i + 1 below its first i accepted nodes: for a chain, a draft at
+    position i + 1; for a tree, a child of the i-th accepted node (of the root when i = 0)."""
+    if not s.parents:                                           # a chain without its tree form
+        return s.n_drafted > i
+    anchor = -1 if i == 0 else s.path[i - 1]
+    return anchor in s.parents
+
+
 def per_position_acceptance(steps: list[StepRecord]) -> list[float]:
     """a_i for i = 1..k_max (docs/metrics.md): accepted at position i / steps that reached position i
-    with a draft there (a draft at i, and positions < i all accepted). Flat a_i = independent
-    acceptance; a_i rising with i = bursty (whole runs right or wrong). The list stops at the first
-    position no step reached (reaching i+1 implies reaching i), so it is a_1..a_m, m <= k_max."""
+    with a draft there (a draft at i, and positions < i all accepted). For a tree, position i = depth i along
+    the accepted path, and a path that ended at a leaf above depth i did not reach i (nothing was tested there:
+    not a failure). Flat a_i = independent acceptance; a_i rising with i = bursty (whole runs right or wrong).
+    The list stops at the first position no step reached (reaching i+1 implies reaching i), so it is a_1..a_m,
+    m <= k_max."""
     out = []
     for i in range(max((s.depth for s in steps), default=0)):  # depth = n_drafted for a chain
-        reached = [s for s in steps if s.depth > i and s.n_accepted >= i]
-        if reached:
-            out.append(sum(s.n_accepted > i for s in reached) / len(reached))
+        reached = [s for s in steps if s.n_accepted >= i and _has_child_at(s, i)]
+        if not reached:
+            break
+        out.append(sum(s.n_accepted > i for s in reached) / len(reached))
     return out
 
 

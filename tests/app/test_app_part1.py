@@ -255,6 +255,25 @@ def test_against_plain_matches_in_float32_and_fills_the_calculator(warm):
     assert f"measured τ = **{s.tokens_per_pass:.2f}**" in body
 
 
+def test_calculator_says_the_chain_law_does_not_describe_a_tree_run(warm):
+    at = step_page(warm, stp_method="suffix", stp_new=16)
+    at.button(key="stp_play").click().run()
+    assert errors(at) == []
+    from specviz.core.records import is_tree_run
+    assert is_tree_run(at.session_state["measured_runs"]["suffix"]["steps"])     # suffix drafted a tree here
+    at.switch_page("pages/breakeven.py").run()
+    at.selectbox(key="bk_pick").set_value("suffix").run()
+    at.button(key="bk_fill_btn").click().run()
+    assert errors(at) == []
+    said = [w.value for w in at.warning if "drafted trees" in w.value]
+    assert said and all("does not describe it" in w and "Trees page" in w for w in said)
+    at = step_page(warm, stp_method="lookup", stp_new=12)                       # a chain: no such warning
+    at.button(key="stp_play").click().run()
+    at.switch_page("pages/breakeven.py").run()
+    at.selectbox(key="bk_pick").set_value("lookup").run()
+    assert not [w.value for w in at.warning if "drafted trees" in w.value]
+
+
 def test_bad_input_is_an_error_and_keeps_the_run(warm):
     at = step_page(warm, stp_method="lookup", stp_n=1)
     at.button(key="stp_one").click().run()

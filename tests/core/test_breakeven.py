@@ -121,3 +121,31 @@ def test_gap_terms_name_the_verify_cost_the_run_paid():
     assert g["v_run"] == pytest.approx(1.2) and g["predicted_with_v_run"] == pytest.approx(2.0 / 1.6)
     assert g["gap_with_v_run"] == pytest.approx(0.0, abs=1e-12) and abs(ch.cost_model_gap) > 0.1
     assert g["outside_share"] == pytest.approx(0.2) and g["prefill_share"] == pytest.approx(0.1)
+
+
+def _tree_step(i, parents, path, rejected):
+    """A tree step: `path` accepted (root's child first), then the `rejected` nodes tested below its end."""
+    drafted = [10 + j for j in range(len(parents))]
+    tested = list(path) + list(rejected)
+    return StepRecord(index=i, k=4, context_len=10, drafted=drafted,
+                      decisions=[True] * len(path) + [False] * len(rejected), draws=[None] * len(tested),
+                      ratios=[1.0] * len(tested), n_accepted=len(path), next_token=7,
+                      next_origin="correction" if rejected else "bonus",
+                      emitted=[drafted[j] for j in path] + [7], draft_s=0.0, verify_s=0.01, logit_top1=[],
+                      logit_gap=[], parents=parents, tested=tested, path=list(path))
+
+
+def test_per_position_acceptance_of_a_tree_does_not_count_a_shallow_leaf_as_a_failure():
+    from specviz.core.records import per_position_acceptance
+    # root -> 0 (a leaf), root -> 1 -> 2: depth 2. Step a keeps the leaf 0: nothing was drafted below it.
+    parents = [-1, -1, 1]
+    a = _tree_step(0, parents, [0], [])
+    b = _tree_step(1, parents, [1, 2], [])               # kept the deep branch whole
+    c = _tree_step(2, parents, [1], [2])                 # kept 1, rejected 2 at depth 2
+    assert per_position_acceptance([a, b, c]) == [1.0, 0.5]   # depth 2 reached by b and c only
+    # negative control: the old reading (every step with depth > i and i kept) would count a as a miss
+    reached_old = [s for s in (a, b, c) if s.depth > 1 and s.n_accepted >= 1]
+    assert sum(s.n_accepted > 1 for s in reached_old) / len(reached_old) == pytest.approx(1 / 3)
+    # a chain keeps its old reading: [-1, 0, 1], first two kept, third rejected
+    ch = _tree_step(3, [-1, 0, 1], [0, 1], [2])
+    assert per_position_acceptance([ch]) == [1.0, 1.0, 0.0]
