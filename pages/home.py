@@ -57,7 +57,7 @@ with c1:
                "r against p(x)/q(x), the residual after a rejection, the text coloured by where each "
                "token came from — and the pass opened up: its inputs, causal mask and KV caches.")
     st.page_link("pages/breakeven.py", label="Break-even calculator", icon=":material/calculate:")
-    st.caption("Tokens per pass against the cost of a step: the acceptance rate below which speculation "
+    st.caption("Tokens per pass against the cost of a step: the α (chance a tested draft is kept) below which speculation "
                "slows you down, and the best draft length — filled from a run you measured.")
     st.page_link("pages/trees.py", label="Trees", icon=":material/account_tree:")
     st.caption("Several candidates per position checked in one pass: a Medusa tree and an EAGLE-2 tree, "
@@ -95,7 +95,7 @@ st.markdown("""
 """)  # noqa: E501 (markdown table rows and list items are one line each)
 st.markdown("""
 - **Lookup is free and shaped by the workload.** Play a copy-heavy preset and then a novel one on
-  Step through, and watch the acceptance rate move; the comparison page measures it per workload.
+  Step through, and watch the draft acceptance rate α̂ (share of drafted tokens kept) move; the comparison page measures it per workload.
 - **A draft model's steps are serial**, so its cost c multiplies with k. The
   calculator shows how quickly a modest c eats the gain.
 - **The tokenizer must match for the plain rule**: p and q must be over the same token ids, or p(x)/q(x) compares unrelated tokens (the cross-vocabulary methods above change the rule's inputs to get around it).

@@ -28,7 +28,7 @@ def swap_verdict(rows: list[dict]) -> list[str]:
         share = ("" if lost != lost else f", {lost:.0%} of its gain over plain lost" if lost >= 0
                  else f", its gain over plain grew by {-lost:.0%}")  # a rise is not a negative loss
         out.append(f"{m}: τ {a['tokens_per_pass']:.2f} on the base → {b['tokens_per_pass']:.2f} on the fine-tune "
-                   f"({trend}{share}; acceptance {_pct(a['draft_acceptance_rate'])} → "
+                   f"({trend}{share}; draft acceptance α̂ {_pct(a['draft_acceptance_rate'])} → "
                    f"{_pct(b['draft_acceptance_rate'])})")
     return out
 

@@ -308,7 +308,7 @@ QUESTIONS = [
     Question("lookup_chat", "What acceptance would lookup get on open-ended chat?", lookup_on_chat, {
         "junior": "Low: there is little to copy. Measured (sampled): draft acceptance α̂ {acc_s}, {drafted_s} tokens "
                   "drafted in {passes_s} passes, {speedup_s}× plain.",
-        "middle": "Low acceptance ({acc_s} sampled), but a miss costs little: lookup drafts nothing or one "
+        "middle": "Low draft acceptance α̂ ({acc_s} sampled), but a miss costs little: lookup drafts nothing or one "
                   "slightly wider pass, {speedup_s}× plain measured.",
         "senior": "Sampled, τ = {tpp_s} ({speedup_s}×): a miss costs a slightly larger verify pass, bad but not "
                   "catastrophic. Tokens per pass were {greedy_verdict}; {rep_g} of the greedy output's 4-grams "
@@ -373,7 +373,7 @@ STOPS = [
          GUESS_CHAT_ACC),
     Stop("Grounded, but not copyable", "pages/step_through.py",
          "A translation is built entirely from its input. Does lookup help there?", lookup_on_translation,
-         "Lookup ran {speedup}× plain (τ = {tpp}, acceptance {acc}): the output means the same as the input but "
+         "Lookup ran {speedup}× plain (τ = {tpp}, draft acceptance α̂ {acc}): the output means the same as the input but "
          "shares few token runs with it, so there is little to copy — as Spec-Bench reports for translation.",
          Guess("lookup's speedup on the translation, sampled at T = 0.8, k = 4, n = 3, 64 new tokens, one run (×)",
                "speedup_x", lo=0.0, hi=10.0, step=0.1,

@@ -11,7 +11,7 @@ K_CURVES = (1, 2, 4, 8, 16)
 
 def speedup_vs_alpha(k: int, c: float, v: be.VCost, alpha: float | None = None,
                      ks: tuple[int, ...] = K_CURVES, points: int = 101) -> go.Figure:
-    """Predicted speedup against acceptance rate, one curve per k (the chosen k drawn thick)."""
+    """Predicted speedup against α (the chance a tested draft is kept), one curve per k (the chosen k drawn thick)."""
     alphas = [i / (points - 1) for i in range(points)]
     fig = go.Figure()
     for kk in sorted(set(ks) | {k}):
@@ -24,8 +24,8 @@ def speedup_vs_alpha(k: int, c: float, v: be.VCost, alpha: float | None = None,
     if alpha is not None:
         fig.add_vline(x=alpha, line_dash="dot", line_color="black", annotation_text=f"α = {alpha:.2f}",
                       annotation_position="top left")
-    fig.update_layout(title=dict(text="Speedup vs acceptance rate α", font_size=14), height=360,
-                      xaxis_title="acceptance rate α", yaxis_title="predicted speedup (×)",
+    fig.update_layout(title=dict(text="Speedup vs α, the chance a tested draft is kept", font_size=14), height=360,
+                      xaxis_title="α (chance a tested draft is kept)", yaxis_title="predicted speedup (×)",
                       margin=dict(l=10, r=10, t=40, b=10))
     return fig
 
@@ -107,7 +107,7 @@ def families_figure(curves: dict[str, float], k: int, v: be.VCost, points: int =
     fig.add_hline(y=1.0, line_dash="dash", line_color="gray", annotation_text="plain decoding",
                   annotation_position="bottom right")
     fig.update_layout(title=dict(text=f"Speedup vs α for each family at k = {k}", font_size=14), height=380,
-                      xaxis_title="acceptance rate α", yaxis_title="predicted speedup (×)",
+                      xaxis_title="α (chance a tested draft is kept)", yaxis_title="predicted speedup (×)",
                       margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.25))
     return fig
 

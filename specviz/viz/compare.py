@@ -6,7 +6,7 @@ from plotly.subplots import make_subplots
 
 DRAFT, VERIFY = "#e4572e", "#4c78a8"
 PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#9d755d", "#eeca3b"]
-METRICS = [("draft_acceptance_rate", "acceptance rate α̂"), ("tokens_per_pass", "tokens per pass τ"),
+METRICS = [("draft_acceptance_rate", "draft acceptance rate α̂"), ("tokens_per_pass", "tokens per pass τ"),
            ("speedup", "measured speedup ×")]
 
 

@@ -162,7 +162,7 @@ def test_self_draft_greedy_accepts_everything(warm):
     at.button(key="stp_play").click().run()
     assert errors(at) == []
     m = metrics(at)
-    assert m["Acceptance rate α̂"] == "100%"
+    assert m["Draft acceptance rate α̂"] == "100%"
     assert m["Tokens per pass τ"] == "4.00"                  # 3 accepted + 1 bonus per pass
     assert "bonus" in text(at)
     # the anatomy of the shown pass, from its record: 4 inputs (root + 3 drafts), a 4 x 4 causal mask, caches measured
@@ -341,7 +341,7 @@ def test_calculator_check_values_and_charts(warm):
     assert m["Expected tokens per pass E[τ]"] == "3.36" and m["Predicted speedup"] == "2.80×"
     assert m["Break-even α at this k"] == "0.17" and m["Best k at this α"] == "k = 8"
     figs = figures(at)
-    by_alpha = next(f for f in figs if title(f).startswith("Speedup vs acceptance"))
+    by_alpha = next(f for f in figs if title(f).startswith("Speedup vs α"))
     k4 = next(tr for tr in by_alpha["data"] if tr["name"] == "k = 4")
     assert k4["line"]["width"] == 4                                 # the chosen k is drawn thick
     assert k4["y"][k4["x"].index(0.8)] == pytest.approx(2.8013, abs=1e-3)
