@@ -42,12 +42,11 @@ except InputError as e:
     st.caption("Showing the last valid p and q.")
 labels = [chr(ord("A") + i) for i in range(len(p))]
 s = L.stats(p, q)
-GUESS = Guess("Σ min(p, q), the share of drafts the rule keeps (0 to 1)", "kept", lo=0.0, hi=1.0, step=0.05,
-              rel=0.0, abs_tol=0.05)
-guess = G.ask("lab_kept", GUESS)
 rule = st.radio("Acceptance rule", list(L.RULES), horizontal=True, key="lab_rule",
                 help="Break the rule on purpose and watch the output drift away from p.")
 st.caption(L.RULES[rule])
+GUESS = Guess(f"{L.KEPT_WORDS[rule]} (0 to 1)", "kept", lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05)
+guess = G.ask("lab_kept", GUESS)
 if rule != "exact":  # say the drift before any draw, so a small one on a mild preset is not missed
     d, far = L.drift(p, q, rule), L.drift(*L.pair(*L.PRESETS[L.CLEAR_PRESET]), rule)
     small = d < 0.2 and far > d and st.session_state["lab_preset"] != L.CLEAR_PRESET
@@ -66,7 +65,7 @@ if st.button("Draw speculative samples", type="primary", key="lab_run") and G.lo
 if "lab_sim" in st.session_state:
     sp, sq, sim, srule = st.session_state["lab_sim"]
     ss_ = L.stats(sp, sq)
-    G.show("lab_kept", GUESS, {"kept": ss_.acceptance})
+    G.show("lab_kept", Guess(f"{L.KEPT_WORDS[srule]} (0 to 1)", "kept"), {"kept": L.kept_share(sp, sq, srule)})
     m1, m2, m3 = st.columns(3)
     m1.metric("Σ min(p, q) = P(draft kept)", f"{ss_.acceptance:.3f}")
     m2.metric("P(reject) = 1 − Σ min(p, q)", f"{1 - ss_.acceptance:.3f}")

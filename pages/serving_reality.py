@@ -32,7 +32,7 @@ m[3].metric("concurrent sequences lost", b.lost)
 st.caption(f"70B target: 80 layers × 8 KV heads × 128 × 2 (K and V) × 2 bytes = 320 KiB per token, "
            f"{R.TARGET_70B.weight_bytes / R.GB:.0f} GB of bfloat16 weights; the drafter adds "
            f"{drafter.weight_bytes / R.GB:.1f} GB of weights and {drafter.kv_bytes_per_token / R.KIB:.0f} KiB per "
-           "token. "
+           f"token. Of the {b.lost} sequences lost, {R.split_words(b)}. "
            "Lookup adds neither; heads add their weights (an EAGLE head for a 7B target is about 0.24B parameters) "
            "and EAGLE its own small cache.")
 tgt = loading.target()
@@ -54,9 +54,9 @@ if tgt is not None and names:
                    f"{own['kv_drafter'] / R.KIB:.1f} KiB (drafter); weights {own['weights_target'] / 2**20:.0f} MB "
                    f"and {own['weights_drafter'] / 2**20:.0f} MB; sequences {ob.sequences_without:,} → "
                    f"{ob.sequences_with:,}. The drafter's share of the KV per token of both models is "
-                   f"{100 * own['kv_drafter'] / (own['kv_target'] + own['kv_drafter']):.0f} %: when the weights are "
-                   "small beside the memory, that is the share of sequences lost — the cache, not the weights, "
-                   "is the serving cost.")
+                   f"{100 * own['kv_drafter'] / (own['kv_target'] + own['kv_drafter']):.0f} %. Of the {ob.lost:,} "
+                   f"sequences lost on this pair, {R.split_words(ob)}: when a drafter's weights are small beside "
+                   "the memory, its cache is the cost; on the 70B example above its weights count as much.")
 elif tgt is not None:
     st.caption(f"This app's target: {tgt.kv_bytes_per_token() / R.KIB:.1f} KiB of KV cache per token, "
                f"{tgt.param_bytes() / 2**20:.0f} MB of weights (no draft model shipped to measure beside it).")

@@ -145,11 +145,19 @@ def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
                     f"speedup_{tag}": _f(r["speedup"]), f"drafted_{tag}": str(s.drafted),
                     f"passes_{tag}": str(s.target_passes), f"rep_{tag}": _f(r["repetition"], ".0%"),
                     f"acc_{tag}_x": r["draft_acceptance_rate"]})  # None (n/a): nothing drafted, not scored
-    gap = float(out["tpp_g"]) - float(out["tpp_s"])
-    out["greedy_verdict"] = (f"higher under greedy decoding (τ {out['tpp_g']} vs {out['tpp_s']}), because the greedy "
-                             "output repeats itself and lookup copies the repeats" if gap > 0.1 else
-                             f"no higher under greedy decoding here (τ {out['tpp_g']} vs {out['tpp_s']})")
+    out["greedy_verdict"] = greedy_verdict(out["tpp_g"], out["tpp_s"])
     return out
+
+
+def greedy_verdict(tpp_g: str, tpp_s: str, margin: float = 0.1) -> str:
+    """How lookup's τ under greedy decoding compares with sampled: a gap within `margin` is 'about the same'."""
+    gap = float(tpp_g) - float(tpp_s)
+    if gap > margin:
+        return (f"higher under greedy decoding (τ {tpp_g} vs {tpp_s}), because the greedy output repeats itself "
+                "and lookup copies the repeats")
+    if gap < -margin:
+        return f"lower under greedy decoding here (τ {tpp_g} vs {tpp_s})"
+    return f"about the same under greedy decoding here (τ {tpp_g} vs {tpp_s})"
 
 
 def lookup_on_translation(target, drafter, small: bool, progress=None) -> dict:

@@ -71,6 +71,19 @@ RULES = {  # what happens to a drafted x ~ q: the exact rule, and two ways to br
 }
 
 
+def kept_share(p: torch.Tensor, q: torch.Tensor, rule: str) -> float:
+    """P(a drafted x ~ q is kept) under each rule: Σ min(p, q) when x is tested with min(1, p/q) (the exact rule
+    and 'resample from p'), 1 when every draft is accepted."""
+    if rule not in RULES:
+        raise InputError(f"unknown rule '{rule}' (choose from: {', '.join(RULES)})")
+    return 1.0 if rule == "accept every draft" else float(acceptance_probability(p, q))
+
+
+KEPT_WORDS = {"exact": "Σ min(p, q), the share of drafts the exact rule keeps",
+              "resample from p": "the share of drafts this rule keeps (it tests x as the exact rule does)",
+              "accept every draft": "the share of drafts this rule keeps"}
+
+
 def drift(p: torch.Tensor, q: torch.Tensor, rule: str) -> float:
     """Total variation between what a rule's output follows and p (0 for the exact rule)."""
     return 0.5 * float((output_distribution(p, q, rule) - p).abs().sum())

@@ -50,6 +50,24 @@ class Budget:
     def lost(self) -> int:
         return self.sequences_without - self.sequences_with
 
+    @property
+    def lost_to_weights(self) -> int:
+        """Sequences the drafter's weights alone cost: those that no longer fit beside them, before its cache."""
+        return self.sequences_without - max(0, int(self.free_with // self.kv_per_seq_target))
+
+    @property
+    def lost_to_kv(self) -> int:
+        """The rest of the loss: the drafter's own KV cache in every sequence that still fits."""
+        return self.lost - self.lost_to_weights
+
+
+def split_words(b: Budget) -> str:
+    """'its weights cost W sequences and its cache C': which of the two a drafter's memory goes to."""
+    w, c = b.lost_to_weights, b.lost_to_kv
+    most = ("mostly its cache" if c > 2 * w else "mostly its weights" if w > 2 * c else "both, about alike")
+    return (f"its weights cost {w} sequence{'s' if w != 1 else ''} and its KV cache {c} "
+            f"({most})")
+
 
 def concurrent_sequences(target: Arch, drafter: Arch, memory_gb: float, context: int) -> Budget:
     """Sequences of `context` tokens that fit beside the weights, without and with the drafter."""

@@ -165,6 +165,18 @@ def test_lossless_break_the_rule_drifts_away_from_p():
     assert any("instead of p" in w.value for w in at.warning)
 
 
+def test_lossless_guess_names_what_the_chosen_rule_keeps():
+    at = page("lossless")
+    at.selectbox(key="lab_preset").set_value("q far from p").run()
+    at.radio(key="lab_rule").set_value("accept every draft").run()
+    label = at.number_input(key="lab_kept_guess").label
+    assert "Σ min" not in label and "this rule keeps" in label
+    at.number_input(key="lab_kept_guess").set_value(1.0)
+    at.select_slider(key="lab_trials").set_value(300)
+    ok(at.button(key="lab_run").click().run())
+    assert any(s.value.startswith("✓ Your guess 1 is close to the measured 1") for s in at.success)
+
+
 def test_lossless_a_broken_rule_shows_its_drift_before_any_draw():
     at = page("lossless")                                  # the default preset: q close to p
     at.radio(key="lab_rule").set_value("accept every draft").run()

@@ -75,3 +75,10 @@ def test_the_heads_question_asks_for_tau_lost_and_says_when_nothing_was_measured
     out = I.heads_on_finetune(None, None, small=True)
     assert out["tau_lost_x"] == pytest.approx(0.6) and out["share_lost"] == "75%"
     assert "0.60" in I.answer(q.answers["senior"], dict(out, target_mb="1", kv_kb="1", drafter_mb="1"))
+
+
+def test_greedy_verdict_calls_a_small_gap_about_the_same():
+    assert I.greedy_verdict("1.09", "1.00").startswith("about the same")      # the case: gap <= 0.1
+    assert I.greedy_verdict("1.60", "1.00").startswith("higher")
+    assert I.greedy_verdict("1.00", "1.40").startswith("lower")
+    assert "no higher" not in I.greedy_verdict("1.00", "1.40")
