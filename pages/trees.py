@@ -26,7 +26,7 @@ st.markdown(
     "The candidates are chosen, not sampled, so at temperature > 0 the chance that some candidate is kept at a "
     "node is the target's probability mass on the candidates there, and the output still follows the target "
     "exactly. The price: a pass that checks n drafted nodes costs v(n), as a chain of n drafts would, "
-    "instead of v(k) for the k positions a chain of depth k feeds.")
+    "instead of v(k) for the k + 1 positions a chain of depth k feeds (the last committed token and k drafts).")
 
 presets = [f"{w.name} · {w.kind}" for w in workloads.WORKLOADS]
 ss.setdefault("tr_preset", presets[0])

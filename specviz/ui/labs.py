@@ -186,9 +186,10 @@ def roofline_section() -> None:
 def tree_sampling_section() -> None:
     """Is it lossless?: sibling candidates tested in turn against the residual the rejected ones left; the
     output histogram against p; the broken version (every sibling against p) drifting. Guess first."""
-    st.header("Tree sampling, by hand")
-    st.write("A tree drafts several candidates for one position (siblings). They are chosen, not sampled, so each "
-             "one's q is one-hot. The target tests them in turn: the first against p, each later one against the "
+    st.header("Tree sampling, by hand: EAGLE / top-k style")
+    st.write("A tree drafts several candidates for one position (siblings). In EAGLE's and Medusa's trees they are "
+             "the drafter's top-k tokens — chosen, distinct, not sampled — so each one's q is one-hot (SpecInfer's "
+             "sampled siblings are the next section). The target tests them in turn: the first against p, each later one against the "
              "residual the rejected ones left, norm(max(0, r − onehot(c))) — p with the rejected candidates removed. "
              "If none is kept, the correction comes from the last residual.")
     t1, t2, t3 = st.columns([2, 1, 1])
