@@ -47,7 +47,7 @@ def fill(method: str) -> None:
                        e.get("speedup"))
     if ch.alpha is not None:
         ss["bk_alpha"] = round(ch.alpha, 2)
-    ss["bk_k"] = int(e.get("k") or max(1, round(ch.k_bar)))
+    ss["bk_k"] = max(1, round(ch.k_bar)) if e.get("self_sized") or not e.get("k") else int(e["k"])
     if ch.c is not None:
         ss["bk_c"] = round(ch.c, 3)
     if e.get("v_table"):
@@ -68,7 +68,9 @@ with st.container(border=True):
     else:
         c1, c2 = st.columns([2, 1])
         pick = c1.selectbox("Run", list(runs), key="bk_pick", persist_state="session", format_func=lambda m: (
-            f"{m} — k = {runs[m].get('k')}, {len(runs[m]['summary'].token_ids)} tokens"
+            f"{m} — " + (f"drafts sized by the match (at most {runs[m].get('k')}, k̄ = "
+                         f"{runs[m]['summary'].mean_k:.1f})" if runs[m].get("self_sized") else f"k = {runs[m].get('k')}")
+            + f", {len(runs[m]['summary'].token_ids)} tokens"
             + ("" if runs[m].get("plain") else " (no plain run: α only)")))
         c2.button("Fill α, k, c and v", on_click=fill, args=(pick,), type="primary", key="bk_fill_btn")
         s_ = runs[pick]["summary"]

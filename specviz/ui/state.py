@@ -24,19 +24,21 @@ COMPARISON = "cmp_result"  # ui/memory.HEAVY_KEYS evicts it from an idle session
 # -- measured runs shared between pages (the calculator fills itself from these) ----------------
 def remember_run(method: str, summary, steps, plain_summary=None, k: int | None = None,
                  n: int | None = None, v_table: dict | None = None, plain_steps=None,
-                 speedup: float | None = None) -> None:
+                 speedup: float | None = None, self_sized: bool = False, mode: str | None = None) -> None:
     """Keep the last measured run per method in this session (summary + step records).
 
     plain_summary: the plain-decoding run measured alongside it (same prompt, same settings),
     which gives t1 (and the measured speedup, unless `speedup` says it); v_table: {k: v(k)} if
     measured; plain_steps: that plain run's step records (t1 is then their median pass time rather
     than a mean); speedup: the figure the page showed, when it measured over several repeats (the
-    median of their ratios): the calculator shows that one, not this run's own ratio.
+    median of their ratios): the calculator shows that one, not this run's own ratio; self_sized: the method
+    sized its own drafts (lookup's match rule, suffix), so k is only its cap and the calculator takes k̄; mode:
+    'greedy' or 'sampled at T = …', as the picker names the run.
     """
     st.session_state.setdefault(RUNS, {})[method] = {
         "summary": summary, "steps": memory.lean(steps), "plain": plain_summary, "k": k, "n": n,
         "v_table": v_table, "plain_steps": None if plain_steps is None else memory.lean(plain_steps),
-        "speedup": speedup, "at": time.time()}
+        "speedup": speedup, "self_sized": self_sized, "mode": mode, "at": time.time()}
 
 
 def measured_runs() -> dict:

@@ -15,7 +15,7 @@ from specviz.core import recording as R
 from specviz.core.errors import InputError, ModelError
 from specviz.engine import recorder, runcache, workloads
 from specviz.engine.decode import Decoder
-from specviz.engine.methods import encode_prompt
+from specviz.engine.methods import encode_prompt, self_sized
 from specviz.ui import lecture, loading, memory, sessions, state, waiting
 from specviz.ui.step_settings import Settings
 from specviz.ui.turns import TURNS
@@ -92,7 +92,10 @@ def session(s: Settings, fresh: bool = False, live: bool = False) -> dict | None
     except (InputError, ModelError, ValueError) as e:
         st.error(f"Cannot start a run: {e}")
         return None
-    st.session_state[KEY] = {**run, "sig": sig, "key": key, "settings": s, "method": s.method, "k": int(s.k),
+    st.session_state[KEY] = {**run, "sig": sig, "key": key, "settings": s, "method": s.method,
+                             "k": s.config().k,    # the run's own cap: 24 for lookup's match rule and suffix,
+                             "self_sized": self_sized(s.method, s.k_rule),   # as in the CLI and the bench
+                             "mode": "greedy" if s.temperature <= 0 else f"sampled at T = {s.temperature:g}",
                              "n": s.n_label, "check": None}
     return st.session_state[KEY]
 
@@ -183,7 +186,8 @@ def remember(run: dict) -> None:
     """A finished run, once, for the calculator and the other pages."""
     dec = run["dec"]
     if dec.finished and not run.get("remembered"):
-        state.remember_run(run["method"], dec.summary(), list(dec.steps), k=run["k"], n=run["n"])
+        state.remember_run(run["method"], dec.summary(), list(dec.steps), k=run["k"], n=run["n"],
+                           self_sized=run.get("self_sized", False), mode=run.get("mode"))
         run["remembered"] = True
         if run.get("replay") is None and run.get("key"):  # made live here: every later session gets it at once
             runcache.RUNS.put(run["key"], recording_of(run))

@@ -274,6 +274,18 @@ def test_calculator_says_the_chain_law_does_not_describe_a_tree_run(warm):
     assert not [w.value for w in at.warning if "drafted trees" in w.value]
 
 
+def test_step_through_lookup_match_rule_is_the_cli_and_bench_experiment(warm):
+    from specviz.engine.methods import SELF_SIZED_CAP
+    at = step_page(warm, stp_method="lookup", stp_new=12)               # the page's defaults: match rule, k = 4
+    at.button(key="stp_play").click().run()
+    assert errors(at) == []
+    assert decoder(at).cfg.k == SELF_SIZED_CAP == 24                     # capped at 24, as the CLI and the bench
+    entry = at.session_state["measured_runs"]["lookup"]
+    assert entry["k"] == 24 and entry["self_sized"]
+    at.switch_page("pages/breakeven.py").run()
+    assert "drafts sized by the match (at most 24" in at.selectbox(key="bk_pick").format_func("lookup")
+
+
 def test_bad_input_is_an_error_and_keeps_the_run(warm):
     at = step_page(warm, stp_method="lookup", stp_n=1)
     at.button(key="stp_one").click().run()
