@@ -3,6 +3,7 @@ import streamlit as st
 
 from specviz.core import costmodel as be
 from specviz.core.records import is_tree_run
+from specviz.teach import reality as R
 from specviz.ui import labs, loading, state
 from specviz.viz import breakeven as vb
 
@@ -70,6 +71,7 @@ with st.container(border=True):
         pick = c1.selectbox("Run", list(runs), key="bk_pick", persist_state="session", format_func=lambda m: (
             f"{m} — " + (f"drafts sized by the match (at most {runs[m].get('k')}, k̄ = "
                          f"{runs[m]['summary'].mean_k:.1f})" if runs[m].get("self_sized") else f"k = {runs[m].get('k')}")
+            + f", {runs[m].get('mode') or ('greedy' if all(s.greedy for s in runs[m]['steps']) else 'sampled')}"
             + f", {len(runs[m]['summary'].token_ids)} tokens"
             + ("" if runs[m].get("plain") else " (no plain run: α only)")))
         c2.button("Fill α, k, c and v", on_click=fill, args=(pick,), type="primary", key="bk_fill_btn")
@@ -94,8 +96,8 @@ k = c2.number_input("Draft length k", step=1, key="bk_k", persist_state="session
 c = c3.number_input("Draft cost c per token (plain steps)", min_value=0.0, max_value=5.0, step=0.01,
                     format="%.3f", key="bk_c", persist_state="session",
                     help="Prompt lookup ≈ 0. For a draft model, c follows its depth and fixed per-call overheads "
-                         "more than its parameter count: measured here, a drafter with about 5% of the target's "
-                         "parameters costs c ≈ 0.09–0.12. Measure it rather than guess it.")
+                         f"more than its parameter count: this app's 2-layer draft model has {R.cost_words('draft')}. "
+                         "Measure it rather than guess it.")
 c1, c2, c3 = st.columns(3)
 c1.radio("Verification cost v(k) from", [CONSTANT, TABLE], key="bk_vmode", persist_state="session", horizontal=True)
 c2.number_input("Constant v", min_value=0.1, max_value=10.0, step=0.05, key="bk_v", persist_state="session",

@@ -46,7 +46,7 @@ replacement is drawn from what p has left over, norm(max(0, p − q)). The text 
 however poor the proposer. With greedy decoding the rule reduces to "keep the guess while it is the
 target's own argmax".
 
-Everything here runs for real on **SmolLM2-135M-Instruct** on this machine; every number is measured.
+Everything here runs for real on **SmolLM2-135M-Instruct** on this machine: every number about this app's models is measured, and names its run. Figures quoted from papers and engines (the speedups on Serving reality, the notes below) are theirs, with their source beside them, not measured here.
 """)
 
 st.subheader("Where to go")

@@ -104,7 +104,7 @@ if st.button("Measure this app's lookup speedups now", key="sr_mine_run") and tg
 mine = st.session_state.get("sr_mine")
 if mine:
     st.dataframe(pd.DataFrame(mine), hide_index=True, width="stretch")
-st.markdown("**Why the numbers differ**\n" + "\n".join(f"- {x}" for x in R.GAP_REASONS))
+st.markdown("**Why the numbers differ**\n" + "\n".join(f"- {x}" for x in R.gap_reasons()))
 
 from specviz.ui import labs  # noqa: E402 - section 4, drawn last (kept apart for merges)
 

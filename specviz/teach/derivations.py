@@ -20,11 +20,20 @@ def alpha_from_steps(steps) -> tuple[int, int, float | None]:
     return accepted, tested, (accepted / tested) if tested else None
 
 
+def series_experiment(max_new: int, method: str = "lookup", k: int = 4, temperature: float = 0.0) -> str:
+    """The run measured_series makes, in words: method and rule, mode, k, tokens, workload."""
+    rule = ", fixed rule, n = 3" if method == "lookup" else ""
+    return (f"{method}{rule}, {'greedy' if temperature <= 0 else f'sampled at T = {temperature:g}'}, k = {k}, "
+            f"{max_new} new tokens, one run, on {of_kind(COPY)[0].name}")
+
+
 def measured_series(target, method: str = "lookup", k: int = 4, max_new: int = 48, drafter=None,
                     temperature: float = 0.0) -> dict:
-    """Run `method` on a copy-heavy prompt now; α from the run, E[τ](α) from the series, τ as measured."""
+    """Run `method` on a copy-heavy prompt now (lookup: the fixed rule, k drafts per match of n = 3, the series'
+    k); α from the run, E[τ](α) from the series, τ as measured."""
     w = of_kind(COPY)[0]
-    s, steps = E.run_one(target, w, method, k, 3, SamplingConfig(temperature), max_new, drafter=drafter)
+    s, steps = E.run_one(target, w, method, k, 3, SamplingConfig(temperature), max_new, drafter=drafter,
+                         k_rule="fixed")
     acc, tested, alpha = alpha_from_steps(steps)
     full = [st for st in steps if st.n_drafted == k]
     return {"workload": w.name, "method": method, "k": k, "accepted": acc, "tested": tested, "alpha": alpha,

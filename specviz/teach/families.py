@@ -56,6 +56,13 @@ def breakevens(fams: list[Family], k: int, v: be.VCost) -> dict[str, float | Non
     return {f.name: f.breakeven(k, v) for f in fams}
 
 
+def cost_experiment(k: int, tokens: int) -> str:
+    """The run measure_costs makes, in words."""
+    from specviz.engine.workloads import NOVEL, of_kind
+    return (f"c from one greedy run each of {tokens} new tokens at k = {k} on {of_kind(NOVEL)[0].name}, against one "
+            "plain run")
+
+
 def measure_costs(target, drafter, methods: list[str], k: int = 4, tokens: int = 24, progress=None
                   ) -> dict[str, float]:
     """c for each method in `methods` (of MEASURED) from one greedy run of `tokens` new tokens at draft length k,

@@ -169,21 +169,53 @@ PAPERS = [
      "source": "SGLang speculative decoding docs, citing arXiv 2503.01840"},
 ]
 
-GAP_REASONS = [
-    "Target size: a 135M target's pass is so cheap that fixed costs per step (Python, sampling, the drafter's "
-    "own passes) are a large share of it; a 7B–70B target on a GPU is bound by reading its weights, so verifying "
-    "k tokens costs about one pass and the drafter is a tiny fraction.",
-    "Drafter cost c: here a 2-layer drafter costs about a tenth of a target step or more (the output layer over "
-    "49,152 tokens dominates). c follows the drafter's depth and its fixed cost per call, not its parameter count, "
-    "so a 1B drafter for a 70B target is not ~1.5% of a step: a rule of thumb for small drafters on GPUs is "
-    "c ≈ 0.05–0.15 (a rule of thumb, not one paper's figure: measure yours; the break-even calculator fills c "
-    "from a run).",
-    "Training: this app's heads and drafter were trained for under an hour each on a CPU, on about 0.4M tokens of "
-    "the target's own replies (models/README.md); the papers' for hours or days on GPUs and large chat corpora, so "
-    "their acceptance is far higher.",
-    "Batch: every number here is batch 1; the papers report latency at small batches too, and gains shrink as the "
-    "batch grows (measured above).",
-]
+def bench_cost(method: str = "draft", data=None) -> dict | None:
+    """c of `method` in the last bench's cost-model table (greedy, per workload): {"lo", "median", "hi", "n",
+    "run"} with "run" naming that bench (date, command, dtype, tokens, repeats); None without a bench file."""
+    import statistics
+
+    from specviz.bench.results import latest_bench
+
+    if data is None:
+        found = latest_bench()
+        data = found[1] if found else None
+    if not isinstance(data, dict):
+        return None
+    cs = [r["c"] for r in data.get("cost_model") or [] if r.get("method") == method and r.get("c") is not None]
+    if not cs:
+        return None
+    m = data.get("meta", {})
+    run = (f"the bench of {m.get('started', '?')} (`{m.get('command', 'python -m specviz bench')}`, "
+           f"{m.get('dtype', '?')}, {m.get('device', '?')}, greedy, {m.get('max_new_tokens', '?')} new tokens, "
+           f"median of {m.get('repeats', '?')} repeats, {len(cs)} workloads)")
+    return {"lo": min(cs), "median": statistics.median(cs), "hi": max(cs), "n": len(cs), "run": run}
+
+
+def cost_words(method: str = "draft", data=None) -> str:
+    """'c = 0.12–0.13 (median 0.12) in <the bench>', or a pointer to measuring it when no bench file is found."""
+    b = bench_cost(method, data)
+    if b is None:
+        return "not measured in a bench file here: measure it on Step through (Run plain decoding alongside)"
+    return f"c = {b['lo']:.2f}–{b['hi']:.2f} (median {b['median']:.2f}) in {b['run']}"
+
+
+def gap_reasons(data=None) -> list[str]:
+    """Why this app's speedups differ from the papers', the drafter's cost rendered from the last bench."""
+    return [
+        "Target size: a 135M target's pass is so cheap that fixed costs per step (Python, sampling, the drafter's "
+        "own passes) are a large share of it; a 7B–70B target on a GPU is bound by reading its weights, so verifying "
+        "k tokens costs about one pass and the drafter is a tiny fraction.",
+        f"Drafter cost c: this app's 2-layer draft model has {cost_words('draft', data)}, in target "
+        "steps per drafted token (its output layer over the draft vocabulary is a large share of it). c follows the drafter's "
+        "depth and its fixed cost per call, not its parameter count, so a 1B drafter for a 70B target is not ~1.5% "
+        "of a step: a rule of thumb for small drafters on GPUs is c ≈ 0.05–0.15 (a rule of thumb, not one paper's "
+        "figure: measure yours; the break-even calculator fills c from a run).",
+        "Training: this app's heads and drafter were trained for under an hour each on a CPU, on about 0.4M tokens of "
+        "the target's own replies (models/README.md); the papers' for hours or days on GPUs and large chat corpora, so "
+        "their acceptance is far higher.",
+        "Batch: every number here is batch 1; the papers report latency at small batches too, and gains shrink as the "
+        "batch grows (measured above).",
+    ]
 
 
 def truncation_breakeven(model, ns, k: int = 4) -> dict[int, tuple[float, float | None]]:

@@ -95,7 +95,13 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
     used = st.number_input(f"Layer truncation: layers the drafter runs (N of L = {n_layers})", 1, max(1, n_layers - 1),
                            max(1, n_layers // 2), key="fam_n")
     names = [F.LOOKUP, *measured, F.TRUNCATION]
-    asked = {n: Guess(f"break-even α, {n}", n, lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05) for n in names}
+    tokens = 6 if loading.TINY else 24
+    run_words = F.cost_experiment(k, tokens)
+    asked = {n: Guess(f"break-even α, {n}", n, lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05,
+                      experiment=f"k = {k}, v from {v_text}"
+                      + (f"; {run_words}" if n in measured else "; c from the model's parameters"
+                         if n == F.TRUNCATION else "; c = 0"))
+             for n in names}
     guesses = {}
     for col, name in zip(st.columns(len(names)), names):
         with col:
@@ -104,14 +110,13 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
             G.lock(f"fam_{n}", guesses[n]) for n in names):
         bar = st.progress(0.0, "measuring…")
         try:
-            ss["fam_c"] = F.measure_costs(tgt, drafter, measured, k=k, tokens=6 if loading.TINY else 24,
+            ss["fam_c"] = F.measure_costs(tgt, drafter, measured, k=k, tokens=tokens,
                                           progress=lambda f, t: bar.progress(f, t))
         except (InputError, ModelError) as e:
             st.error(str(e))
         bar.empty()
     if "fam_c" not in ss:
-        st.info("Commit to a guess for every family, then measure: the drafter's and the heads' c come from one "
-                "short greedy run each against plain decoding.")
+        st.info(f"Commit to a guess for every family, then measure: {run_words}.")
         return
     fams = F.families({m: c for m, c in ss["fam_c"].items() if m in measured},
                       F.truncation(F.layer_params(tgt.model), int(used)))
@@ -125,7 +130,7 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
                                 "break-even α": "pays at any α" if alphas[f.name] == 0.0 else
                                 "never pays" if alphas[f.name] is None else f"{alphas[f.name]:.2f}"} for f in fams]),
                  hide_index=True, width="stretch")
-    st.caption("One cost model (core/costmodel.py, breakeven_alpha): speedup = E[τ] ÷ (v(k) + k·c). Lookup's c is "
+    st.caption(f"Measured c: {run_words}, on {loading.target_label()}. One cost model (core/costmodel.py, breakeven_alpha): speedup = E[τ] ÷ (v(k) + k·c). Lookup's c is "
                "taken as 0; truncation's is priced from the weights its draft pass reads (its layers and the output "
                "layer, over a full pass's), the worst case for layer skipping (training-free self-speculation skips "
                "chosen middle layers instead). A method's real α is on Step through or Compare.")

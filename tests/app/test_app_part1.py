@@ -283,7 +283,8 @@ def test_step_through_lookup_match_rule_is_the_cli_and_bench_experiment(warm):
     entry = at.session_state["measured_runs"]["lookup"]
     assert entry["k"] == 24 and entry["self_sized"]
     at.switch_page("pages/breakeven.py").run()
-    assert "drafts sized by the match (at most 24" in at.selectbox(key="bk_pick").format_func("lookup")
+    shown = at.selectbox(key="bk_pick").format_func("lookup")
+    assert "drafts sized by the match (at most 24" in shown and ", greedy, 12 tokens" in shown
 
 
 def test_bad_input_is_an_error_and_keeps_the_run(warm):

@@ -64,3 +64,17 @@ def test_layer_params_account_for_every_parameter_and_price_truncation():
     assert lp.other == t.model.get_input_embeddings().weight.numel()
     got = R.truncation_breakeven(t.model, [1, 2], k=4)
     assert got[1][0] == truncation_cost(lp, 1) < got[2][0] < 1.0
+
+
+def test_the_drafters_cost_is_quoted_with_the_bench_it_comes_from():
+    data = {"meta": {"started": "2026-12-02 04:22 UTC", "command": "python -m specviz bench", "dtype": "bfloat16",
+                     "device": "cpu", "max_new_tokens": 128, "repeats": 3},
+            "cost_model": [{"method": "draft", "c": 0.10}, {"method": "draft", "c": 0.14},
+                           {"method": "draft", "c": 0.12}, {"method": "lookup", "c": 0.001}]}
+    b = R.bench_cost("draft", data)
+    assert (b["lo"], b["median"], b["hi"], b["n"]) == (0.10, 0.12, 0.14, 3)
+    words = R.cost_words("draft", data)
+    assert words.startswith("c = 0.10–0.14 (median 0.12)") and "2026-12-02 04:22 UTC" in words
+    assert "bfloat16" in words and "128 new tokens" in words and "3 workloads" in words
+    assert R.bench_cost("draft", {"meta": {}, "cost_model": []}) is None and "Step through" in R.cost_words("x", {})
+    assert any("0.10–0.14" in x for x in R.gap_reasons(data))
