@@ -99,6 +99,7 @@ else:
 labs.lossy_section(p, q)  # Medusa's typical acceptance and SGLang's thresholds, labelled lossy
 
 labs.tree_sampling_section()  # siblings tested in turn against the residual, and a broken version
+labs.sampled_siblings_section()  # siblings drawn from q: i.i.d., without replacement renormalised, unadjusted
 
 # -- part 2: the real model ---------------------------------------------------------------------
 st.header("2 · The real model's next token")

@@ -244,3 +244,170 @@ def tree_sampling_section() -> None:
             else:
                 st.caption("The exact rule's draws go through specviz's own tree verifier (core/tree.py), a root with "
                            "the candidates as its children.")
+
+
+# -- Is it lossless?: sampled siblings (lab 1, first half) ---------------------------------------------------
+SIB = Guess("the output's total variation distance from p (0 to 1)", "tv", lo=0.0, hi=1.0, step=0.01, rel=0.0,
+            abs_tol=0.03)
+
+
+def sampled_siblings_section() -> None:
+    """Siblings drawn from q in three ways and tested in turn through core/tree.py: the closed form of each
+    mode's output and the counted one, guess first."""
+    import inspect
+
+    from specviz.core import siblings as S
+    from specviz.core import tree as core_tree
+
+    st.header("Sampled siblings: SpecInfer, SpecTr, and a drift")
+    st.write("Now the siblings are *sampled* from the drafter's q, as SpecInfer and SpecTr do, not chosen. Each is "
+             "tested in turn against what the rejected ones left. Whether the output still follows p depends on "
+             "one thing: each sibling must be tested with the distribution it was really drawn from.")
+    for name, text in S.MODES.items():
+        st.caption(f"**{name}** — {text}")
+    c = st.columns([2, 2, 1, 1])
+    ss.setdefault("ssb_p", "0.1, 0.6, 0.3")
+    ss.setdefault("ssb_q", "0.6, 0.2, 0.2")
+    ss.setdefault("ssb_n", 2)
+    c[0].text_input("p over A, B, … (numbers, normalised for you)", key="ssb_p")
+    c[1].text_input("q, the drafter's distribution", key="ssb_q")
+    c[2].number_input("siblings", step=1, key="ssb_n", help="1 to 4")
+    trials = c[3].select_slider("draws", [500, 2000, 6000, 20000], value=500 if app.TINY else 6000, key="ssb_trials")
+    mode = st.radio("Draw mode", list(S.MODES), horizontal=True, key="ssb_mode")
+    try:
+        p, q = L.pair(ss["ssb_p"], ss["ssb_q"])
+        n = int(ss["ssb_n"])
+        law, kept = S.output_distribution(p, q, n, mode)
+    except InputError as e:
+        st.error(str(e))
+        return
+    experiment = f"{n} sibling{'s' if n != 1 else ''} drawn {mode}, p = ({ss['ssb_p']}), q = ({ss['ssb_q']})"
+    guess = G.ask("ssb_tv", Guess(SIB.prompt, SIB.truth, lo=SIB.lo, hi=SIB.hi, step=SIB.step, rel=SIB.rel,
+                                  abs_tol=SIB.abs_tol, experiment=experiment))
+    if st.button("Lock in my guess and draw", type="primary", key="ssb_run") and \
+            G.lock("ssb_tv", guess, Guess(SIB.prompt, SIB.truth, experiment=experiment)):
+        counts, kept_n = S.simulate(p, q, n, mode, int(trials), seed=0)
+        ss["ssb_sim"] = {"p": p, "q": q, "n": n, "mode": mode, "counts": counts, "kept": kept_n,
+                         "trials": int(trials), "law": law.float(), "kept_law": kept}
+    sim = ss.get("ssb_sim")
+    if sim is None:
+        st.info("Commit to a guess, then draw: every draw goes through specviz's tree verifier.")
+        return
+    sp, law_s, tr = sim["p"], sim["law"], sim["trials"]
+    freq = sim["counts"] / tr
+    tv_law = 0.5 * float((law_s - sp).abs().sum())
+    tv_counted = 0.5 * float((freq - sp).abs().sum())
+    G.show("ssb_tv", SIB, {"tv": tv_law})
+    labels = [chr(ord("A") + i) for i in range(len(sp))]
+    st.plotly_chart(V.sampled_siblings(freq, sp, law_s.tolist(), labels, tr, sim["mode"]), key="ssb_fig")
+    st.markdown(f"**{sim['mode']}**, {sim['n']} siblings: the output follows "
+                f"({', '.join(f'{x:.3f}' for x in law_s.tolist())}) in closed form, **{tv_law:.3f}** from p; "
+                f"counted over {tr} draws it is **{tv_counted:.3f}** from p. Some sibling kept: "
+                f"{sim['kept_law']:.3f} computed, {sim['kept'] / tr:.3f} counted.")
+    rows = []
+    for m in S.MODES:
+        out_m, kept_m = S.output_distribution(sim["p"], sim["q"], sim["n"], m)
+        rows.append({"draw mode": m, "output (closed form)": ", ".join(f"{x:.3f}" for x in out_m.tolist()),
+                     "TV from p": f"{0.5 * float((out_m.float() - sp).abs().sum()):.3f}",
+                     "P(some sibling kept)": f"{kept_m:.3f}"})
+    st.dataframe(rows, hide_index=True, width="stretch")
+    if sim["mode"] == S.UNADJUSTED:
+        st.warning("Drawing without replacement changes what each later sibling was drawn from: the tokens already "
+                   "drawn cannot come again. Testing it with the original q keeps the later siblings too often, and "
+                   "more draws will not close that gap. Renormalise q (SpecTr) or draw i.i.d. (SpecInfer).")
+    st.caption("Both lossless modes keep some sibling more often than one draft does (Σ min(p, q) = "
+               f"{S.output_distribution(sim['p'], sim['q'], 1, S.IID)[1]:.3f} here): that is what extra siblings "
+               "buy. Without replacement keeps more than i.i.d. when q is peaked: it never wastes a sibling on a "
+               "token already rejected.")
+    with st.expander("Show the code: the verifier these draws ran through (core/tree.py, core/siblings.py)"):
+        st.code(inspect.getsource(core_tree.verify_tree), language="python")
+        st.code(inspect.getsource(S.draw_siblings) + "\n" + inspect.getsource(S._draw_and_test), language="python")
+
+
+# -- Trees: the tree calculator (lab 1, second half) ---------------------------------------------------------
+TREE_NODES_MAX = 24
+
+
+def tree_calculator_section(workload, depth: int, new: int, temperature: float) -> None:
+    """E[τ] of a tree from measured per-rank acceptance; which shape wins at a node budget; a tree's own
+    break-even. Guess the winning shape first."""
+    from specviz.core import treecalc as TC
+    from specviz.core.sampling import SamplingConfig
+    from specviz.engine import measure
+    from specviz.engine.decode import DecodeConfig
+    from specviz.engine.methods import draft_cap, encode_prompt
+    from specviz.teach.predict import mode_words
+
+    st.subheader("Tree calculator: which shape keeps the most per pass?")
+    st.markdown("A tree's step keeps one path. With **b_j** = the chance that the j-th child tried is the one kept "
+                "(measured from a run), the path to a node is kept with the product of b along it, and "
+                "**E[τ] = 1 + Σ over nodes of P(the path to the node is kept)**. A chain is the tree whose nodes "
+                "are all first children: the chain law with α = b₀. EAGLE-2 and Sequoia pick, for a budget of n "
+                "nodes, the tree with the highest E[τ]; a pass over n nodes costs v(n), as a chain of n would.")
+    tree_methods = [m for m in app.methods_offered() if m == "suffix" or m.endswith("-tree")]
+    c = st.columns([2, 1, 1])
+    method = c[0].selectbox("Measure b_j on", tree_methods, key="tc_method")
+    ss.setdefault("tc_n", 8)
+    n = c[1].number_input("node budget n", step=1, key="tc_n", help=f"1 to {TREE_NODES_MAX}")
+    cost = c[2].number_input("c per drafted node", 0.0, 2.0, 0.0, 0.01,
+                             key="tc_c", help="draft cost per node in plain steps: suffix ≈ 0; heads: measure it on Step through")
+    if not 1 <= int(n) <= TREE_NODES_MAX:
+        st.error(f"The node budget must be between 1 and {TREE_NODES_MAX}, got {int(n)}.")
+        return
+    n = int(n)
+    mode = mode_words(temperature)
+    experiment = (f"b_j from {method}, {mode}, depth ≤ {depth}, {new} new tokens, one run, on {workload.name}; "
+                  f"n = {n} nodes")
+    shape_g = Guess(f"which shape keeps the most tokens per pass at n = {n}", "winner", choices=tuple(TC.SHAPES),
+                    experiment=experiment)
+    if G.ask_and_lock("tc_shape", shape_g, "Lock in my guess and measure b_j", type="primary"):
+        tgt = app.target()
+        if tgt is not None:
+            try:
+                ids = encode_prompt(tgt.tokenizer, workload.prompt, workload.chat)
+                cfg = DecodeConfig(k=draft_cap(method, int(depth)), max_new_tokens=int(new),
+                                   sampling=SamplingConfig(float(temperature)), record=False)
+                with st.spinner(f"decoding with {method}…"):
+                    summary, steps = measure.run(tgt, app.proposer_for(method, tgt), ids, cfg,
+                                                 eos_token_id=tgt.tokenizer.eos_token_id)
+                ss["tc_run"] = {"method": method, "experiment": experiment, "tau": summary.tokens_per_pass,
+                                "alpha": summary.alpha, "b": TC.rank_acceptance(steps),
+                                "own": [s.parents for s in steps if s.parents], "passes": len(steps)}
+            except (InputError, ModelError, ValueError) as e:
+                st.error(f"Cannot run {method}: {e}")
+    run = ss.get("tc_run")
+    if run is None:
+        st.info("Guess which shape wins, then measure: one run gives b_j, the calculator does the rest.")
+        return
+    b = run["b"]
+    if not b or b[0] == 0.0:
+        st.info(f"{run['method']} kept no node in this run ({run['experiment']}): nothing to build a tree from. "
+                "Try a copy-heavy workload or more tokens.")
+        return
+    v = app.v_table_if_measured() or 1.0
+    v_text = "the measured v(k) table" if isinstance(v, dict) else "v = 1 (measure v(k) on the Break-even page)"
+    shapes = {name: make(n) for name, make in TC.SHAPES.items()}
+    taus = {name: TC.expected_tau(ps, b) for name, ps in shapes.items()}
+    G.show("tc_shape", shape_g, {"winner": max(taus, key=taus.get)})
+    shapes["best tree (grown)"] = TC.best_tree(b, n)
+    own = [TC.expected_tau(ps, b) for ps in run["own"]]
+    st.markdown(f"Measured ({run['experiment']}): b = (" + ", ".join(f"{x:.2f}" for x in b[:6]) + ")"
+                + (" …" if len(b) > 6 else "") + f". On the run's own trees the calculator gives E[τ] = "
+                f"**{sum(own) / max(1, len(own)):.2f}** (mean over its {len(own)} tree steps) against the measured "
+                f"τ = **{run['tau']:.2f}** over {run['passes']} passes (steps that drafted nothing count as τ = 1).")
+    rows = []
+    for name, ps in shapes.items():
+        s_ = TC.speedup(ps, b, float(cost), v)
+        a0 = TC.breakeven_scale(ps, b, float(cost), v)
+        rows.append({"shape": name, "depth": TC.depth(ps), "E[τ]": f"{TC.expected_tau(ps, b):.2f}",
+                     "predicted speedup": f"{s_:.2f}×",
+                     "break-even b₀": "pays at any b" if a0 == 0.0 else "never pays" if a0 is None
+                     else f"{a0 * b[0]:.2f}"})
+    st.dataframe(rows, hide_index=True, width="stretch")
+    st.caption(f"Speedup = E[τ] ÷ (v(n) + n·c), with {v_text} and c = {float(cost):g}. Break-even b₀: the first "
+               "child's acceptance (the others scaled with it) below which the tree slows decoding down — the "
+               "tree's own break-even figure; the chain law's (Break-even page) describes only the chain row."
+               + (f" The chain law with this run's α = {run['alpha']:.2f} (kept ÷ tested) would give "
+                  f"{be.expected_tokens_per_pass(run['alpha'], n):.2f} for a chain of {n}: α counts every "
+                  "sibling tried, so it is not b₀." if run.get("alpha") is not None else ""))
+    st.caption("Best tree (grown): parents " + str(shapes["best tree (grown)"]) + " (−1 = the root).")

@@ -57,3 +57,14 @@ def sibling_histogram(freq, p, law, labels: list[str], trials: int, cands: list[
     fig.update_layout(barmode="group", height=340, yaxis_title="share", margin=dict(t=20, b=10, l=10, r=10),
                       legend=dict(orientation="h", y=-0.2))
     return fig
+
+
+def sampled_siblings(freq, p, law, labels: list[str], trials: int, mode: str) -> go.Figure:
+    """Sampled siblings: the counted output beside p and the closed form of the chosen draw mode."""
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=labels, y=p.tolist(), name="p (target)", marker_color=P))
+    fig.add_trace(go.Bar(x=labels, y=[float(x) for x in law], name=f"closed form, {mode}", marker_color="#9d9d9d"))
+    fig.add_trace(go.Bar(x=labels, y=freq.tolist(), name=f"counted ({trials} draws)", marker_color=EMP))
+    fig.update_layout(barmode="group", height=330, yaxis_title="share of emitted tokens",
+                      margin=dict(t=20, b=10, l=10, r=10), legend=dict(orientation="h", y=-0.2))
+    return fig

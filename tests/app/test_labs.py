@@ -1,5 +1,7 @@
 """AppTests for the §6 labs: lossy rules (Is it lossless?), break-even per family (Break-even), batch size and the
 roofline (Serving reality). Each measures only after a guess."""
+import pytest
+
 from apptools import ok, page
 
 
@@ -61,3 +63,51 @@ def test_step_through_max_new_tokens_of_zero_is_an_error_not_a_silent_run():
     assert any("max new tokens must be between 1 and" in e.value and "reads as 0" in e.value
                for e in at.error)
     assert "stp" not in at.session_state                                     # no run was built
+
+
+def test_lossless_sampled_siblings_guess_draw_score_and_one_line_errors():
+    at = page("lossless")
+    ok(at.button(key="ssb_run").click().run())
+    assert "ssb_sim" not in at.session_state                                  # no guess: nothing drawn
+    at.radio(key="ssb_mode").set_value("without replacement, q unadjusted")
+    at.number_input(key="ssb_tv_guess").set_value(0.15)
+    ok(at.button(key="ssb_run").click().run())
+    sim = at.session_state["ssb_sim"]
+    assert sim["law"].tolist() == [pytest.approx(0.1, abs=1e-6), pytest.approx(0.45, abs=1e-6),
+                                   pytest.approx(0.45, abs=1e-6)]             # the issue's example, closed form
+    said = [s.value for s in at.success if "Your guess 0.15" in s.value]
+    assert said and "2 siblings drawn without replacement, q unadjusted" in said[0]   # scored, naming its run
+    table = at.dataframe[-1].value
+    assert list(table["TV from p"]) == ["0.000", "0.000", "0.150"]
+    assert any("Renormalise q" in w.value for w in at.warning)
+    at.text_input(key="ssb_q").input("0.6, x, 0.2").run()                    # bad input: one clear line
+    ok(at)
+    errs = [e.value for e in at.error]
+    assert len(errs) == 1 and "number" in errs[0]
+    at.text_input(key="ssb_q").input("0.5, 0.5, 0").run()
+    at.number_input(key="ssb_n").set_value(3).run()
+    errs = [e.value for e in at.error]
+    assert len(errs) == 1 and "cannot be drawn without replacement" in errs[0]
+
+
+def test_trees_tree_calculator_guess_measure_score_and_bad_budget():
+    at = page("trees")
+    at.selectbox(key="tc_method").set_value("suffix")
+    ok(at.button(key="tc_shape_run").click().run())
+    assert "tc_run" not in at.session_state                                   # no guess: nothing measured
+    at.selectbox(key="tr_preset").set_value("edit-code · copy-heavy")       # where the tiny model's loops match
+    at.number_input(key="tr_new").set_value(64)
+    at.radio(key="tc_shape_guess").set_value("chain")
+    ok(at.button(key="tc_shape_run").click().run())
+    run = at.session_state["tc_run"]
+    assert run["method"] == "suffix" and run["passes"] > 0
+    scored = [x.value for x in [*at.success, *at.info] if "You guessed" in x.value or "Your guess" in x.value]
+    assert run["b"] and run["b"][0] > 0                   # the tiny model's greedy loops give suffix matches
+    assert scored and "b_j from suffix, greedy" in scored[0]
+    table = at.dataframe[-1].value
+    assert list(table["shape"]) == ["chain", "two per level", "star (all at depth 1)", "best tree (grown)"]
+    best = max(float(x) for x in table["E[τ]"])
+    assert float(table["E[τ]"].iloc[-1]) == best                             # the grown tree is the best
+    at.number_input(key="tc_n").set_value(0).run()
+    errs = [e.value for e in at.error]
+    assert len(errs) == 1 and "node budget must be between 1 and 24, got 0" in errs[0]
