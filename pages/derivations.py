@@ -9,13 +9,14 @@ from specviz.engine import comparisons as E
 from specviz.engine.workloads import WORKLOADS
 from specviz.teach import acceptance as A, derivations as D, lab as L, notes as NOTES
 from specviz.teach.guess import Guess
-from specviz.ui import byhand, guess as G, loading
+from specviz.ui import byhand, guess as G, labs, loading
 from specviz.viz import servers as VS
 
 st.title("Derivations")
 st.caption("Three results the rest of the app leans on, each derived on one screen and checked against numbers.")
-one, two, three, four = st.tabs(["E[τ] is a geometric series", "The rule is lossless", "P(reject) = distance(p, q)",
-                                 "Acceptance as servers report it"])
+one, two, three, four, five = st.tabs(["E[τ] is a geometric series", "The rule is lossless",
+                                       "P(reject) = distance(p, q)", "Acceptance as servers report it",
+                                       "Temperature and warping"])
 
 with one:
     st.markdown(r"""
@@ -151,3 +152,8 @@ with four:
                        "per-position rate is unconditional: rate_i = a_1·…·a_i, where a_i (Break-even calculator) is "
                        "conditional on reaching position i. Bars taller than the law at 0 and at k mean acceptance "
                        "comes in runs (whole drafts right or wrong), not one independent coin per position.")
+
+with five:
+    st.markdown(NOTES.TEMPERATURE)
+    labs.temperature_section()  # α against T and top-p, measured (teach/temperature.py)
+    labs.warping_section()      # mismatched warping drifting from p at T (core/warping.py)

@@ -41,8 +41,8 @@ token far more often than it matches the target's whole distribution. As T rises
 keeps Σ min(p, q) = 1 − TV(p, q): every difference in the tails now costs acceptance. (One-hot proposers such as
 lookup keep a draft with probability p(x), which also falls as p flattens.) **Usually, not always:** where the
 argmaxes differ, acceptance at T = 0 is 0 and *rises* with T, as p and q start to overlap. Which effect wins depends
-on how often the drafter's top token is the target's. Measure it: the temperature lab on this page, or Compare's
-greedy vs sampled table.
+on how often the drafter's top token is the target's. Measure it: Derivations, "Temperature and warping", or
+Compare's greedy vs sampled table.
 """
 
 # Trees: other methods that verify a tree (or many candidates) in one pass.

@@ -68,3 +68,27 @@ def sampled_siblings(freq, p, law, labels: list[str], trials: int, mode: str) ->
     fig.update_layout(barmode="group", height=330, yaxis_title="share of emitted tokens",
                       margin=dict(t=20, b=10, l=10, r=10), legend=dict(orientation="h", y=-0.2))
     return fig
+
+
+def alpha_vs_temperature(rows: list[dict], temps) -> go.Figure:
+    """α (kept ÷ tested) against temperature, one line per method (top-p = 1)."""
+    fig = go.Figure()
+    for m in dict.fromkeys(r["method"] for r in rows):
+        pts = [r for r in rows if r["method"] == m and r["top_p"] == 1.0 and r["T"] in temps]
+        fig.add_trace(go.Scatter(x=[r["T"] for r in pts], y=[r["alpha"] for r in pts], mode="lines+markers",
+                                 name=m))
+    fig.update_layout(height=320, xaxis_title="temperature T (0 = greedy)",
+                      yaxis_title="α (chance a tested draft is kept)", yaxis_range=[0, 1.02],
+                      margin=dict(t=20, b=10, l=10, r=10), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def warped_output(freq, target, law, labels: list[str], trials: int, case: str) -> go.Figure:
+    """Mismatched warping: the counted output beside the target's warped p and the closed form."""
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=labels, y=target.tolist(), name="p at T (what the server promised)", marker_color=P))
+    fig.add_trace(go.Bar(x=labels, y=law.tolist(), name=f"closed form, {case}", marker_color="#9d9d9d"))
+    fig.add_trace(go.Bar(x=labels, y=freq.tolist(), name=f"counted ({trials} draws)", marker_color=EMP))
+    fig.update_layout(barmode="group", height=330, yaxis_title="share of emitted tokens",
+                      margin=dict(t=20, b=10, l=10, r=10), legend=dict(orientation="h", y=-0.2))
+    return fig

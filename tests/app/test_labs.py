@@ -111,3 +111,38 @@ def test_trees_tree_calculator_guess_measure_score_and_bad_budget():
     at.number_input(key="tc_n").set_value(0).run()
     errs = [e.value for e in at.error]
     assert len(errs) == 1 and "node budget must be between 1 and 24, got 0" in errs[0]
+
+
+def test_derivations_temperature_sweep_after_a_guess():
+    from specviz.teach import temperature as TT
+
+    at = page("derivations")
+    ok(at.button(key="tt_trend_run").click().run())
+    assert "tt_rows" not in at.session_state                                  # no guess: nothing measured
+    at.radio(key="tt_trend_guess").set_value("falls")
+    ok(at.button(key="tt_trend_run").click().run())
+    first, rows, _ = at.session_state["tt_rows"]
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    assert first == methods[0] and "lookup" in methods
+    assert len(rows) == len(methods) * (len(TT.TEMPS) + len(TT.TOP_PS))
+    said = [x.value for x in [*at.success, *at.info] if "falls" in x.value and "Scored against" in x.value]
+    assert said and f"{first}, k = 4" in said[0] and "new tokens, one run per point" in said[0]
+    assert any(m.value.startswith("Measured: ") and TT.trend(rows, first) in m.value for m in at.markdown)
+
+
+def test_derivations_mismatched_warping_drifts_and_refuses_bad_logits():
+    from specviz.core import warping as W
+
+    at = page("derivations")
+    at.radio(key="wp_case").set_value(W.P_RAW)
+    at.number_input(key="wp_tv_guess").set_value(0.2)
+    ok(at.button(key="wp_run").click().run())
+    sim = at.session_state["wp_sim"]
+    law = W.output(sim["w"])
+    assert W.tv(law, sim["w"].target) > 0.05                                  # the drift, in closed form
+    assert any("Your guess 0.2" in x.value and "p tested at T = 1" in x.value for x in [*at.success, *at.info])
+    assert any("Build both with one function" in w.value for w in at.warning)
+    at.text_input(key="wp_zq").input("1.0, two, 0.0").run()                  # bad input: one clear line
+    ok(at)
+    errs = [e.value for e in at.error]
+    assert len(errs) == 1 and "numbers separated by commas" in errs[0]
