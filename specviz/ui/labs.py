@@ -356,8 +356,9 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
         return
     n = int(n)
     mode = mode_words(temperature)
-    experiment = (f"b_j from {method}, {mode}, depth ≤ {depth}, {new} new tokens, one run, on {workload.name}; "
-                  f"n = {n} nodes")
+    cap = draft_cap(method, int(depth))
+    shape = f"at most {cap} nodes a step (its own sizing)" if cap != int(depth) else f"depth ≤ {depth}"
+    experiment = f"b_j from {method}, {mode}, {shape}, {new} new tokens, one run, on {workload.name}; n = {n} nodes"
     shape_g = Guess(f"which shape keeps the most tokens per pass at n = {n}", "winner", choices=tuple(TC.SHAPES),
                     experiment=experiment)
     if G.ask_and_lock("tc_shape", shape_g, "Lock in my guess and measure b_j", type="primary"):
