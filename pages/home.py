@@ -46,7 +46,9 @@ replacement is drawn from what p has left over, norm(max(0, p − q)). The text 
 however poor the proposer. With greedy decoding the rule reduces to "keep the guess while it is the
 target's own argmax".
 
-Everything here runs for real on **SmolLM2-135M-Instruct** on this machine: every number about this app's models is measured, and names its run. Figures quoted from papers and engines (the speedups on Serving reality, the notes below) are theirs, with their source beside them, not measured here.
+Everything here runs for real on **SmolLM2-135M-Instruct** on this machine: every number about this app's
+models is measured, and names its run. Figures quoted from papers and engines (the speedups on Serving
+reality, the notes below) are theirs, with their source beside them, not measured here.
 """)
 
 st.subheader("Where to go")
@@ -57,8 +59,8 @@ with c1:
                "r against p(x)/q(x), the residual after a rejection, the text coloured by where each "
                "token came from — and the pass opened up: its inputs, causal mask and KV caches.")
     st.page_link("pages/breakeven.py", label="Break-even calculator", icon=":material/calculate:")
-    st.caption("Tokens per pass against the cost of a step: the α (chance a tested draft is kept) below which speculation "
-               "slows you down, and the best draft length — filled from a run you measured.")
+    st.caption("Tokens per pass against the cost of a step: the α (chance a tested draft is kept) below which "
+               "speculation slows you down, and the best draft length — filled from a run you measured.")
     st.page_link("pages/trees.py", label="Trees", icon=":material/account_tree:")
     st.caption("Several candidates per position checked in one pass: a Medusa tree and an EAGLE-2 tree, "
                "their attention mask, and chain vs tree measured on the same heads.")

@@ -1,7 +1,7 @@
 """Break-even per family, side by side: the α each kind of proposer needs before speculation pays, from the one cost
 model (core/costmodel.py) with each family's draft cost c — lookup (c ≈ 0), the draft model and the heads (c measured
-on this machine from a short run each, against plain decoding), and layer truncation (c priced from the target's own parameters: its first N layers plus its output layer,
-core/costmodel.py `truncation_cost`)."""
+on this machine from a short run each, against plain decoding), and layer truncation (c priced from the target's
+own parameters: its first N layers plus its output layer, core/costmodel.py `truncation_cost`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,8 +39,10 @@ def truncation(params: be.LayerParams, used: int) -> Family:
     """Self-speculation with the first `used` layers and the output layer, c from the parameters it reads."""
     c = be.truncation_cost(params, used)
     share = params.head / (sum(params.layers) + params.head)
-    return Family(TRUNCATION, c, f"c ≈ {c:.2f}: the first {used} of {len(params.layers)} layers ({sum(params.layers[:used]) / 1e6:.1f}M parameters) "
-                  f"plus the output layer ({params.head / 1e6:.1f}M, {share:.0%} of a pass), read per draft")
+    first = sum(params.layers[:used]) / 1e6
+    return Family(TRUNCATION, c, f"c ≈ {c:.2f}: the first {used} of {len(params.layers)} layers ({first:.1f}M "
+                  f"parameters) plus the output layer ({params.head / 1e6:.1f}M, {share:.0%} of a pass), read per "
+                  "draft")
 
 
 def families(measured: dict[str, float], trunc: Family) -> list[Family]:

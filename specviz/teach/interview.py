@@ -381,8 +381,8 @@ STOPS = [
          GUESS_CHAT_ACC),
     Stop("Grounded, but not copyable", "pages/step_through.py",
          "A translation is built entirely from its input. Does lookup help there?", lookup_on_translation,
-         "Lookup ran {speedup}× plain (τ = {tpp}, draft acceptance α̂ {acc}): the output means the same as the input but "
-         "shares few token runs with it, so there is little to copy — as Spec-Bench reports for translation.",
+         "Lookup ran {speedup}× plain (τ = {tpp}, draft acceptance α̂ {acc}): the output means the same as the input "
+         "but shares few token runs with it, so there is little to copy — as Spec-Bench reports for translation.",
          Guess("lookup's speedup on the translation, sampled at T = 0.8, k = 4, n = 3, 64 new tokens, one run (×)",
                "speedup_x", lo=0.0, hi=10.0, step=0.1,
                rel=0.2)),

@@ -206,10 +206,10 @@ def gap_reasons(data=None) -> list[str]:
         "own passes) are a large share of it; a 7B–70B target on a GPU is bound by reading its weights, so verifying "
         "k tokens costs about one pass and the drafter is a tiny fraction.",
         f"Drafter cost c: this app's 2-layer draft model has {cost_words('draft', data)}, in target "
-        "steps per drafted token (its output layer over the draft vocabulary is a large share of it). c follows the drafter's "
-        "depth and its fixed cost per call, not its parameter count, so a 1B drafter for a 70B target is not ~1.5% "
-        "of a step: a rule of thumb for small drafters on GPUs is c ≈ 0.05–0.15 (a rule of thumb, not one paper's "
-        "figure: measure yours; the break-even calculator fills c from a run).",
+        "steps per drafted token (its output layer over the draft vocabulary is a large share of it). c follows the "
+        "drafter's depth and its fixed cost per call, not its parameter count, so a 1B drafter for a 70B target is "
+        "not ~1.5% of a step: a rule of thumb for small drafters on GPUs is c ≈ 0.05–0.15 (a rule of thumb, not one "
+        "paper's figure: measure yours; the break-even calculator fills c from a run).",
         "Training: this app's heads and drafter were trained for under an hour each on a CPU, on about 0.4M tokens of "
         "the target's own replies (models/README.md); the papers' for hours or days on GPUs and large chat corpora, so "
         "their acceptance is far higher.",

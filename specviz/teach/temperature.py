@@ -19,7 +19,7 @@ def experiment(workload: Workload, tokens: int) -> str:
 def sweep(target, methods: list[str], workload: Workload, tokens: int, drafter=None, progress=None) -> list[dict]:
     """[{method, T, top_p, alpha, alpha_hat, tau, tested}] for every method at every T, then every top-p at T = 1.
     α = accepted ÷ tested (the chance a tested draft is kept), α̂ = accepted ÷ drafted (docs/metrics.md)."""
-    from specviz.engine.experiments import run_one
+    from specviz.engine.comparisons import run_one
 
     points = [(t, 1.0) for t in TEMPS] + [(1.0, x) for x in TOP_PS]
     rows, total = [], len(methods) * len(points)

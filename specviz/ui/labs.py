@@ -9,7 +9,7 @@ from specviz.core import costmodel as be
 from specviz.core.errors import InputError, ModelError
 from specviz.teach import families as F, lab as L, lossy as Y, notes as NOTES, reality as R
 from specviz.teach.guess import Guess
-from specviz.ui import guess as G, loading
+from specviz.ui import guess as G, loading, state
 from specviz.viz import breakeven as vb, lab as V
 
 ss = st.session_state
@@ -130,7 +130,8 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
                                 "break-even α": "pays at any α" if alphas[f.name] == 0.0 else
                                 "never pays" if alphas[f.name] is None else f"{alphas[f.name]:.2f}"} for f in fams]),
                  hide_index=True, width="stretch")
-    st.caption(f"Measured c: {run_words}, on {loading.target_label()}. One cost model (core/costmodel.py, breakeven_alpha): speedup = E[τ] ÷ (v(k) + k·c). Lookup's c is "
+    st.caption(f"Measured c: {run_words}, on {loading.target_label()}. One cost model (core/costmodel.py, "
+               "breakeven_alpha): speedup = E[τ] ÷ (v(k) + k·c). Lookup's c is "
                "taken as 0; truncation's is priced from the weights its draft pass reads (its layers and the output "
                "layer, over a full pass's), the worst case for layer skipping (training-free self-speculation skips "
                "chosen middle layers instead). A method's real α is on Step through or Compare.")
@@ -194,9 +195,9 @@ def tree_sampling_section() -> None:
     st.header("Tree sampling, by hand: EAGLE / top-k style")
     st.write("A tree drafts several candidates for one position (siblings). In EAGLE's and Medusa's trees they are "
              "the drafter's top-k tokens — chosen, distinct, not sampled — so each one's q is one-hot (SpecInfer's "
-             "sampled siblings are the next section). The target tests them in turn: the first against p, each later one against the "
-             "residual the rejected ones left, norm(max(0, r − onehot(c))) — p with the rejected candidates removed. "
-             "If none is kept, the correction comes from the last residual.")
+             "sampled siblings are the next section). The target tests them in turn: the first against p, each later "
+             "one against the residual the rejected ones left, norm(max(0, r − onehot(c))) — p with the rejected "
+             "candidates removed. If none is kept, the correction comes from the last residual.")
     t1, t2, t3 = st.columns([2, 1, 1])
     st.session_state.setdefault("tsb_p", L.PRESETS[L.CLEAR_PRESET][0])
     st.session_state.setdefault("tsb_cands", "E, D")
@@ -256,8 +257,7 @@ def sampled_siblings_section() -> None:
     mode's output and the counted one, guess first."""
     import inspect
 
-    from specviz.core import siblings as S
-    from specviz.core import tree as core_tree
+    from specviz.core import siblings as S, tree as core_tree
 
     st.header("Sampled siblings: SpecInfer, SpecTr, and a drift")
     st.write("Now the siblings are *sampled* from the drafter's q, as SpecInfer and SpecTr do, not chosen. Each is "
@@ -272,7 +272,8 @@ def sampled_siblings_section() -> None:
     c[0].text_input("p over A, B, … (numbers, normalised for you)", key="ssb_p")
     c[1].text_input("q, the drafter's distribution", key="ssb_q")
     c[2].number_input("siblings", step=1, key="ssb_n", help="1 to 4")
-    trials = c[3].select_slider("draws", [500, 2000, 6000, 20000], value=500 if app.TINY else 6000, key="ssb_trials")
+    trials = c[3].select_slider("draws", [500, 2000, 6000, 20000], value=500 if loading.TINY else 6000,
+                                key="ssb_trials")
     mode = st.radio("Draw mode", list(S.MODES), horizontal=True, key="ssb_mode")
     try:
         p, q = L.pair(ss["ssb_p"], ss["ssb_q"])
@@ -344,13 +345,14 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
                 "**E[τ] = 1 + Σ over nodes of P(the path to the node is kept)**. A chain is the tree whose nodes "
                 "are all first children: the chain law with α = b₀. EAGLE-2 and Sequoia pick, for a budget of n "
                 "nodes, the tree with the highest E[τ]; a pass over n nodes costs v(n), as a chain of n would.")
-    tree_methods = [m for m in app.methods_offered() if m == "suffix" or m.endswith("-tree")]
+    tree_methods = [m for m in loading.methods_offered() if m == "suffix" or m.endswith("-tree")]
     c = st.columns([2, 1, 1])
     method = c[0].selectbox("Measure b_j on", tree_methods, key="tc_method")
     ss.setdefault("tc_n", 8)
     n = c[1].number_input("node budget n", step=1, key="tc_n", help=f"1 to {TREE_NODES_MAX}")
     cost = c[2].number_input("c per drafted node", 0.0, 2.0, 0.0, 0.01,
-                             key="tc_c", help="draft cost per node in plain steps: suffix ≈ 0; heads: measure it on Step through")
+                             key="tc_c",
+                             help="draft cost per node in plain steps: suffix ≈ 0; heads: measure it on Step through")
     if not 1 <= int(n) <= TREE_NODES_MAX:
         st.error(f"The node budget must be between 1 and {TREE_NODES_MAX}, got {int(n)}.")
         return
@@ -362,14 +364,14 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
     shape_g = Guess(f"which shape keeps the most tokens per pass at n = {n}", "winner", choices=tuple(TC.SHAPES),
                     experiment=experiment)
     if G.ask_and_lock("tc_shape", shape_g, "Lock in my guess and measure b_j", type="primary"):
-        tgt = app.target()
+        tgt = loading.target()
         if tgt is not None:
             try:
                 ids = encode_prompt(tgt.tokenizer, workload.prompt, workload.chat)
                 cfg = DecodeConfig(k=draft_cap(method, int(depth)), max_new_tokens=int(new),
                                    sampling=SamplingConfig(float(temperature)), record=False)
                 with st.spinner(f"decoding with {method}…"):
-                    summary, steps = measure.run(tgt, app.proposer_for(method, tgt), ids, cfg,
+                    summary, steps = measure.run(tgt, loading.proposer_for(method, tgt), ids, cfg,
                                                  eos_token_id=tgt.tokenizer.eos_token_id)
                 ss["tc_run"] = {"method": method, "experiment": experiment, "tau": summary.tokens_per_pass,
                                 "alpha": summary.alpha, "b": TC.rank_acceptance(steps),
@@ -385,7 +387,7 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
         st.info(f"{run['method']} kept no node in this run ({run['experiment']}): nothing to build a tree from. "
                 "Try a copy-heavy workload or more tokens.")
         return
-    v = app.v_table_if_measured() or 1.0
+    v = state.v_table_if_measured() or 1.0
     v_text = "the measured v(k) table" if isinstance(v, dict) else "v = 1 (measure v(k) on the Break-even page)"
     shapes = {name: make(n) for name, make in TC.SHAPES.items()}
     taus = {name: TC.expected_tau(ps, b) for name, ps in shapes.items()}
@@ -423,16 +425,16 @@ def temperature_section() -> None:
     st.subheader("Acceptance against temperature, measured")
     st.write("p and q are always warped alike here (one function, core/sampling.py). Does the chance a tested draft "
              "is kept fall as T rises for every proposer?")
-    tgt = app.target()
+    tgt = loading.target()
     if tgt is None:
         return
-    methods, _, drafter = app.usable_methods(tgt)
+    methods, _, drafter = loading.usable_methods(tgt)
     heads = [m for m in ("eagle", "medusa", "eagle3") if m in methods][:1]
     chosen = [m for m in ("draft", *heads, "lookup") if m in methods]
     names = [w.name for w in WORKLOADS]
     wname = st.selectbox("Workload", names, index=names.index("story") if "story" in names else 0, key="tt_work")
     w = next(x for x in WORKLOADS if x.name == wname)
-    tokens = 8 if app.TINY else 24
+    tokens = 8 if loading.TINY else 24
     first = chosen[0]
     g = Guess(f"how {first}'s α changes from T = 0 to T = {TT.TEMPS[-1]:g}", "trend",
               choices=("falls", "rises", "about the same"), experiment=f"{first}, {TT.experiment(w, tokens)}")
@@ -502,7 +504,7 @@ def warping_section() -> None:
     experiment = f"{case}, T = {float(t):g}, top-p = {float(top_p):g}"
     guess = G.ask("wp_tv", Guess(WARP.prompt, WARP.truth, lo=WARP.lo, hi=WARP.hi, step=WARP.step, rel=WARP.rel,
                                  abs_tol=WARP.abs_tol, experiment=experiment))
-    trials = 500 if app.TINY else 6000
+    trials = 500 if loading.TINY else 6000
     if st.button("Lock in my guess and draw", type="primary", key="wp_run") and \
             G.lock("wp_tv", guess, Guess(WARP.prompt, WARP.truth, experiment=experiment)):
         ss["wp_sim"] = {"w": w, "case": case, "counts": W.simulate(w, trials, seed=0), "trials": trials}

@@ -85,8 +85,8 @@ def test_pitfalls_layer_skipping_is_measured_after_a_guess():
     assert any("Your guess 50" in v for v in scored)
     # break-even from the calculator beside the agreement: c priced from the model's parameters, k = 4, v = 1
     from specviz.core.costmodel import breakeven_alpha, truncation_cost
-    from specviz.teach.families import layer_params
     from specviz.engine.models import tiny_llama
+    from specviz.teach.families import layer_params
     lp = layer_params(tiny_llama(vocab_size=49152, layers=2, hidden=32).model)   # the shapes of the app's tiny:0
     table = at.dataframe[-1].value
     assert list(table["c (its layers + the output layer)"]) == [f"{truncation_cost(lp, n):.2f}" for n in agree]

@@ -1,7 +1,6 @@
 """AppTests for the §6 labs: lossy rules (Is it lossless?), break-even per family (Break-even), batch size and the
 roofline (Serving reality). Each measures only after a guess."""
 import pytest
-
 from apptools import ok, page
 
 

@@ -5,8 +5,7 @@ import random
 
 import pytest
 
-from specviz.core import costmodel as be
-from specviz.core import treecalc as T
+from specviz.core import costmodel as be, treecalc as T
 from specviz.core.records import StepRecord
 
 
