@@ -385,7 +385,7 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
     b = run["b"]
     if not b or b[0] == 0.0:
         st.info(f"{run['method']} kept no node in this run ({run['experiment']}): nothing to build a tree from. "
-                "Try a copy-heavy workload or more tokens.")
+                "Try another workload or more new tokens.")
         return
     v = state.v_table_if_measured() or 1.0
     v_text = "the measured v(k) table" if isinstance(v, dict) else "v = 1 (measure v(k) on the Break-even page)"
@@ -457,8 +457,10 @@ def temperature_section() -> None:
     st.dataframe(pd.DataFrame([{"method": r["method"], "T": r["T"], "top-p": r["top_p"], "α": fmt(r["alpha"]),
                                 "α̂": fmt(r["alpha_hat"]), "τ": f"{r['tau']:.2f}", "tested": r["tested"]}
                                for r in rows]), hide_index=True, width="stretch")
-    st.markdown("Measured: " + "; ".join(f"{m}'s α **{TT.trend(rows, m)}** from T = 0 to {TT.TEMPS[-1]:g}"
-                                         for m in dict.fromkeys(r["method"] for r in rows)) + ".")
+    said = [f"{m}: no draft tested at one end, so no trend" if TT.trend(rows, m).startswith("not measured")
+            else f"{m}'s α **{TT.trend(rows, m)}** from T = 0 to {TT.TEMPS[-1]:g}"
+            for m in dict.fromkeys(r["method"] for r in rows)]
+    st.markdown("Measured: " + "; ".join(said) + ".")
     st.caption("One short run per point, so a point moves by a few hundredths between runs. At T = 0 a draft is "
                "kept when it is the target's argmax; as T rises the rule keeps Σ min(p, q): usually less, since "
                "the tails now count, but more where the drafter's top token was not the target's. Lookup's q is "
