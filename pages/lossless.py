@@ -1,6 +1,9 @@
 """Is it lossless? Speculative samples, drawn through specviz's own verifier, converge to p — not to q."""
+import inspect
+
 import streamlit as st
 
+from specviz.core import verify as verify_mod
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.engine.methods import encode_prompt, make_proposer
@@ -45,6 +48,8 @@ s = L.stats(p, q)
 rule = st.radio("Acceptance rule", list(L.RULES), horizontal=True, key="lab_rule",
                 help="Break the rule on purpose and watch the output drift away from p.")
 st.caption(L.RULES[rule])
+with st.expander("Show the code: the rule as the engine runs it (core/verify.py, read from the module now)"):
+    st.code(inspect.getsource(verify_mod.residual) + "\n" + inspect.getsource(verify_mod.verify), language="python")
 GUESS = Guess(f"{L.KEPT_WORDS[rule]} (0 to 1)", "kept", lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05)
 guess = G.ask("lab_kept", GUESS)
 if rule != "exact":  # say the drift before any draw, so a small one on a mild preset is not missed

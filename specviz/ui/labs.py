@@ -265,6 +265,9 @@ def sampled_siblings_section() -> None:
              "one thing: each sibling must be tested with the distribution it was really drawn from.")
     for name, text in S.MODES.items():
         st.caption(f"**{name}** — {text}")
+    with st.expander("Show the code: the verifier these draws run through (core/tree.py, core/siblings.py)"):
+        st.code(inspect.getsource(core_tree.verify_tree), language="python")
+        st.code(inspect.getsource(S.draw_siblings) + "\n" + inspect.getsource(S._draw_and_test), language="python")
     c = st.columns([2, 2, 1, 1])
     ss.setdefault("ssb_p", "0.1, 0.6, 0.3")
     ss.setdefault("ssb_q", "0.6, 0.2, 0.2")
@@ -320,9 +323,6 @@ def sampled_siblings_section() -> None:
                f"{S.output_distribution(sim['p'], sim['q'], 1, S.IID)[1]:.3f} here): that is what extra siblings "
                "buy. Without replacement keeps more than i.i.d. when q is peaked: it never wastes a sibling on a "
                "token already rejected.")
-    with st.expander("Show the code: the verifier these draws ran through (core/tree.py, core/siblings.py)"):
-        st.code(inspect.getsource(core_tree.verify_tree), language="python")
-        st.code(inspect.getsource(S.draw_siblings) + "\n" + inspect.getsource(S._draw_and_test), language="python")
 
 
 # -- Trees: the tree calculator (lab 1, second half) ---------------------------------------------------------

@@ -145,3 +145,15 @@ def test_derivations_mismatched_warping_drifts_and_refuses_bad_logits():
     ok(at)
     errs = [e.value for e in at.error]
     assert len(errs) == 1 and "numbers separated by commas" in errs[0]
+
+
+def test_lossless_shows_the_rule_as_the_engine_runs_it():
+    import inspect
+
+    from specviz.core import verify
+
+    at = page("lossless")
+    code = [c.value for c in at.code]
+    engine = inspect.getsource(verify.verify).strip()                   # read from the module at run time
+    assert any(engine in c and "def residual" in c for c in code)
+    assert any("def verify_tree" in c for c in code)                                        # the siblings' verifier
