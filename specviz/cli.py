@@ -98,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--min-token-prob", type=float, default=MIN_TOKEN_PROB, metavar="P",
                    help="suffix: leave out continuations seen in under this fraction of the matches, in [0, 1] "
                         "(vLLM's suffix_decoding_min_token_prob; default: %(default)s)")
+    g.add_argument("--verify", default="token", metavar="{token,block}",
+                   help="how a chain of drafts is verified: token = token by token (Leviathan et al.), block = the "
+                        "chain jointly (Sun et al. 2024, arXiv 2403.10444; vLLM's rejection_sample_method "
+                        "'block'): as lossless, never fewer tokens kept in expectation; chain methods only "
+                        "(default: %(default)s)")
     g.add_argument("--temperature", type=float, default=0.0,
                    help="0 = greedy (argmax); above 0 samples, and the acceptance test is the lossless "
                         "min(1, p/q) rule (default: %(default)s)")
@@ -173,8 +178,10 @@ def cmd_generate(a) -> int:
         raise InputError(f"the minimum token probability must be in [0, 1], got {a.min_token_prob}")
     self_sized = a.method == "suffix" or (a.method == "lookup" and a.k_rule == "match")
     k = a.k if a.k is not None else (MAX_MATCH if self_sized else 4)
+    from specviz.engine.methods import check_verify
+    check_verify(a.method, a.verify)
     cfg = DecodeConfig(k=k, max_new_tokens=a.max_new_tokens, seed=a.seed, adaptive=a.adaptive,
-                       sampling=SamplingConfig(a.temperature, a.top_k, a.top_p), record=False)
+                       sampling=SamplingConfig(a.temperature, a.top_k, a.top_p), record=False, verify=a.verify)
     cfg.check()
     if a.session_cache not in ("on", "off"):
         raise InputError(f"--session-cache takes on or off, got '{a.session_cache}'")
@@ -279,6 +286,10 @@ def step_json(st) -> dict:
         out["sources"] = st.seen_in
     if st.feature_layers is not None:
         out["feature_layers"] = st.feature_layers
+    if st.block is not None:   # block verification: the weights of keeping X_1..X_i, beside token-wise's tests
+        w = st.block.weights
+        out["block"] = {"h": w.h, "backed": w.backed, "ratios": w.ratios, "draws": st.block.draws,
+                        "token_wise_kept": st.block.token_wise_kept}
     return out
 
 

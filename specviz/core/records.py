@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from specviz.core.block import BlockVerdict
 from specviz.core.tree import depths
 
 TOP_N = 10  # how many tokens of p and q a step keeps for the bar charts
@@ -58,6 +59,9 @@ class StepRecord:
     target_cache: tuple[int, int, int] = (0, 0, 0)
     drafter_cache: tuple[int, int, int] | None = None  # None: the proposer keeps no KV cache of its own
     feature_layers: list[int] | None = None  # the target layers whose outputs the head was fed (EAGLE-3), else None
+    verify: str = "token"          # "token" (token by token) or "block" (the chain verified jointly, core/block.py)
+    block: BlockVerdict | None = None  # verify="block": every draft's h_i and p_i, the uniforms eta_i, and what
+                                       # token-wise verification keeps with the same uniforms (weights.ratios)
 
     @property
     def n_drafted(self) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from specviz import runtime
+from specviz.core.block import BlockVerdict, verify_block
 from specviz.core.errors import InputError
 from specviz.core.records import TOP_N, RunSummary, StepRecord, TopTokens, summarize
 from specviz.core.sampling import SamplingConfig, logits_to_probs
@@ -26,6 +27,9 @@ from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context, Draft, Plain, Proposer, empty_draft
 
 
+VERIFY_MODES = ("token", "block")
+
+
 @dataclass
 class DecodeConfig:
     k: int = 4                      # draft length (the ceiling when adaptive)
@@ -35,8 +39,11 @@ class DecodeConfig:
     adaptive: bool = False          # shrink k after a rejection, grow it after full acceptance
     record: bool = True             # keep p/q top-N and the residual for the charts
     stop_at_eos: bool = True
+    verify: str = "token"           # "token": token by token (core/tree.py); "block": a chain jointly (core/block.py)
 
     def check(self) -> None:
+        if self.verify not in VERIFY_MODES:
+            raise InputError(f"unknown verify mode '{self.verify}' (choose from: {', '.join(VERIFY_MODES)})")
         if self.k < 1:
             raise InputError(f"k must be >= 1, got {self.k}")
         if self.max_new_tokens < 1:
@@ -131,6 +138,7 @@ class _Pass:
     features: torch.Tensor | None = None  # 2. (n+1, n_layers*H) the tapped layers, when the proposer asks
     p: torch.Tensor | None = None        # 2. (n+1, V) the target's distribution at each row
     v: TreeVerdict | None = None         # 3. the accepted path and the next token
+    block: BlockVerdict | None = None    # 3. block verification's weights and draws (verify="block")
     kept: list[int] = field(default_factory=list)     # 3. rows of the pass on the accepted path
     emitted: list[int] = field(default_factory=list)  # 4. tokens added to the output
     t_verified: float = 0.0
@@ -289,8 +297,25 @@ class Decoder:
         s.p = logits_to_probs(s.logits, self.cfg.sampling)               # (n+1, V)
 
     def _accept(self, s: _Pass) -> None:
-        s.v = verify_tree(s.tree, s.p, self.cfg.sampling.greedy, self.generator)
+        if self.cfg.verify == "block":
+            s.v, s.block = self._accept_block(s.tree, s.p)
+        else:
+            s.v = verify_tree(s.tree, s.p, self.cfg.sampling.greedy, self.generator)
         s.kept = [0] + [i + 1 for i in s.v.path]                         # rows of the pass on the accepted path
+
+    def _accept_block(self, tree: Tree, p: torch.Tensor) -> tuple[TreeVerdict, BlockVerdict]:
+        """Block verification of a chain (core/block.py), told as the tree verdict the rest of the step reads:
+        the kept prefix, and the first draft not kept as the one rejected."""
+        if not tree.is_chain:
+            raise InputError(f"block verification takes a chain of drafts; {self.proposer.name} drafted a tree "
+                             "(use --verify token)")
+        b = verify_block(tree.tokens, tree.q, p, self.cfg.sampling.greedy, self.generator)
+        k, tau = len(tree), b.n_accepted
+        tested = list(range(min(tau + 1, k)))
+        v = TreeVerdict(path=list(range(tau)), next_token=b.next_token, origin=b.origin, tested=tested,
+                        decisions=[i < tau for i in tested], ratios=b.weights.ratios[: len(tested)],
+                        draws=b.draws[: len(tested)])
+        return v, b
 
     def _commit(self, s: _Pass) -> None:
         emitted = (s.tree.tokens[s.v.path].tolist() + [s.v.next_token])[: s.remaining]
@@ -332,7 +357,7 @@ class Decoder:
             logit_gap=(top[:, 0] - top[:, 1]).tolist() if top is not None else [],
             greedy=greedy, q_deterministic=s.draft.q is None, last_token=int(s.fed[0]),
             target_cache=tuple(s.target_cache), drafter_cache=None if dc1 is None else (dc0 or 0, dc1, dc2),
-            feature_layers=list(self.feature_layers) or None)
+            feature_layers=list(self.feature_layers) or None, verify=self.cfg.verify, block=s.block)
         if self.cfg.record:
             shown = logits.softmax(-1) if greedy else p                  # greedy: draw the T=1 softmax
             rec.p_top = top_rows(shown)                                  # n+1 rows

@@ -27,6 +27,7 @@ METHODS = {
     "eagle3": "EAGLE-3-style head reading a low, a middle and a high layer of the target",
     "eagle3-tree": "EAGLE-3-style head drafting EAGLE-2's dynamic tree",
 }
+TREE_METHODS = {"suffix", "medusa-tree", "eagle-tree", "eagle3-tree"}  # draft a tree: token-wise verification only
 NEEDS_ARTIFACT = {"medusa", "eagle", "hybrid", "medusa-tree", "eagle-tree", "eagle3", "eagle3-tree"}  # need models/
 ARTIFACT = {"hybrid": "eagle", "medusa-tree": "medusa", "eagle-tree": "eagle",
             "eagle3-tree": "eagle3"}  # method -> artifact, where they differ
@@ -36,6 +37,17 @@ DEFAULT_K_RULE = "match"   # lookup drafts as far as the match goes (issue 23 §
 SELF_SIZED_CAP = MAX_MATCH  # their most tokens per step: vLLM's suffix_decoding_max_tree_depth default (24)
 LOOKUP_DEFAULT = (f"as far as the match goes: {MATCH_FACTOR:g} × the matched length, at most {SELF_SIZED_CAP} "
                   f"tokens, from a {MATCH_MIN}-token match on")   # the default lookup's rule, in words
+
+
+def check_verify(method: str, verify: str) -> None:
+    """Block verification takes chains (core/block.py); a tree method, or an unknown mode, is refused."""
+    from specviz.engine.decode import VERIFY_MODES
+
+    if verify not in VERIFY_MODES:
+        raise InputError(f"unknown verify mode '{verify}' (choose from: {', '.join(VERIFY_MODES)})")
+    if verify == "block" and method in TREE_METHODS:
+        raise InputError(f"block verification takes a chain of drafts, and {method} drafts a tree: use token-wise "
+                         "verification with it (--verify token)")
 
 
 def self_sized(method: str, k_rule: str = DEFAULT_K_RULE) -> bool:
