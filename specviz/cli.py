@@ -98,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--min-token-prob", type=float, default=MIN_TOKEN_PROB, metavar="P",
                    help="suffix: leave out continuations seen in under this fraction of the matches, in [0, 1] "
                         "(vLLM's suffix_decoding_min_token_prob; default: %(default)s)")
+    g.add_argument("--tree-size", type=int, default=None, metavar="N",
+                   help="recycle and copy-recycle: the static tree's nodes, 1-64 (default: 12)")
     g.add_argument("--verify", default="token", metavar="{token,block}",
                    help="how a chain of drafts is verified: token = token by token (Leviathan et al.), block = the "
                         "chain jointly (Sun et al. 2024, arXiv 2403.10444; vLLM's rejection_sample_method "
@@ -176,7 +178,8 @@ def cmd_generate(a) -> int:
         raise InputError(f"the suffix tree's depth must be >= 2 (a match and a draft), got {a.max_depth}")
     if not 0 <= a.min_token_prob <= 1:
         raise InputError(f"the minimum token probability must be in [0, 1], got {a.min_token_prob}")
-    self_sized = a.method == "suffix" or (a.method == "lookup" and a.k_rule == "match")
+    from specviz.engine.methods import self_sized as sized_by_itself
+    self_sized = sized_by_itself(a.method, a.k_rule)
     k = a.k if a.k is not None else (MAX_MATCH if self_sized else 4)
     from specviz.engine.methods import check_verify
     check_verify(a.method, a.verify)
@@ -203,7 +206,8 @@ def cmd_generate(a) -> int:
     def build():
         return make_proposer(a.method, target, a.n, a.n_min, a.n_max, drafter, lookup_rule=a.lookup_rule,
                              k_rule=a.k_rule, spec_factor=a.spec_factor,
-                             suffix=dict(max_depth=a.max_depth, min_prob=a.min_token_prob))
+                             suffix=dict(max_depth=a.max_depth, min_prob=a.min_token_prob),
+                             recycle=None if a.tree_size is None else dict(nodes=a.tree_size))
     proposer = build()   # bad settings stop here, before anything runs
     if a.session:
         return run_session(a, target, session, build, cfg)

@@ -219,7 +219,8 @@ class Decoder:
         h, f = body_pass(self.decoder_body, self.feature_layers, input_ids=x, cache=self.cache, use_cache=True,
                          **kw)                                           # (1, t, H), (1, t, n_layers*H) or None
         feats = f[0].float().cpu() if f is not None else None            # (t, n_layers*H)
-        out = None if prefill else self.lm_head(h)[0].float().cpu()      # (t, V)
+        keep = not prefill or self.proposer.reads_logits                  # recycling keeps the prompt's logits too
+        out = self.lm_head(h)[0].float().cpu() if keep else None          # (t, V)
         return out, h[0].float().cpu(), feats                            # (t, H)
 
     @torch.inference_mode()
@@ -239,7 +240,9 @@ class Decoder:
         t0 = time.perf_counter()
         H = self.model.config.hidden_size
         if len(self.prompt) > 1:
-            _, h, f = self._forward(self.prompt[:-1], prefill=True)
+            logits, h, f = self._forward(self.prompt[:-1], prefill=True)
+            if logits is not None:
+                self.proposer.observe(self.prompt[:-1], logits, -1)     # (P-1,), (P-1, V)
             if self.proposer.needs_hidden:
                 self.hidden = h                                          # (P-1, H)
             self.features = f                                            # (P-1, n_layers*H) or None
@@ -295,6 +298,8 @@ class Decoder:
         # (n+1, V), (n+1, H), (n+1, n_layers*H) or None
         s.target_cache.append(self.cache.get_seq_length())
         s.p = logits_to_probs(s.logits, self.cfg.sampling)               # (n+1, V)
+        if self.proposer.reads_logits:
+            self.proposer.observe(s.fed, s.logits, len(self.steps))      # every row, accepted or not
 
     def _accept(self, s: _Pass) -> None:
         if self.cfg.verify == "block":

@@ -26,8 +26,11 @@ METHODS = {
     "hybrid": "prompt lookup when the context has a match, else the EAGLE head",
     "eagle3": "EAGLE-3-style head reading a low, a middle and a high layer of the target",
     "eagle3-tree": "EAGLE-3-style head drafting EAGLE-2's dynamic tree",
+    "recycle": "token recycling: a static tree from the target's own discarded candidates (no weights)",
+    "recycle-chain": "token recycling as a chain: the target's top candidate after each token, k deep",
+    "copy-recycle": "suffix decoding's tree when the context offers a match, else the recycling tree (no weights)",
 }
-TREE_METHODS = {"suffix", "medusa-tree", "eagle-tree", "eagle3-tree"}  # draft a tree: token-wise verification only
+TREE_METHODS = {"suffix", "medusa-tree", "eagle-tree", "eagle3-tree", "recycle", "copy-recycle"}  # draft a tree: token-wise verification only
 NEEDS_ARTIFACT = {"medusa", "eagle", "hybrid", "medusa-tree", "eagle-tree", "eagle3", "eagle3-tree"}  # need models/
 ARTIFACT = {"hybrid": "eagle", "medusa-tree": "medusa", "eagle-tree": "eagle",
             "eagle3-tree": "eagle3"}  # method -> artifact, where they differ
@@ -37,6 +40,9 @@ DEFAULT_K_RULE = "match"   # lookup drafts as far as the match goes (issue 23 §
 SELF_SIZED_CAP = MAX_MATCH  # their most tokens per step: vLLM's suffix_decoding_max_tree_depth default (24)
 LOOKUP_DEFAULT = (f"as far as the match goes: {MATCH_FACTOR:g} × the matched length, at most {SELF_SIZED_CAP} "
                   f"tokens, from a {MATCH_MIN}-token match on")   # the default lookup's rule, in words
+
+
+COPY_MIN_MATCH = 2   # copy-recycle copies from a match of at least 2 tokens; shorter ones are left to recycling
 
 
 def check_verify(method: str, verify: str) -> None:
@@ -52,7 +58,7 @@ def check_verify(method: str, verify: str) -> None:
 
 def self_sized(method: str, k_rule: str = DEFAULT_K_RULE) -> bool:
     """Methods that size their own drafts (lookup's match rule, suffix): k is only their ceiling."""
-    return method == "suffix" or (method == "lookup" and k_rule == "match")
+    return method in ("suffix", "recycle", "copy-recycle") or (method == "lookup" and k_rule == "match")
 
 
 def draft_cap(method: str, k: int, k_rule: str = DEFAULT_K_RULE) -> int:
@@ -92,7 +98,7 @@ def available_methods(drafter_available: bool = True) -> list[str]:
 def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min: int | None = None,
                   n_max: int | None = None, drafter: LoadedModel | None = None,
                   lookup_rule: str = "recent", k_rule: str = DEFAULT_K_RULE, spec_factor: float | None = None,
-                  suffix: dict | None = None) -> Proposer:
+                  suffix: dict | None = None, recycle: dict | None = None) -> Proposer:
     """The proposer of `method` for `target`. 'draft' uses `drafter`, else the shipped trained drafter.
 
     lookup_rule (method lookup): 'recent' = specviz's most recent match, 'earliest' = vLLM's rule.
@@ -100,9 +106,21 @@ def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min:
     length, at most k: give it draft_cap()'s k), 'fixed' = k tokens per match. n (lookup): the tail matched
     (fixed, default 3) or the shortest match that drafts (match, default MATCH_MIN). suffix (method suffix):
     SuffixProposer's settings (max_depth, min_prob, min_match, cache: a SessionCache shared by a session's
-    requests); spec_factor too."""
+    requests); spec_factor too. recycle (recycle, recycle-chain, copy-recycle): Recycle's settings (nodes: the
+    tree's size, top_k)."""
     if method == "plain":
         return Plain()
+    if method in ("recycle", "recycle-chain", "copy-recycle"):
+        from specviz.proposers.recycle import Recycle
+        rec = Recycle(target.vocab_size, chain=method == "recycle-chain", **(recycle or {}))
+        if method != "copy-recycle":
+            return rec
+        from specviz.proposers.copy_recycle import CopyRecycle
+        from specviz.proposers.suffix import SuffixProposer
+        opts = dict(min_match=COPY_MIN_MATCH, **(suffix or {}))
+        if spec_factor is not None:
+            opts["factor"] = spec_factor
+        return CopyRecycle(SuffixProposer(**opts), rec)
     if method == "suffix":
         from specviz.proposers.suffix import SuffixProposer
         opts = dict(suffix or {})

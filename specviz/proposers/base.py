@@ -44,12 +44,17 @@ class Proposer:
                                           # taps and keeps, fused, in Context.features; () = none (no hooks)
     deterministic = False     # True: q is one-hot on the drafted token (lookup)
     max_nodes = 0             # tree proposers: the most nodes one draft may hold (for the context-window check)
+    reads_logits = False      # True: the decode loop calls observe() with the target's logits at every row it reads
 
     def reset(self, prompt_ids: torch.Tensor) -> None:
         """Start a new sequence."""
 
     def propose(self, ctx: Context, k: int) -> Draft:
         raise NotImplementedError
+
+    def observe(self, inputs: torch.Tensor, logits: torch.Tensor, step: int) -> None:
+        """For reads_logits proposers: the target read `inputs` (t,) and gave `logits` (t, V), at step `step`
+        (-1: the prefill), every row, accepted or not (token recycling keeps them)."""
 
     def update(self, ctx: Context, n_accepted: int) -> None:
         """Called after verification with the new committed context (e.g. to roll back a KV cache)."""

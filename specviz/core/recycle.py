@@ -1,0 +1,110 @@
+"""Token recycling: the target's discarded candidates, kept per token, draft a static tree. Pure tensors, no model.
+
+Source: Luo et al. 2024, "Turning Trash into Treasure: Accelerating Inference of Large Language Models with Token
+Recycling" (arXiv 2408.08696; reference code Luowaterbi/TokenRecycling). Every target pass computes a distribution at
+every position it reads, accepted or not; its top candidates are what the target itself would say next after that
+position's input token. The adjacency table keeps, for each token id, the top-k next tokens from the latest position
+whose input was that token (a newer position overwrites an older one). A draft is a static tree read from the table
+breadth-first from the last committed token: node = (parent node, rank), its token = the rank-th successor of its
+parent's token. No weights, no training; nothing tied to one checkpoint beyond the run's own logits.
+
+Candidates are chosen, not sampled, so each node's q is one-hot and the tree verification (core/tree.py) is
+lossless at any temperature, as for suffix decoding.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+TOP_K = 8          # successors kept per token id (the reference code keeps the top 8)
+PREFILL = -1       # the step that wrote a row filled from the prompt's own logits
+# The weight of a candidate of each rank, for shaping the static tree (a node's score is the product along its
+# path; the n best nodes are kept). Rank 0 is the target's own argmax after that token last time.
+RANK_WEIGHTS = (0.5, 0.15, 0.08, 0.05, 0.03, 0.02, 0.015, 0.01)
+
+
+class AdjacencyTable:
+    """succ[t] = the top-k next tokens the target gave, the last time t was an input; written[t] = at which step."""
+
+    def __init__(self, vocab: int, top_k: int = TOP_K):
+        if vocab < 1 or top_k < 1:
+            raise ValueError(f"the table needs a vocabulary and k >= 1, got {vocab} and {top_k}")
+        self.top_k = top_k
+        self.succ = torch.full((vocab, top_k), -1, dtype=torch.long)     # (V, k) -1 = not seen yet
+        self.written = torch.full((vocab,), -2, dtype=torch.long)        # (V,) step that wrote the row; -2 = never
+
+    def __len__(self) -> int:
+        """Token ids with a row."""
+        return int((self.written > -2).sum())
+
+    def update(self, inputs: torch.Tensor, logits: torch.Tensor, step: int) -> None:
+        """inputs (t,) the token fed at each row, logits (t, V) the target's output there. A later row wins over an
+        earlier one with the same input (it is the newer context)."""
+        k = min(self.top_k, logits.shape[-1])
+        top = torch.topk(logits.float(), k, dim=-1).indices                # (t, k)
+        last = {int(x): i for i, x in enumerate(inputs.tolist())}          # each input's latest row
+        rows = torch.tensor(list(last.values()), dtype=torch.long)
+        ids = torch.tensor(list(last.keys()), dtype=torch.long)
+        self.succ[ids, :k] = top[rows]
+        self.written[ids] = step
+
+    def clone(self) -> "AdjacencyTable":
+        t = AdjacencyTable.__new__(AdjacencyTable)
+        t.top_k, t.succ, t.written = self.top_k, self.succ.clone(), self.written.clone()
+        return t
+
+
+def static_tree(n: int, weights: tuple[float, ...] = RANK_WEIGHTS, max_depth: int = 8) -> list[tuple[int, int]]:
+    """The n best nodes as (parent node, rank), breadth-first (parents before children), parent -1 = the root.
+    A node's score is the product of its ranks' weights along its path, so every kept node's parent is kept."""
+    if n < 1:
+        raise ValueError(f"the tree needs at least 1 node, got {n}")
+    frontier = [(-weights[r], (r,)) for r in range(len(weights))]          # (-score, path of ranks)
+    chosen: list[tuple[float, tuple]] = []
+    while frontier and len(chosen) < n:
+        frontier.sort()
+        neg, path = frontier.pop(0)
+        chosen.append((-neg, path))
+        if len(path) < max_depth:
+            frontier += [(neg * weights[c], path + (c,)) for c in range(len(weights))]
+    chosen.sort(key=lambda c: (len(c[1]), -c[0], c[1]))                    # breadth-first, best first per depth
+    index = {path: i for i, (_, path) in enumerate(chosen)}
+    return [(index.get(path[:-1], -1), path[-1]) for _, path in chosen]
+
+
+def chain_template(k: int) -> list[tuple[int, int]]:
+    """The chain variant: the rank-0 successor of the rank-0 successor ..., k deep."""
+    if k < 1:
+        raise ValueError(f"the chain needs k >= 1, got {k}")
+    return [(i - 1, 0) for i in range(k)]
+
+
+@dataclass
+class RecycledDraft:
+    tokens: list[int]
+    parents: list[int]
+    recycled_from: list[int]     # the step whose candidates each node came from (PREFILL: the prompt's own logits)
+
+
+def read_tree(table: AdjacencyTable, root: int, template: list[tuple[int, int]]) -> RecycledDraft:
+    """The template filled from the table, breadth-first from `root`; a node whose parent's token has no row (or
+    whose parent was dropped) is dropped with its subtree. Parents are re-indexed to the nodes kept."""
+    tokens: list[int] = []
+    parents: list[int] = []
+    origin: list[int] = []
+    kept: dict[int, int] = {}                                              # template node -> draft node
+    for i, (par, rank) in enumerate(template):
+        if par >= 0 and par not in kept:
+            continue
+        t = root if par < 0 else tokens[kept[par]]
+        if rank >= table.top_k or int(table.written[t]) == -2:
+            continue
+        tok = int(table.succ[t, rank])
+        if tok < 0:
+            continue
+        kept[i] = len(tokens)
+        tokens.append(tok)
+        parents.append(kept[par] if par >= 0 else -1)
+        origin.append(int(table.written[t]))
+    return RecycledDraft(tokens, parents, origin)

@@ -1,0 +1,62 @@
+"""Token recycling (Luo et al. 2024, arXiv 2408.08696): a static tree read from the target's own discarded candidates.
+
+The decode loop hands this proposer the target's logits at every row of the prefill and of every verify pass
+(`observe`, for proposers with reads_logits); core/recycle.py keeps them in the adjacency table and reads the tree.
+A session: like suffix's cache, nothing carries over to the next request unless remember() is called after a
+finished one (engine/sessions.py does, with the cross-request cache on); reset() goes back to what was remembered,
+so re-running a request never drafts from its own earlier run.
+"""
+from __future__ import annotations
+
+import torch
+
+from specviz.core.errors import InputError
+from specviz.core.recycle import (PREFILL, TOP_K, AdjacencyTable, RecycledDraft, chain_template, read_tree,
+                                  static_tree)
+from specviz.proposers.base import Context, Draft, Proposer, empty_draft
+
+TREE_NODES = 12     # the default tree size (the k/n page sweeps it; bench/README.md has the measurement)
+MAX_NODES = 64
+
+
+def origin_text(step: int) -> str:
+    return "the prompt's own logits" if step == PREFILL else f"step {step + 1}'s candidates"
+
+
+class Recycle(Proposer):
+    name = "recycle"
+    deterministic = True
+    reads_logits = True
+
+    def __init__(self, vocab: int, nodes: int = TREE_NODES, chain: bool = False, top_k: int = TOP_K):
+        if not chain and not 1 <= nodes <= MAX_NODES:
+            raise InputError(f"the recycling tree's size must be between 1 and {MAX_NODES} nodes, got {nodes}")
+        if not 1 <= top_k <= 32:
+            raise InputError(f"the successors kept per token must be between 1 and 32, got {top_k}")
+        self.chain, self.nodes = chain, nodes
+        self.name = "recycle-chain" if chain else "recycle"
+        self.max_nodes = 0 if chain else nodes
+        self.template = None if chain else static_tree(nodes)
+        self.remembered = AdjacencyTable(vocab, top_k)      # what the session kept (empty at first)
+        self.table = self.remembered.clone()
+        self.last = RecycledDraft([], [], [])
+
+    def reset(self, prompt_ids: torch.Tensor) -> None:
+        self.table = self.remembered.clone()
+
+    def observe(self, inputs: torch.Tensor, logits: torch.Tensor, step: int) -> None:
+        """The target read `inputs` (t,) and gave `logits` (t, V) at step `step` (PREFILL for the prompt)."""
+        self.table.update(inputs, logits, step)
+
+    def propose(self, ctx: Context, k: int) -> Draft:
+        template = chain_template(k) if self.chain else self.template
+        self.last = read_tree(self.table, int(ctx.ids[-1]), template)
+        if not self.last.tokens:
+            return empty_draft()
+        return Draft(tokens=torch.tensor(self.last.tokens, dtype=torch.long),                 # (n,) parents first
+                     parents=None if self.chain else list(self.last.parents),
+                     seen_in=[origin_text(s) for s in self.last.recycled_from])
+
+    def remember(self) -> None:
+        """This request is finished: the next requests of the session start from its table."""
+        self.remembered = self.table.clone()
