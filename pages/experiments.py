@@ -32,7 +32,8 @@ wname = c1.selectbox("Workload", [w.name for w in ALL],
                      format_func=lambda n: f"{n} ({get(n).kind})", key="exp_workload", bind=L.BIND)
 method = c2.selectbox("Method", methods, key="exp_method", bind=L.BIND)
 c1, c2 = st.columns(2)
-k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if loading.TINY else (1, 6), key="exp_k", bind=L.BIND)
+k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if loading.TINY else (1, 6), key="exp_k", bind=L.BIND,
+                       help="draft length; for recycle, the static tree's size in nodes (its shape follows from it)")
 if method == "suffix":  # suffix has no n: sweep one of its knobs instead (the others at their defaults)
     knob = c2.selectbox("Sweep suffix's", list(SW.SUFFIX_KNOBS), format_func=SW.SUFFIX_KNOBS.get, key="exp_knob",
                         bind=L.BIND,

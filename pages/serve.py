@@ -15,7 +15,8 @@ st.write(f"The same choice — which proposer, which k, which n — written as t
 LABELS = {"ngram": "n-gram prompt lookup (specviz: lookup)", "ngram_gpu": "n-gram prompt lookup, on the GPU",
           "suffix": "suffix decoding", "draft_model": "separate draft model (specviz: draft)",
           "eagle": "EAGLE head", "eagle3": "EAGLE-3 head", "mtp": "the model's own MTP layers",
-          "medusa": "Medusa heads (removed from vLLM)"}
+          "medusa": "Medusa heads (removed from vLLM)",
+          "recycle": "token recycling (specviz: recycle; vLLM has none)"}
 TO_VLLM = S.FROM_SPECVIZ
 
 # Start from this session's measured recommendation when there is one.
@@ -39,6 +40,9 @@ k = c2.number_input("num_speculative_tokens (k)", 1, 16, key="srv_k")
 target = st.text_input("Target model to serve (Hugging Face id or path)", "HuggingFaceTB/SmolLM2-135M-Instruct",
                        key="srv_target")
 temp = st.number_input("Temperature you will serve at (0 = greedy)", 0.0, 2.0, 0.0, 0.1, key="srv_temp")
+verify = st.radio("Verification (rejection_sample_method)", ["token", "block"], horizontal=True, key="srv_verify",
+                  format_func={"token": "token by token (standard, vLLM's default)",
+                               "block": "block verification (block; specviz: --verify block)"}.get)
 n_min = n_max = model = suffix = None
 if method in S.REMOVED:
     st.error(S.removed_message(method))
@@ -65,7 +69,7 @@ elif method in S.NEEDS_MODEL:
 cfg = None
 if method not in S.REMOVED:
     try:
-        cfg = S.build(method, int(k), n_min, n_max, model, temperature=float(temp), suffix=suffix)
+        cfg = S.build(method, int(k), n_min, n_max, model, temperature=float(temp), suffix=suffix, verify=verify)
         st.session_state["srv_last"] = cfg
     except S.ConfigError as e:
         (st.warning if method in S.NEEDS_MODEL and not (model or "").strip() else st.error)(str(e))

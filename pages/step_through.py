@@ -51,9 +51,12 @@ with right:
     temp = c1.number_input("Temperature (0 = greedy)", min_value=0.0, max_value=2.0, step=0.1,
                            key="stp_temp", persist_state="session")
     seed = c2.number_input("Seed", step=1, key="stp_seed", persist_state="session")
+    verify = st.radio("Verification", ["token", "block"], horizontal=True, key="stp_verify",
+                      format_func={"token": "token by token", "block": "block (the chain jointly)"}.get,
+                      help="block verification (Sun et al. 2024) takes chains only; tree methods are refused")
 
 settings = SS.Settings(prompt, chat, method, drafter_name, k, new, adaptive, n, n_min, n_max, temp, seed, rule,
-                       k_rule, factor, depth, min_prob, session, cache)
+                       k_rule, factor, depth, min_prob, session, cache, verify)
 SS.range_error(settings)  # a field left empty or with letters reads as 0: say so now, not at Play
 
 
@@ -151,14 +154,17 @@ def show_step(run, dec, label):
     rec = dec.steps[i]
     chips = " ".join(f"`{label(t)}`" for t in rec.drafted) or "*(nothing)*"
     st.markdown(f"**Step {rec.index + 1}** · context {rec.context_len} tokens · k = {rec.k} · drafted: {chips}")
-    for line in T.seen_in_lines(rec, label):  # lookup and suffix: which earlier text each branch was copied from
-        st.markdown("Copied from: " + line)
+    for line in T.seen_in_lines(rec, label):  # lookup, suffix: the earlier text; recycle: the earlier step
+        st.markdown("Where it came from: " + line)
     if not rec.drafted:
         st.markdown(T.no_draft(rec, run["method"], label))
     elif rec.is_tree:
         show_tree(rec, label)
     else:
         st.dataframe(vz.decision_rows(rec, label), hide_index=True, width="stretch")
+        if rec.block is not None:                 # --verify block: its weights beside the token-wise bars
+            st.dataframe(T.block_rows(rec, label), hide_index=True, width="stretch")
+            st.markdown(T.block_summary(rec))
         fig = vz.decision_figure(rec, label)
         if fig is not None:
             st.plotly_chart(fig, width="stretch", key="stp_decisions")

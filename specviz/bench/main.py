@@ -48,6 +48,7 @@ from specviz.bench.plan import (
     TREE_DEPTH,
     TREE_V_KS,
     UNTUNED,
+    UNTUNED_TREES,
     Plan,
     candidates,
     is_tree,
@@ -270,7 +271,7 @@ def same_text_row(b: Bench, w, label: str, setting: str, r, identical: bool) -> 
     decode-only speedup, tokens ÷ Σ v(drafted) over its steps with the bench's own v (v_tree for a tree).
     The timed runs in the bench's dtype may each write a different text (a bfloat16 near-tie), so this is
     the comparison of the drafting rules alone."""
-    table = b.v_tree if label == "suffix" and b.v_tree else b.v
+    table = b.v_tree if label in UNTUNED_TREES and b.v_tree else b.v
     cost = sum(v_at(table, st.n_drafted) for st in r.steps)              # in plain steps
     return dict(workload=w.name, kind=w.kind, method=label, setting=setting, tokens=r.tokens,
                 tau=r.tokens_per_pass, mean_k=r.mean_k, model_speedup=r.tokens / cost if cost else None,
@@ -328,7 +329,7 @@ def cost_checks(b: Bench) -> list:
         a_i = [median([r.per_position[i] for r in rs]) for i in range(m)]
         decode = median([r.decode_tokens_per_s / p.decode_tokens_per_s for r, p in zip(rs, plain)
                          if r.decode_tokens_per_s and p.decode_tokens_per_s])
-        v_table = b.v_tree if (is_tree(s.method) or s.method == "suffix") and b.v_tree else b.v
+        v_table = b.v_tree if (is_tree(s.method) or s.method in UNTUNED_TREES) and b.v_tree else b.v
         out.append(cost_check(wn, label, tau, k_bar, c, v_table, sp[(wn, label)], alpha,
                               tokens=median([r.tokens for r in rs]), prefill_s=median([r.prefill_s for r in rs]),
                               t1=t1, measured_decode=decode,

@@ -13,7 +13,10 @@ GREEDY, SAMPLED = "greedy", "sampled"
 KS = (2, 4, 8)
 # the copying methods run at their defaults, untuned (issue 23 §1): lookup's match rule and suffix size
 # their own drafts, up to SELF_SIZED_CAP tokens (vLLM's suffix depth, 24); lookup drafts from a MATCH_MIN-token match
-UNTUNED = ("lookup", "suffix")
+UNTUNED = ("lookup", "suffix", "recycle", "copy-recycle")
+# the untuned methods that draft a tree (their cost model reads v_tree): suffix, and token recycling's static tree
+# of proposers/recycle.TREE_NODES nodes alone or behind suffix's copy (copy-recycle)
+UNTUNED_TREES = ("suffix", "recycle", "copy-recycle")
 # a model's every drafted token costs c of about 0.04-0.11 of a plain step here, and no trained
 # proposer was ever chosen at k = 8 (bench/results.md), so its grid stops at 4 (adaptive reaches 8)
 KS_MODEL = (2, 4)

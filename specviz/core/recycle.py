@@ -55,9 +55,11 @@ class AdjacencyTable:
         return t
 
 
-def static_tree(n: int, weights: tuple[float, ...] = RANK_WEIGHTS, max_depth: int = 8) -> list[tuple[int, int]]:
+def static_tree(n: int, weights: tuple[float, ...] = RANK_WEIGHTS, max_depth: int = 8,
+                by_score: bool = False) -> list[tuple[int, int]]:
     """The n best nodes as (parent node, rank), breadth-first (parents before children), parent -1 = the root.
-    A node's score is the product of its ranks' weights along its path, so every kept node's parent is kept."""
+    A node's score is the product of its ranks' weights along its path, so every kept node's parent is kept.
+    by_score: in order of score instead (still parents first: a child scores below its parent)."""
     if n < 1:
         raise ValueError(f"the tree needs at least 1 node, got {n}")
     frontier = [(-weights[r], (r,)) for r in range(len(weights))]          # (-score, path of ranks)
@@ -68,7 +70,8 @@ def static_tree(n: int, weights: tuple[float, ...] = RANK_WEIGHTS, max_depth: in
         chosen.append((-neg, path))
         if len(path) < max_depth:
             frontier += [(neg * weights[c], path + (c,)) for c in range(len(weights))]
-    chosen.sort(key=lambda c: (len(c[1]), -c[0], c[1]))                    # breadth-first, best first per depth
+    if not by_score:
+        chosen.sort(key=lambda c: (len(c[1]), -c[0], c[1]))                # breadth-first, best first per depth
     index = {path: i for i, (_, path) in enumerate(chosen)}
     return [(index.get(path[:-1], -1), path[-1]) for _, path in chosen]
 
@@ -87,14 +90,19 @@ class RecycledDraft:
     recycled_from: list[int]     # the step whose candidates each node came from (PREFILL: the prompt's own logits)
 
 
-def read_tree(table: AdjacencyTable, root: int, template: list[tuple[int, int]]) -> RecycledDraft:
-    """The template filled from the table, breadth-first from `root`; a node whose parent's token has no row (or
-    whose parent was dropped) is dropped with its subtree. Parents are re-indexed to the nodes kept."""
+def read_tree(table: AdjacencyTable, root: int, template: list[tuple[int, int]],
+              limit: int | None = None) -> RecycledDraft:
+    """The template filled from the table from `root`; a node whose parent's token has no row (or whose parent was
+    dropped) is dropped with its subtree. Parents are re-indexed to the nodes kept. limit: keep the first `limit`
+    nodes that can be read (a template in order of score, static_tree(by_score=True), then fills the budget with
+    the next best nodes instead of leaving it unused), returned breadth-first."""
     tokens: list[int] = []
     parents: list[int] = []
     origin: list[int] = []
     kept: dict[int, int] = {}                                              # template node -> draft node
     for i, (par, rank) in enumerate(template):
+        if limit is not None and len(tokens) >= limit:
+            break
         if par >= 0 and par not in kept:
             continue
         t = root if par < 0 else tokens[kept[par]]
@@ -107,4 +115,13 @@ def read_tree(table: AdjacencyTable, root: int, template: list[tuple[int, int]])
         tokens.append(tok)
         parents.append(kept[par] if par >= 0 else -1)
         origin.append(int(table.written[t]))
+    if limit is not None:                                                  # breadth-first: by depth, stable
+        depth: list[int] = []
+        for par in parents:
+            depth.append(1 + (depth[par] if par >= 0 else 0))
+        order = sorted(range(len(tokens)), key=lambda j: depth[j])
+        new = {old: j for j, old in enumerate(order)}
+        tokens = [tokens[j] for j in order]
+        origin = [origin[j] for j in order]
+        parents = [new[parents[j]] if parents[j] >= 0 else -1 for j in order]
     return RecycledDraft(tokens, parents, origin)

@@ -42,7 +42,8 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
           k_rule: str = "fixed") -> tuple[list[SweepPoint], list[RunSummary]]:
     """Every k (and every n for lookup) through measure.interleaved; each point's speedup is the
     median over repeats of its tokens/s ÷ the same repeat's plain tokens/s. Returns (points, plain runs).
-    Lookup is swept under the fixed-k rule (k tokens per match) unless k_rule says otherwise."""
+    Lookup is swept under the fixed-k rule (k tokens per match) unless k_rule says otherwise; for token recycling
+    k is the static tree's size in nodes."""
     if method == "plain":
         raise InputError("choose a speculative method to sweep")
     if not ks or min(ks) < 1:
@@ -63,6 +64,11 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
         return make
 
     contenders = {(k, n): (factory(n), decode_config(k, sampling, max_new_tokens, seed)) for k, n in grid}
+    if method == "recycle":          # k is the static tree's size (its depth follows from it)
+        for k in ks:
+            M.make_proposer("recycle", target, recycle=dict(nodes=k))         # a bad size fails before any run
+        contenders = {(k, None): ((lambda k=k: M.make_proposer("recycle", target, recycle=dict(nodes=k))),
+                                  decode_config(M.SELF_SIZED_CAP, sampling, max_new_tokens, seed)) for k in ks}
     got, plains = measure.interleaved(target, ids, contenders, decode_config(1, sampling, max_new_tokens, seed),
                                       repeats, target.tokenizer.eos_token_id, progress)
     points = [SweepPoint(k, n, m.summary, m.speedup) for (k, n), m in got.items()]

@@ -15,6 +15,7 @@ from specviz.core.recycle import (PREFILL, TOP_K, AdjacencyTable, RecycledDraft,
                                   static_tree)
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 
+FILL = 4            # candidate template nodes per node drafted (when the table cannot fill a node, the next best)
 TREE_NODES = 12     # the default tree size (the k/n page sweeps it; bench/README.md has the measurement)
 MAX_NODES = 64
 
@@ -36,7 +37,8 @@ class Recycle(Proposer):
         self.chain, self.nodes = chain, nodes
         self.name = "recycle-chain" if chain else "recycle"
         self.max_nodes = 0 if chain else nodes
-        self.template = None if chain else static_tree(nodes)
+        # the template in order of score, four times the budget: the n best nodes the table can fill
+        self.template = None if chain else static_tree(FILL * nodes, by_score=True)
         self.remembered = AdjacencyTable(vocab, top_k)      # what the session kept (empty at first)
         self.table = self.remembered.clone()
         self.last = RecycledDraft([], [], [])
@@ -50,7 +52,7 @@ class Recycle(Proposer):
 
     def propose(self, ctx: Context, k: int) -> Draft:
         template = chain_template(k) if self.chain else self.template
-        self.last = read_tree(self.table, int(ctx.ids[-1]), template)
+        self.last = read_tree(self.table, int(ctx.ids[-1]), template, None if self.chain else self.nodes)
         if not self.last.tokens:
             return empty_draft()
         return Draft(tokens=torch.tensor(self.last.tokens, dtype=torch.long),                 # (n,) parents first

@@ -44,6 +44,16 @@ LOOKUP_MATCH_NOTE = ("specviz's lookup with the match-length rule (draft ≤ fac
                      "method in vLLM that does size its drafts by the match is `suffix` "
                      "(suffix_decoding_max_spec_factor).")
 NEAREST = {"medusa": "eagle3"}                            # what to use instead of a removed method
+# specviz methods with no vLLM 0.33 counterpart, and what to say instead of a config.
+NO_VLLM = {m: ("vLLM 0.33 has no token-recycling method: none of its speculative methods keeps the target's "
+               "discarded candidates (Luo et al. 2024, arXiv 2408.08696) to draft from. The nearest weight-free "
+               "methods it has are `suffix` and `ngram`, which copy from earlier text instead.")
+           for m in ("recycle", "recycle-chain")}
+NO_VLLM["copy-recycle"] = ("vLLM 0.33 has no token-recycling method, so this hybrid has no config; its copying half "
+                           "is vLLM's `suffix` method (export suffix for that part alone).")
+# rejection_sample_method: "standard" is the token-wise rule (vLLM's default), "block" Sun et al. 2024's block
+# verification (specviz's --verify block), "synthetic" a benchmarking mode with given acceptance rates.
+REJECTION_METHODS = ("standard", "synthetic", "block")
 
 # What a specviz run does not hand to a server as is (shown on the page, per method).
 CAVEATS = {
@@ -121,11 +131,15 @@ def removed_message(method: str) -> str:
 
 
 def build(method: str, k: int, n_min: int | None = None, n_max: int | None = None,
-          model: str | None = None, temperature: float = 0.0, suffix: dict | None = None) -> dict:
+          model: str | None = None, temperature: float = 0.0, suffix: dict | None = None,
+          verify: str = "token") -> dict:
     """specviz method ('lookup', 'suffix', 'draft', 'eagle', 'medusa') or a vLLM method name -> config dict.
 
     temperature > 0 with a drafter that has a distribution q adds "draft_sample_method": "probabilistic".
-    suffix: {vLLM key: value} for the suffix method (SUFFIX_KEYS' names); the keys not given take vLLM's defaults."""
+    suffix: {vLLM key: value} for the suffix method (SUFFIX_KEYS' names); the keys not given take vLLM's defaults.
+    verify="block" (specviz's block verification) adds "rejection_sample_method": "block"."""
+    if method in NO_VLLM:
+        raise ConfigError(NO_VLLM[method])
     vm = FROM_SPECVIZ.get(method, method)
     if vm in REMOVED:
         raise ConfigError(removed_message(vm))
@@ -150,6 +164,10 @@ def build(method: str, k: int, n_min: int | None = None, n_max: int | None = Non
         raise ConfigError(f"suffix_decoding_* keys only apply to the suffix method, not {vm}")
     if temperature > 0 and vm in HAS_Q:
         cfg["draft_sample_method"] = "probabilistic"
+    if verify == "block":
+        cfg["rejection_sample_method"] = "block"
+    elif verify != "token":
+        raise ConfigError(f"unknown verify mode '{verify}' (token or block)")
     errors = validate(cfg)
     if errors:
         raise ConfigError("; ".join(errors))
@@ -181,6 +199,9 @@ def validate(cfg: dict) -> list[str]:
     if m in NGRAM and "model" in cfg:
         errs.append(f"{m} takes no model")
     errs += suffix_errors(cfg)
+    if "rejection_sample_method" in cfg and cfg["rejection_sample_method"] not in REJECTION_METHODS:
+        errs.append(f"rejection_sample_method must be one of {', '.join(REJECTION_METHODS)}, "
+                    f"got {cfg['rejection_sample_method']!r}")
     if "draft_sample_method" in cfg and cfg["draft_sample_method"] not in SAMPLE_METHODS:
         errs.append(f"draft_sample_method must be one of {', '.join(SAMPLE_METHODS)}, "
                     f"got {cfg['draft_sample_method']!r}")

@@ -69,16 +69,44 @@ def _runs(nodes: list[int], seen_in: list[str]) -> list[tuple[str, list[int]]]:
     return runs
 
 
+def _verb(where: str) -> str:
+    """Copied text was 'seen in' a text; a recycled token was 'recycled from' an earlier pass's candidates."""
+    return "recycled from" if where.endswith(("candidates", "logits")) else "seen in"
+
+
 def seen_in_lines(rec: StepRecord, label) -> list[str]:
-    """Where each drafted branch was copied from ('this prompt', 'this output', 'request N output'), one line
-    per branch, split where a branch's tokens come from different texts; [] when the step records none."""
+    """Where each drafted branch was copied from ('this prompt', 'this output', 'request N output') or, for token
+    recycling, which earlier step's candidates it was recycled from, one line per branch, split where a branch's tokens come from different texts; [] when the step records none."""
     if not rec.seen_in or len(rec.seen_in) != rec.n_drafted:
         return []
     parents = rec.parents or list(range(-1, rec.n_drafted - 1))
     lines = []
     for b, path in enumerate(branches(parents), 1):
-        parts = [f"{' '.join(f'`{label(rec.drafted[u])}`' for u in nodes)} — seen in **{where}**"
+        parts = [f"{' '.join(f'`{label(rec.drafted[u])}`' for u in nodes)} — {_verb(where)} **{where}**"
                  for where, nodes in _runs(path, rec.seen_in)]
         lines.append((f"Branch {b}: " if rec.is_tree else "") + "; then ".join(parts))
     return lines
 
+
+
+def block_rows(rec: StepRecord, label) -> list[dict]:
+    """Block verification's weights beside the token-wise tests for the same drafts, one row per draft: the same
+    uniform eta_i, token-wise's bar min(1, p/q) and block's h_i (kept: X_1..X_tau, tau the last i with eta_i <= h_i)."""
+    b = rec.block
+    if b is None:
+        return []
+    w = b.weights
+    return [{"position": i + 1, "draft": label(rec.drafted[i]), "uniform η": b.draws[i],
+             "token-wise bar min(1, p/q)": min(1.0, w.ratios[i]), "block: backed p_i": w.backed[i],
+             "block weight h_i": w.h[i], "kept": i < rec.n_accepted} for i in range(len(w.h))]
+
+
+def block_summary(rec: StepRecord) -> str:
+    b = rec.block
+    if b is None or rec.greedy:
+        return ("Temperature 0: block verification keeps the same prefix as token-wise (the drafts equal to the "
+                "target's argmax).") if b is not None else ""
+    return (f"Block verification kept **{rec.n_accepted}** of {rec.n_drafted} drafts; token-wise verification, "
+            f"with the same uniforms, would have kept **{b.token_wise_kept}**. Block stops at the last position "
+            "whose uniform falls under its weight h_i, not at the first failed test, and then draws the correction "
+            "from norm(max(0, p_i · p − q)) (Sun et al. 2024, arXiv 2403.10444).")

@@ -12,7 +12,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.core.suffix import MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig
-from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, draft_cap
+from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, check_verify, draft_cap
 from specviz.proposers.lookup import MATCH_FACTOR
 from specviz.ui import loading, sessions
 
@@ -128,6 +128,7 @@ class Settings:
     min_prob: float | None = None  # suffix: continuations below this share are not drafted
     session: str | None = None   # a session preset: this prompt is its last request ...
     cache: bool = False          # ... and suffix's cache holds the earlier ones (run first, in order)
+    verify: str = "token"        # "token" or "block" (chains only: a tree method is refused in check())
 
     def check(self) -> None:
         """The app's ranges; the rest (n-min <= n-max, an empty prompt, the context window) is the engine's."""
@@ -141,13 +142,15 @@ class Settings:
             raise InputError(f"the spec factor must be above 0 and at most 16, got {self.factor:g}")
         if self.min_prob is not None and not 0 <= self.min_prob <= 1:
             raise InputError(f"the minimum probability must be between 0 and 1, got {self.min_prob:g}")
+        check_verify(self.method, self.verify)
         if self.method == "draft" and not self.drafter:
             raise InputError("type the folder or id of a draft model")
 
     def config(self) -> DecodeConfig:
         return DecodeConfig(k=draft_cap(self.method, int(self.k), self.k_rule), max_new_tokens=int(self.max_new),
                             seed=int(self.seed),
-                            sampling=SamplingConfig(float(self.temperature)), adaptive=self.adaptive, record=True)
+                            sampling=SamplingConfig(float(self.temperature)), adaptive=self.adaptive, record=True,
+                            verify=self.verify)
 
     def suffix_opts(self) -> dict | None:
         """Method 'suffix': the proposer's depth cap and minimum probability (the factor goes as spec_factor)."""

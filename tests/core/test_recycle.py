@@ -66,3 +66,13 @@ def test_a_dropped_parent_drops_its_subtree_and_reindexes():
     t.update(torch.tensor([1, 3]), torch.stack([logits_ranking(2, 3), logits_ranking(8, 9)]), 0)
     d = read_tree(t, 1, [(-1, 0), (-1, 1), (0, 0), (1, 0), (2, 0)])         # 2 has no row: (0,0) and its child go
     assert d.tokens == [2, 3, 8] and d.parents == [-1, -1, 1]
+
+
+def test_a_budget_fills_with_the_next_best_readable_nodes_breadth_first():
+    t = AdjacencyTable(V, top_k=3)
+    t.update(torch.tensor([1, 2]), torch.stack([logits_ranking(2, 3, 4), logits_ranking(5, 6, 7)]), 0)
+    template = static_tree(12, (0.6, 0.2, 0.1), by_score=True)
+    assert all(par < i for i, (par, _) in enumerate(template))
+    d = read_tree(t, 1, template, limit=5)                 # 3 has no row: the budget goes to 2's children
+    assert len(d.tokens) == 5 and all(par < i for i, par in enumerate(d.parents))
+    assert sorted(zip(d.tokens, d.parents)) == sorted([(2, -1), (3, -1), (4, -1), (5, 0), (6, 0)])

@@ -148,3 +148,15 @@ def test_suffix_keys_belong_to_the_suffix_method_only():
                        "prompt_lookup_max": 2, "suffix_decoding_max_tree_depth": 8})
     assert S.validate({"method": "suffix", "num_speculative_tokens": 3, "suffix_decoding_cache": 8})
     assert "no factor key" in S.LOOKUP_MATCH_NOTE
+
+
+def test_recycling_has_no_vllm_method_and_block_verification_exports():
+    for m in ("recycle", "recycle-chain", "copy-recycle"):
+        with pytest.raises(S.ConfigError, match="no token-recycling method"):
+            S.build(m, 4)
+    cfg = S.build("eagle", 4, model="m", temperature=0.8, verify="block")
+    assert cfg["rejection_sample_method"] == "block" and S.validate(cfg) == []
+    assert "rejection_sample_method" not in S.build("eagle", 4, model="m")           # token-wise: vLLM's default
+    assert S.validate({**cfg, "rejection_sample_method": "joint"})
+    with pytest.raises(S.ConfigError, match="verify mode"):
+        S.build("eagle", 4, model="m", verify="joint")
