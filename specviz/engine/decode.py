@@ -219,8 +219,7 @@ class Decoder:
         h, f = body_pass(self.decoder_body, self.feature_layers, input_ids=x, cache=self.cache, use_cache=True,
                          **kw)                                           # (1, t, H), (1, t, n_layers*H) or None
         feats = f[0].float().cpu() if f is not None else None            # (t, n_layers*H)
-        keep = not prefill or self.proposer.reads_logits                  # recycling keeps the prompt's logits too
-        out = self.lm_head(h)[0].float().cpu() if keep else None          # (t, V)
+        out = None if prefill else self.lm_head(h)[0].float().cpu()      # (t, V)
         return out, h[0].float().cpu(), feats                            # (t, H)
 
     @torch.inference_mode()
@@ -240,9 +239,12 @@ class Decoder:
         t0 = time.perf_counter()
         H = self.model.config.hidden_size
         if len(self.prompt) > 1:
-            logits, h, f = self._forward(self.prompt[:-1], prefill=True)
-            if logits is not None:
-                self.proposer.observe(self.prompt[:-1], logits, -1)     # (P-1,), (P-1, V)
+            _, h, f = self._forward(self.prompt[:-1], prefill=True)
+            rows = min(self.proposer.prefill_rows, len(h)) if self.proposer.reads_logits else 0
+            if rows:   # the LM head over the prompt's last rows only: over all of them it costs more than it gives
+                with torch.inference_mode():
+                    logits = self.lm_head(h[-rows:].to(self.model.dtype).to(self.target.device)).float().cpu()
+                self.proposer.observe(self.prompt[:-1][-rows:], logits, -1)   # (rows,), (rows, V)
             if self.proposer.needs_hidden:
                 self.hidden = h                                          # (P-1, H)
             self.features = f                                            # (P-1, n_layers*H) or None

@@ -45,6 +45,7 @@ class Proposer:
     deterministic = False     # True: q is one-hot on the drafted token (lookup)
     max_nodes = 0             # tree proposers: the most nodes one draft may hold (for the context-window check)
     reads_logits = False      # True: the decode loop calls observe() with the target's logits at every row it reads
+    prefill_rows = 0          # reads_logits: how many of the prompt's last rows the prefill computes logits for
 
     def reset(self, prompt_ids: torch.Tensor) -> None:
         """Start a new sequence."""

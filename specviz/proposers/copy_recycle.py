@@ -22,6 +22,7 @@ class CopyRecycle(Proposer):
 
     def __init__(self, copy: SuffixProposer, recycle: Recycle):
         self.copy, self.recycle = copy, recycle
+        self.prefill_rows = recycle.prefill_rows
         self.max_nodes = max(recycle.max_nodes, 24)
         self.used = ""                    # which part drafted the last step: "copy" | "recycle"
 

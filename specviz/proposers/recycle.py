@@ -18,6 +18,10 @@ from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 FILL = 4            # candidate template nodes per node drafted (when the table cannot fill a node, the next best)
 TREE_NODES = 12     # the default tree size (the k/n page sweeps it; bench/README.md has the measurement)
 MAX_NODES = 64
+# The prefill's logits for the prompt's last PREFILL_ROWS positions go into the table. The prefill never computes
+# the LM head otherwise, and over a whole prompt it is costly on a CPU: 3.5 s for edit-code's 175 rows in bfloat16
+# on the 2-core machine under load (/tmp script, 2026-12-02), about as long as a plain 64-token run.
+PREFILL_ROWS = 16
 
 
 def origin_text(step: int) -> str:
@@ -29,12 +33,15 @@ class Recycle(Proposer):
     deterministic = True
     reads_logits = True
 
-    def __init__(self, vocab: int, nodes: int = TREE_NODES, chain: bool = False, top_k: int = TOP_K):
+    def __init__(self, vocab: int, nodes: int = TREE_NODES, chain: bool = False, top_k: int = TOP_K,
+                 prefill_rows: int = PREFILL_ROWS):
         if not chain and not 1 <= nodes <= MAX_NODES:
             raise InputError(f"the recycling tree's size must be between 1 and {MAX_NODES} nodes, got {nodes}")
         if not 1 <= top_k <= 32:
             raise InputError(f"the successors kept per token must be between 1 and 32, got {top_k}")
-        self.chain, self.nodes = chain, nodes
+        if prefill_rows < 0:
+            raise InputError(f"the prompt rows read at the prefill must be >= 0, got {prefill_rows}")
+        self.chain, self.nodes, self.prefill_rows = chain, nodes, prefill_rows
         self.name = "recycle-chain" if chain else "recycle"
         self.max_nodes = 0 if chain else nodes
         # the template in order of score, four times the budget: the n best nodes the table can fill
