@@ -26,7 +26,6 @@ from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context, Draft, Plain, Proposer, empty_draft
 
-
 VERIFY_MODES = ("token", "block")
 
 

@@ -30,7 +30,8 @@ METHODS = {
     "recycle-chain": "token recycling as a chain: the target's top candidate after each token, k deep",
     "copy-recycle": "suffix decoding's tree when the context offers a match, else the recycling tree (no weights)",
 }
-TREE_METHODS = {"suffix", "medusa-tree", "eagle-tree", "eagle3-tree", "recycle", "copy-recycle"}  # draft a tree: token-wise verification only
+# methods that draft a tree: token-wise verification only (block verification takes chains)
+TREE_METHODS = {"suffix", "medusa-tree", "eagle-tree", "eagle3-tree", "recycle", "copy-recycle"}
 NEEDS_ARTIFACT = {"medusa", "eagle", "hybrid", "medusa-tree", "eagle-tree", "eagle3", "eagle3-tree"}  # need models/
 ARTIFACT = {"hybrid": "eagle", "medusa-tree": "medusa", "eagle-tree": "eagle",
             "eagle3-tree": "eagle3"}  # method -> artifact, where they differ

@@ -2,8 +2,9 @@
 
 One tree per pass: suffix decoding's tree (core/suffix.py) when the context's tail matches earlier text (this
 request or the session's earlier ones; engine/methods.py builds it to ask for a match of COPY_MIN_MATCH tokens,
-since a one-token match on novel text drafts mostly misses), else token recycling's static tree (core/recycle.py). Both choose their
-candidates rather than sample them, so q is one-hot and the tree verification stays lossless at any temperature.
+since a one-token match on novel text drafts mostly misses), else token recycling's static tree (core/recycle.py).
+Both choose their candidates rather than sample them, so q is one-hot and the tree verification stays lossless at
+any temperature.
 The recycling table keeps learning from every pass, including the passes that verified a copied tree.
 """
 from __future__ import annotations

@@ -11,8 +11,7 @@ from __future__ import annotations
 import torch
 
 from specviz.core.errors import InputError
-from specviz.core.recycle import (PREFILL, TOP_K, AdjacencyTable, RecycledDraft, chain_template, read_tree,
-                                  static_tree)
+from specviz.core.recycle import PREFILL, TOP_K, AdjacencyTable, RecycledDraft, chain_template, read_tree, static_tree
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 
 FILL = 4            # candidate template nodes per node drafted (when the table cannot fill a node, the next best)

@@ -76,7 +76,8 @@ def _verb(where: str) -> str:
 
 def seen_in_lines(rec: StepRecord, label) -> list[str]:
     """Where each drafted branch was copied from ('this prompt', 'this output', 'request N output') or, for token
-    recycling, which earlier step's candidates it was recycled from, one line per branch, split where a branch's tokens come from different texts; [] when the step records none."""
+    recycling, which earlier step's candidates it was recycled from, one line per branch, split where a branch's
+    tokens come from different texts; [] when the step records none."""
     if not rec.seen_in or len(rec.seen_in) != rec.n_drafted:
         return []
     parents = rec.parents or list(range(-1, rec.n_drafted - 1))

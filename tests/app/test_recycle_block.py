@@ -4,7 +4,21 @@ import os
 
 os.environ.setdefault("SPECVIZ_TINY", "1")
 
-from tests.app.test_app_part1 import decoder, errors, step_page, text, warm  # noqa: E402,F401
+import pytest  # noqa: E402
+
+from tests.app.test_app_part1 import (  # noqa: E402
+    decoder,
+    errors,
+    step_page,
+    text,
+    warm as part1_warm,  # noqa: E402
+)
+
+
+@pytest.fixture(scope="module")
+def warm():
+    """test_app_part1's warm-up (the tokenizer and tiny models loaded once), for this module."""
+    return part1_warm.__wrapped__()
 
 
 def test_recycle_says_which_step_each_node_came_from(warm):

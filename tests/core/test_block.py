@@ -4,9 +4,9 @@ to the target's (and not equal without the residual's factor p_tau), and the sam
 import itertools
 
 import torch
+from stats import matches
 
 from specviz.core.block import block_residual, block_weights, stop_probabilities, verify_block
-from stats import matches
 
 
 def chain_rows(P: torch.Tensor, Q: torch.Tensor, start: int, draft: tuple[int, ...]):
