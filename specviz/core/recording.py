@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
+from specviz.core.block import BlockVerdict, BlockWeights
 from specviz.core.errors import InputError
 from specviz.core.records import RunSummary, StepRecord, TopTokens, summarize
 
@@ -73,6 +74,7 @@ def step_dict(rec: StepRecord) -> dict:
     d["q_top"] = [{"ids": t.ids, "probs": t.probs} for t in rec.q_top]
     d["target_cache"] = list(rec.target_cache)
     d["drafter_cache"] = None if rec.drafter_cache is None else list(rec.drafter_cache)
+    d["block"] = None if rec.block is None else dataclasses.asdict(rec.block)
     return d
 
 
@@ -128,6 +130,16 @@ def _triple(x) -> bool:
     return isinstance(x, list) and len(x) == 3 and all(_is_int(v) and v >= 0 for v in x)
 
 
+def _block(x) -> bool:
+    """Block verification's record (core/block.BlockVerdict as a dict)."""
+    w = x.get("weights") if isinstance(x, dict) else None
+    return (isinstance(w, dict) and set(w) == {"backed", "residual_mass", "h", "ratios"}
+            and all(_list_of(_is_num)(w[k]) and len(w[k]) == len(w["h"]) for k in w)
+            and set(x) == {"n_accepted", "next_token", "origin", "weights", "draws", "token_wise_kept"}
+            and _is_int(x["n_accepted"]) and _is_token(x["next_token"]) and _list_of(_optional(_is_num))(x["draws"])
+            and _is_int(x["token_wise_kept"]))
+
+
 STEP_SCHEMA: dict[str, Callable] = {
     "index": _is_int, "k": _is_int, "context_len": _is_int, "drafted": _list_of(_is_token),
     "decisions": _list_of(lambda v: isinstance(v, bool)), "draws": _list_of(_optional(_is_num)),
@@ -139,6 +151,7 @@ STEP_SCHEMA: dict[str, Callable] = {
     "path": _list_of(_is_int), "seen_in": _optional(_list_of(lambda v: isinstance(v, str))),
     "p_top": _list_of(_top), "q_top": _list_of(_top), "last_token": _is_int, "target_cache": _triple,
     "drafter_cache": _optional(_triple), "feature_layers": _optional(_list_of(_is_int)),
+    "verify": lambda v: v in ("token", "block"), "block": _optional(lambda v: _block(v)),
 }
 SUMMARY_SCHEMA: dict[str, Callable] = {
     "method": lambda v: isinstance(v, str), "text": lambda v: isinstance(v, str), "token_ids": _list_of(_is_token),
@@ -176,8 +189,12 @@ def _check(d, schema: dict, where: str) -> None:
 
 
 def _step(d: dict, where: str) -> StepRecord:
+    d = {"verify": "token", "block": None, **d} if isinstance(d, dict) else d   # recorded before block verification
     _check(d, STEP_SCHEMA, where)
     d = dict(d)
+    if d["block"] is not None:
+        b = dict(d["block"])
+        d["block"] = BlockVerdict(**{**b, "weights": BlockWeights(**b["weights"])})
     d["p_top"] = [TopTokens(**t) for t in d["p_top"]]
     d["q_top"] = [TopTokens(**t) for t in d["q_top"]]
     d["target_cache"] = tuple(d["target_cache"])

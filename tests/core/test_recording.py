@@ -3,6 +3,7 @@ RecordingError (nothing returned). The runs are hand-made step records: a chain,
 import json
 
 import pytest
+import torch
 
 from specviz.core import recording as R
 from specviz.core.records import StepRecord, TopTokens, summarize
@@ -166,3 +167,22 @@ def test_tampered_consistency(change, expect):
 def test_untouched_document_loads():
     """The negative control for the refusals above: the same document, unchanged, loads."""
     assert R.loads(json.dumps(doc())).runs[0].summary.token_ids == [5, 6, 9, 11, 14, 8]
+
+
+def test_a_block_verified_step_round_trips():
+    from specviz.core.block import verify_block
+    from specviz.core.recording import _step, step_dict
+
+    p = torch.softmax(torch.randn(3, 6, generator=torch.Generator().manual_seed(0)), -1)    # (3, V)
+    q = torch.full((2, 6), 1 / 6)
+    b = verify_block(torch.tensor([1, 2]), q, p, False, torch.Generator().manual_seed(1))
+    rec = StepRecord(index=0, k=2, context_len=5, drafted=[1, 2], decisions=[True] * b.n_accepted, draws=[0.1] *
+                     b.n_accepted, ratios=[1.0] * b.n_accepted, n_accepted=b.n_accepted, next_token=b.next_token,
+                     next_origin=b.origin, emitted=[1, 2][: b.n_accepted] + [b.next_token], draft_s=0.0, verify_s=0.0,
+                     logit_top1=[], logit_gap=[], parents=[-1, 0], tested=list(range(b.n_accepted)),
+                     path=list(range(b.n_accepted)), verify="block", block=b)
+    back = _step(json.loads(json.dumps(step_dict(rec))), "step 1")
+    assert back.block == b and back.verify == "block"
+    old = step_dict(rec)
+    del old["verify"], old["block"]                                  # a recording made before block verification
+    assert _step(old, "step 1").block is None
