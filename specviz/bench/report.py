@@ -11,7 +11,7 @@ import statistics
 
 from specviz.core.costmodel import alpha_for_tau, speedup_from_tau, tau_needed
 from specviz.core.repetition import repetition
-from specviz.core.stats import median
+from specviz.core.stats import median, ratio
 from specviz.engine.methods import REGISTRY, names
 from specviz.engine.workloads import BY_NAME
 
@@ -82,7 +82,7 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     for (m, w, lab), rs in b.runs.items():
         if m == GREEDY and lab == "lookup (recording off)":
             on = b.runs[(m, w, "lookup")]
-            rec[w] = median([1.0 - a.tokens_per_s / o.tokens_per_s for a, o in zip(on, rs)])
+            rec[w] = median([1.0 - ratio(a.tokens_per_s, o.tokens_per_s) for a, o in zip(on, rs)])
     out["recording_overhead"] = {"per_workload": rec, "median": median(list(rec.values()))}
     # how much plain decoding's own output loops (share of its 4-grams seen earlier in it): what
     # lookup can copy even on a "novel" prompt

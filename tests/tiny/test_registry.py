@@ -92,3 +92,15 @@ def test_the_eagle_size_counts_the_eagle_file_only(tmp_path):
         (tmp_path / f"{name}.safetensors").write_bytes(b"x" * size)
     got = artifact_bytes(tmp_path)
     assert got["eagle"] == 10 and got["eagle3"] == 1000 and got["medusa"] == 100 and got["drafter"] == 0
+
+
+def test_one_ratio_one_median_and_one_fine_tune_loader():
+    """method ÷ plain is core.stats.ratio/speedup, medians are core.stats.median, and pages load the fine-tuned
+    target through ui.loading's cache (issue 34 §3, §4): a hand-made copy of any of them fails here."""
+    for p in [*(ROOT / "specviz").rglob("*.py"), *(ROOT / "pages").rglob("*.py")]:
+        rel, text = p.relative_to(ROOT), p.read_text()
+        if rel.parts[1] not in ("train",) and rel != Path("specviz/core/stats.py"):
+            assert not re.search(r"tokens_per_s\s*/\s*\w+\.(plain_)?tokens_per_s", text), f"{rel}: a ratio by hand"
+            assert "statistics.median" not in text, f"{rel}: statistics.median instead of core.stats.median"
+        if rel.parts[0] == "pages":
+            assert "load_finetuned_target" not in text, f"{rel}: the fine-tuned target loaded past the cache"
