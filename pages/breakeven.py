@@ -3,6 +3,7 @@ import streamlit as st
 
 from specviz.core import costmodel as be
 from specviz.core.records import is_tree_run
+from specviz.engine.methods import REGISTRY, SELF_SIZED_CAP
 from specviz.teach import reality as R
 from specviz.ui import labs, loading, state
 from specviz.viz import breakeven as vb
@@ -46,9 +47,16 @@ def fill(method: str) -> None:
     v, _ = v_in_use()
     ch = be.run_checks(method, e["summary"], e["steps"], e.get("plain"), e.get("plain_steps"), v, e.get("k"),
                        e.get("speedup"))
-    if ch.alpha is not None:
+    spec = REGISTRY.get(method)
+    k, ss["bk_note"] = be.calculator_k(method, e.get("k"), ch.k_bar, ch.tau, ch.measured_speedup,
+                                       tree=bool(spec and spec.tree),
+                                       self_sized=bool(e.get("self_sized")
+                                                       or (spec and spec.self_sized and e.get("k") == SELF_SIZED_CAP)),
+                                       k_max=K_MAX)
+    if ch.alpha is not None and k is not None:   # a tree's α is not the chain law's
         ss["bk_alpha"] = round(ch.alpha, 2)
-    ss["bk_k"] = max(1, round(ch.k_bar)) if e.get("self_sized") or not e.get("k") else int(e["k"])
+    if k is not None:
+        ss["bk_k"] = k
     if ch.c is not None:
         ss["bk_c"] = round(ch.c, 3)
     if e.get("v_table"):
@@ -89,6 +97,8 @@ with st.container(border=True):
             st.warning(TREE_NOTE.format(m=pick))
 
 # -- inputs ------------------------------------------------------------------------------------
+if ss.get("bk_note"):
+    st.info(ss["bk_note"])
 c1, c2, c3 = st.columns(3)
 alpha = c1.slider("α: chance a tested draft is kept", 0.0, 1.0, step=0.01, key="bk_alpha", persist_state="session",
                   help="From a run: accepted ÷ tested, where tested = accepted + rejections. Not the share of "

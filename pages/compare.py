@@ -77,9 +77,9 @@ else:  # the live comparison: settings, estimate, Run
                                                    settings={"workloads": which, "methods": chosen, "ks": sorted(ks),
                                                              "n": int(n), "mode": mode, "temperature": float(temp),
                                                              "max_new": int(max_new), "repeats": int(repeats)}))
-            for r in runs:  # the calculator and other pages read the last run per method
-                if r.method != "plain":
-                    state.remember_run(r.method, r.summary, r.steps, r.plain, k=r.k, n=r.n)
+            for m, (r, plain_steps, shown) in E.for_calculator(runs).items():  # the median the table shows
+                state.remember_run(m, r.summary, r.steps, r.plain, k=r.k, n=r.n, plain_steps=plain_steps,
+                                   speedup=shown)
 
 with st.expander("Recorded comparisons: download this one, or open one", icon=":material/save:"):
     opened = recordings.opened("cmp_upload", "compare", convert=lambda r: (r, recordings.compare_runs(r)))

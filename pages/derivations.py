@@ -4,8 +4,7 @@ import streamlit as st
 
 from specviz.core.costmodel import expected_tokens_per_pass
 from specviz.core.errors import InputError, ModelError
-from specviz.core.sampling import SamplingConfig
-from specviz.engine import comparisons as E
+from specviz.engine.methods import REGISTRY
 from specviz.engine.workloads import WORKLOADS
 from specviz.teach import acceptance as A, derivations as D, lab as L, notes as NOTES
 from specviz.teach.guess import Guess
@@ -35,18 +34,18 @@ gets past 5 tokens per pass.""")  # noqa: E501 (display math is one line)
                               columns=[f"i = {i}" for i in range(k + 1)]), width="stretch")
     st.markdown(f"Sum: **{sum(terms):.3f}** = (1 − α^(k+1)) ÷ (1 − α) = "
                 f"**{expected_tokens_per_pass(alpha, k):.3f}**; the limit 1 ÷ (1 − α) = **{1 / (1 - alpha):.2f}**.")
-    der_new = 12 if loading.TINY else 48
-    st.markdown("**Now on the real model.** Lookup on a copy-heavy prompt, greedy, k = 4: α is estimated as "
+    series = D.plan_series(12 if loading.TINY else 48)
+    st.markdown(f"**Now on the real model.** {series.describe()}: α is estimated as "
                 "accepted ÷ tested (a rejection is one test; drafts after it were never tested).")
     TAU = Guess("τ, the tokens per pass this run will measure", "tau", lo=1.0, hi=5.0, step=0.1, rel=0.15,
-                experiment=D.series_experiment(der_new))
+                experiment=series.describe())
     guess = G.ask("der_tau", TAU)
-    if st.button("Lock in my guess and run", type="primary", key="der_run") and G.lock("der_tau", guess):
+    if st.button("Lock in my guess and run", type="primary", key="der_run") and G.lock("der_tau", guess, TAU):
         target = loading.target()
         if target is not None:
             try:
                 with st.spinner("Decoding with lookup…"):
-                    st.session_state["der_measured"] = D.measured_series(target, max_new=der_new)
+                    st.session_state["der_measured"] = D.measured_series(target, max_new=series.new_tokens)
             except (InputError, ModelError) as e:
                 st.error(str(e))
     m = st.session_state.get("der_measured")
@@ -110,27 +109,25 @@ with four:
                 "acceptance rate** = drafts kept at position i ÷ all drafts. Here one run is turned into those "
                 "numbers, with the histogram of accepted lengths and the geometric law of its α drawn over it.")
     c1, c2 = st.columns(2)
-    offered = [m for m in loading.methods_offered() if m not in ("plain",) and not m.endswith("-tree")]
+    offered = [m for m in loading.methods_offered() if m != "plain" and not REGISTRY[m].chain]  # no heads' trees
     sv_method = c1.selectbox("Method", offered, key="sv_method")
     sv_work = c2.selectbox("Workload", [w.name for w in WORKLOADS], key="sv_work")
     sv_new = 12 if loading.TINY else 64
     byhand.exercise(sv_method, next(x for x in WORKLOADS if x.name == sv_work), sv_new)
     st.markdown("**Now a whole run.**")
-    st.caption(f"The run: {sv_method}, greedy, k = 4" + (", fixed rule, n = 3" if sv_method == "lookup" else "")
-               + f", {sv_new} new tokens, one run, on {sv_work}.")
+    view = D.plan_server_view(sv_method, sv_work, sv_new)
+    st.caption(f"The run: {view.describe()}.")
     ZERO = Guess("the share of drafting passes that keep nothing (0 to 1)", "zero_share", lo=0.0, hi=1.0, step=0.05,
-                 rel=0.0, abs_tol=0.1)
+                 rel=0.0, abs_tol=0.1, experiment=view.describe())
     zguess = G.ask("sv_zero", ZERO)
-    if st.button("Lock in my guess and run", type="primary", key="sv_run") and G.lock("sv_zero", zguess):
+    if st.button("Lock in my guess and run", type="primary", key="sv_run") and G.lock("sv_zero", zguess, ZERO):
         target = loading.target()
         if target is not None:
             try:
                 with st.spinner(f"Decoding with {sv_method}…"):
-                    w = next(x for x in WORKLOADS if x.name == sv_work)
                     names = loading.drafter_names()
                     dm = loading.drafter(names[0]) if sv_method == "draft" and names else None
-                    _, steps = E.run_one(target, w, sv_method, 4, 3, SamplingConfig(), sv_new, drafter=dm,
-                                         k_rule="fixed")
+                    _, steps = D.run_plan(target, view, dm)
                 st.session_state["sv_view"] = (sv_method, sv_work, A.server_view(steps))
             except (InputError, ModelError) as e:
                 st.error(str(e))

@@ -86,9 +86,7 @@ else:
     if G.ask_and_lock("pit_heads", HG, "Lock in my guess and measure on both checkpoints", type="primary"):
         bar = st.progress(0.0, "loading the fine-tuned target…")
         try:
-            from specviz.engine import artifacts
-
-            tuned = artifacts.load_finetuned_target(target)
+            tuned = loading.finetuned_target()
             rows, refusals = CK.checkpoint_swap(target, tuned, of_kind(kind)[0], heads + ["lookup"], int(k),
                                                 SamplingConfig(), int(max_new),
                                                 progress=lambda f, t: bar.progress(f, t))

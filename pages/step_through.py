@@ -4,7 +4,7 @@ The page lays out the widgets and draws; building and keeping the run, Play and 
 decoding are in specviz/ui/stepping.py (settings: step_settings.py; panels: step_panels.py)."""
 import streamlit as st
 
-from specviz.engine.methods import METHODS, SELF_SIZED_CAP
+from specviz.engine.methods import REGISTRY, SELF_SIZED_CAP
 from specviz.teach import anatomy, steps as T
 from specviz.ui import loading, step_panels as SP, step_settings as SS, step_share as SH, stepping as S
 from specviz.viz import step as vz
@@ -30,7 +30,7 @@ with left:
     chat = st.checkbox("Wrap in the chat template", key="stp_chat", persist_state="session")
     session, cache = SS.session_choice(ss["stp_preset"])
 with right:
-    method = st.selectbox("Method", offered, format_func=lambda m: f"{m} — {METHODS.get(m, m)}",
+    method = st.selectbox("Method", offered, format_func=lambda m: f"{m} — {REGISTRY[m].label if m in REGISTRY else m}",
                           key="stp_method", persist_state="session")
     drafter_name = SS.drafter_choice() if method == "draft" else None
     c1, c2 = st.columns(2)

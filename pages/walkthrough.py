@@ -15,9 +15,10 @@ drafter = loading.drafter(loading.drafter_names()[0]) if loading.drafter_names()
 def measure(fn, key: str) -> None:
     """Run one measurement with a progress bar; keep the result (and earlier ones) in the session."""
     bar = st.progress(0.0, "measuring…")
+    cached = {"load_tuned": loading.finetuned_target} if fn is I.heads_on_finetune else {}  # the cached fine-tune
     try:
         st.session_state.setdefault("wt_measured", {})[key] = fn(
-            target, drafter, loading.TINY, progress=lambda f, t=None: bar.progress(min(1.0, f), t))
+            target, drafter, loading.TINY, progress=lambda f, t=None: bar.progress(min(1.0, f), t), **cached)
     except (InputError, ModelError) as e:
         st.error(str(e))
     bar.empty()
@@ -31,7 +32,7 @@ def guess_then_measure(key: str, fn, g, button: str, button_key: str) -> tuple[b
     """Ask for the guess, measure on click (only with a guess), then score it. (measured, pressed now)."""
     value = G.ask(key, g) if g else None
     pressed = st.button(button, type="primary", key=button_key)
-    if pressed and (g is None or G.lock(key, value)):
+    if pressed and (g is None or G.lock(key, value, g)):
         measure(fn, key)
     if key in done and g:
         G.show(key, g, done[key])
@@ -52,7 +53,8 @@ if mode == "Guided walkthrough":
     st.subheader(f"{i + 1}. {stop.title}")
     st.markdown(f"**Question:** {stop.question}")
     key = f"stop:{stop.measure.__name__}"
-    measured, pressed = guess_then_measure(key, stop.measure, stop.guess, "Lock in my guess and run the experiment",
+    asked = I.guess_for(stop, loading.TINY, I.has_drafter(drafter))   # names the plan the measurement runs
+    measured, pressed = guess_then_measure(key, stop.measure, asked, "Lock in my guess and run the experiment",
                                            "wt_run")
     finished = sum(f"stop:{s.measure.__name__}" in done for s in I.STOPS)
     progress.progress((i + 1) / len(I.STOPS), f"Stop {i + 1} of {len(I.STOPS)} · {finished} measured in this session")
@@ -71,7 +73,8 @@ else:
         with st.container(border=True):
             st.markdown(f"**{q.text}**")
             key = f"q:{q.measure.__name__}"
-            if guess_then_measure(key, q.measure, q.guess, "Lock in my answer, measure and compare",
+            asked = I.guess_for(q, loading.TINY, I.has_drafter(drafter))
+            if guess_then_measure(key, q.measure, asked, "Lock in my answer, measure and compare",
                                   f"iv_run_{q.key}")[0]:
                 st.markdown(f"*{level}:* " + I.answer(q.answers[level], done[key]))
                 st.caption(f"What ran: {done[key]['run']}.")

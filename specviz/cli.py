@@ -41,16 +41,16 @@ def add_threads_arg(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from specviz.core.suffix import MAX_SPEC_FACTOR, MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
-    from specviz.engine.methods import METHODS
+    from specviz.engine.methods import REGISTRY
     from specviz.proposers.lookup import K_RULES, MATCH_FACTOR, MATCH_MIN, MAX_MATCH, RULES
 
     ap = argparse.ArgumentParser(prog="python -m specviz", description="Real speculative decoding, step by step.")
     sub = ap.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="generate with one method and report every step",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="methods:\n" + "\n".join(f"  {m:<8} {d}" for m, d in METHODS.items()))
+                       epilog="methods:\n" + "\n".join(f"  {m:<8} {s.label}" for m, s in REGISTRY.items()))
     g.add_argument("--method", default="lookup", metavar="METHOD",
-                   help=f"how drafts are proposed, one of: {', '.join(METHODS)} (listed below; default: %(default)s)")
+                   help=f"how drafts are proposed, one of: {', '.join(REGISTRY)} (listed below; default: %(default)s)")
     src = g.add_mutually_exclusive_group(required=True)
     src.add_argument("--prompt", help="the prompt text (one of --prompt, --prompt-file, --workload is required)")
     src.add_argument("--prompt-file", metavar="PATH",
@@ -155,34 +155,18 @@ def strip_final_newline(text: str) -> str:
 
 
 def cmd_generate(a) -> int:
-    from specviz.engine import measure
+    from specviz.engine import measure, methods as M
     from specviz.engine.methods import encode_prompt, make_proposer
     from specviz.engine.models import load_model
-    from specviz.proposers.lookup import MATCH_MIN
-    if a.n is None:
-        a.n = MATCH_MIN if (a.method == "lookup" and a.k_rule == "match") else 3
-    if a.n_min is not None and a.n_max is not None and a.n_min > a.n_max:
-        raise InputError(f"n-min ({a.n_min}) must not exceed n-max ({a.n_max})")
-    if a.n < 1 or (a.n_min is not None and a.n_min < 1):
-        raise InputError("n must be >= 1")
-    from specviz.proposers.lookup import K_RULES, MAX_MATCH, RULES
-    if a.lookup_rule not in RULES:
-        raise InputError(f"unknown lookup rule '{a.lookup_rule}' (choose from: {', '.join(RULES)})")
-    if a.k_rule not in K_RULES:
-        raise InputError(f"unknown lookup k rule '{a.k_rule}' (choose from: {', '.join(K_RULES)})")
+
+    settings = dict(n=a.n, n_min=a.n_min, n_max=a.n_max, lookup_rule=a.lookup_rule, k_rule=a.k_rule,
+                    spec_factor=a.spec_factor, suffix=dict(max_depth=a.max_depth, min_prob=a.min_token_prob),
+                    recycle=None if a.tree_size is None else dict(nodes=a.tree_size))
+    M.check_settings(a.method, **settings)   # the registry's builder refuses bad settings before the model loads
     if a.against_plain < 0:
         raise InputError("--against-plain takes a number of repeats >= 1")
-    if a.spec_factor is not None and not a.spec_factor > 0:
-        raise InputError(f"the spec factor must be > 0, got {a.spec_factor}")
-    if a.max_depth < 2:
-        raise InputError(f"the suffix tree's depth must be >= 2 (a match and a draft), got {a.max_depth}")
-    if not 0 <= a.min_token_prob <= 1:
-        raise InputError(f"the minimum token probability must be in [0, 1], got {a.min_token_prob}")
-    from specviz.engine.methods import self_sized as sized_by_itself
-    self_sized = sized_by_itself(a.method, a.k_rule)
-    k = a.k if a.k is not None else (MAX_MATCH if self_sized else 4)
-    from specviz.engine.methods import check_verify
-    check_verify(a.method, a.verify)
+    k = a.k if a.k is not None else (M.SELF_SIZED_CAP if M.self_sized(a.method, a.k_rule) else 4)
+    M.check_verify(a.method, a.verify)
     cfg = DecodeConfig(k=k, max_new_tokens=a.max_new_tokens, seed=a.seed, adaptive=a.adaptive,
                        sampling=SamplingConfig(a.temperature, a.top_k, a.top_p), record=False, verify=a.verify)
     cfg.check()
@@ -196,18 +180,12 @@ def cmd_generate(a) -> int:
         text, chat = read_prompt(a)
         if not text or not text.strip():
             raise InputError("the prompt is empty")
-    from specviz.engine.methods import METHODS
-    if a.method not in METHODS:
-        raise InputError(f"unknown method '{a.method}' (choose from: {', '.join(METHODS)})")
     target = load_model(a.target, a.device, a.dtype)
     drafter = None
     if a.method == "draft" and a.drafter:   # without --drafter: the shipped trained drafter (default target)
         drafter = load_model(a.drafter, a.device, a.dtype)
     def build():
-        return make_proposer(a.method, target, a.n, a.n_min, a.n_max, drafter, lookup_rule=a.lookup_rule,
-                             k_rule=a.k_rule, spec_factor=a.spec_factor,
-                             suffix=dict(max_depth=a.max_depth, min_prob=a.min_token_prob),
-                             recycle=None if a.tree_size is None else dict(nodes=a.tree_size))
+        return make_proposer(a.method, target, drafter=drafter, **settings)
     proposer = build()   # bad settings stop here, before anything runs
     if a.session:
         return run_session(a, target, session, build, cfg)
@@ -232,7 +210,12 @@ def cmd_generate(a) -> int:
         return 0
     print(s.text)
     f = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
-    print(f"\n[{s.method}] {len(s.token_ids)} tokens, {s.target_passes} target passes, "
+    from specviz.engine.experiment import Experiment, Setting
+    ex = Experiment((Setting.of(proposer, cfg),), (a.workload or "the given prompt",), cfg.max_new_tokens,
+                    cfg.sampling.temperature, cfg.sampling.top_k, cfg.sampling.top_p, repeats=a.against_plain or 1,
+                    against_plain=bool(a.against_plain))   # what ran, read back from the proposer and settings
+    print(f"\n[{ex.describe()}]", file=sys.stderr)
+    print(f"[{s.method}] {len(s.token_ids)} tokens, {s.target_passes} target passes, "
           f"tokens/pass τ {s.tokens_per_pass:.2f}, α (kept ÷ tested) {f(s.alpha)}, "
           f"α̂ (kept ÷ drafted) {f(s.draft_acceptance_rate)}, {s.tokens_per_s:.1f} tokens/s", file=sys.stderr)
     if check is not None:

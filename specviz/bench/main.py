@@ -7,7 +7,7 @@ Phases (each printed with its elapsed time; results are written even when a chec
      held out): greedy, and sampled on the novel kind. Grid: k in {2,4} and adaptive k up to 8. Never
      picked from the timed repeats. Nothing else is tuned: the copying methods (lookup's match rule,
      suffix) run at their defaults, drafting up to 24 tokens as far as the match goes; the tree rows
-     (the same Medusa and EAGLE heads drafting a tree) run at one fixed shape (TREE_DEPTH).
+     (the same Medusa and EAGLE heads drafting a tree) run at one fixed shape (their registry entry's k).
   3. greedy, timed: 3 interleaved repeats of every specviz method on every workload, one plain run
      per repeat shared by all; transformers' rows, 'lookup (recording off)' (references) and the tree
      rows in the first 2 repeats
@@ -45,10 +45,9 @@ from specviz.bench.plan import (
     SAMPLED,
     SESSION_ROWS,
     TRAINED_METHODS,
-    TREE_DEPTH,
     TREE_V_KS,
+    TREES,
     UNTUNED,
-    UNTUNED_TREES,
     Plan,
     candidates,
     is_tree,
@@ -58,10 +57,10 @@ from specviz.bench.runs import Env, Spec, run
 from specviz.core.costmodel import cost_check, draft_cost, plain_step_time, v_at
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
-from specviz.core.stats import median
+from specviz.core.stats import median, ratio, speedup
 from specviz.engine import artifacts, measure, methods as M, sessions as SE, workloads as W
 from specviz.engine.measure import speedup_of
-from specviz.engine.methods import ARTIFACT, METHODS, encode_prompt, make_proposer
+from specviz.engine.methods import REGISTRY, encode_prompt, make_proposer
 from specviz.engine.models import DEFAULT, LoadedModel, load_model, load_tokenizer, resolve_dtype, tiny_llama
 from specviz.engine.passcost import V_KS, measure_v
 
@@ -129,12 +128,12 @@ def trained_methods(env: Env, skipped: dict, keep: set | None = None, trees: boo
     """The trained proposers that build for this target (the others land in skipped, with why): the
     chains, then the trees of the chains that built (unless trees=False)."""
     out = []
-    for m in list(TRAINED_METHODS) + (list(TREE_DEPTH) if trees else []):
-        chain = ARTIFACT.get(m) if is_tree(m) else None
+    for m in list(TRAINED_METHODS) + (list(TREES) if trees else []):
+        chain = REGISTRY[m].chain if m in REGISTRY else None
         if chain is not None and chain not in out:
             skipped.setdefault(m, f"its heads ({chain}) did not build or were left out")
             continue
-        if m not in METHODS:
+        if m not in REGISTRY:
             skipped.setdefault(m, "not registered in specviz.engine.methods")
             continue
         if m == "draft" and env.drafter is None:
@@ -192,7 +191,7 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
                 r = got[s]
                 b.tuning.append(dict(mode=mode, kind=w.kind, workload=w.name, method=s.method, setting=s.setting,
                                      k=s.k, n=s.n if s.method == "lookup" else None, adaptive=s.adaptive,
-                                     speedup=r.tokens_per_s / ref.tokens_per_s,
+                                     speedup=ratio(r.tokens_per_s, ref.tokens_per_s),
                                      tokens_per_pass=r.tokens_per_pass, draft_acceptance_rate=r.draft_acceptance_rate,
                                      alpha=r.alpha,
                                      k_at_floor=r.k_at_floor, passes=r.passes, spec=s))
@@ -263,7 +262,7 @@ def equality_pass(b: Bench, env32: Env, prompts: dict) -> None:
         b.log(f"equality float32 {w.name}")
 
 
-SAME_TEXT = ("lookup", "suffix")   # the copying methods, compared on plain decoding's own text
+SAME_TEXT = UNTUNED   # the copying methods (the registry's), compared on plain decoding's own text
 
 
 def same_text_row(b: Bench, w, label: str, setting: str, r, identical: bool) -> dict:
@@ -271,7 +270,7 @@ def same_text_row(b: Bench, w, label: str, setting: str, r, identical: bool) -> 
     decode-only speedup, tokens ÷ Σ v(drafted) over its steps with the bench's own v (v_tree for a tree).
     The timed runs in the bench's dtype may each write a different text (a bfloat16 near-tie), so this is
     the comparison of the drafting rules alone."""
-    table = b.v_tree if label in UNTUNED_TREES and b.v_tree else b.v
+    table = b.v_tree if label in REGISTRY and REGISTRY[label].tree and b.v_tree else b.v
     cost = sum(v_at(table, st.n_drafted) for st in r.steps)              # in plain steps
     return dict(workload=w.name, kind=w.kind, method=label, setting=setting, tokens=r.tokens,
                 tau=r.tokens_per_pass, mean_k=r.mean_k, model_speedup=r.tokens / cost if cost else None,
@@ -306,7 +305,7 @@ def speedups(b: Bench, mode: str) -> dict:
         if m != mode:
             continue
         plain = b.runs[(mode, wn, "plain")]  # a reference row ran in the first repeats: zip pairs them
-        out[(wn, label)] = speedup_of([r.tokens_per_s / p.tokens_per_s for r, p in zip(rs, plain)])
+        out[(wn, label)] = speedup((r.tokens_per_s, p.tokens_per_s) for r, p in zip(rs, plain))
     return out
 
 
@@ -327,9 +326,9 @@ def cost_checks(b: Bench) -> list:
         alpha = median([r.alpha for r in rs])
         m = min((len(r.per_position) for r in rs), default=0)
         a_i = [median([r.per_position[i] for r in rs]) for i in range(m)]
-        decode = median([r.decode_tokens_per_s / p.decode_tokens_per_s for r, p in zip(rs, plain)
-                         if r.decode_tokens_per_s and p.decode_tokens_per_s])
-        v_table = b.v_tree if (is_tree(s.method) or s.method in UNTUNED_TREES) and b.v_tree else b.v
+        decode = speedup((r.decode_tokens_per_s, p.decode_tokens_per_s) for r, p in zip(rs, plain)
+                         if r.decode_tokens_per_s and p.decode_tokens_per_s)
+        v_table = b.v_tree if REGISTRY[s.method].tree and b.v_tree else b.v   # a tree's v: the tree-mask table
         out.append(cost_check(wn, label, tau, k_bar, c, v_table, sp[(wn, label)], alpha,
                               tokens=median([r.tokens for r in rs]), prefill_s=median([r.prefill_s for r in rs]),
                               t1=t1, measured_decode=decode,
@@ -377,8 +376,8 @@ def cmd_bench(a) -> int:
         ref = reference()
         shipped = artifacts.available()          # a trained method without its artifact will not run: not priced
         methods = [m for m in TRAINED_METHODS if (a.methods is None or m in a.methods.split(","))
-                   and shipped.get("drafter" if m == "draft" else m, False)]
-        methods += [] if a.no_trees else [t for t in TREE_DEPTH if ARTIFACT[t] in methods]
+                   and shipped.get(REGISTRY[m].artifact, False)]
+        methods += [] if a.no_trees else [t for t in TREES if REGISTRY[t].chain in methods]
         phases = estimate(plan, ref, methods)
         for name, sec in phases.items():
             print(f"{name:28s} {sec / 60:5.1f} min")

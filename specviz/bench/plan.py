@@ -7,16 +7,13 @@ from dataclasses import dataclass
 
 from specviz.bench.runs import Spec
 from specviz.engine import workloads as W
-from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP
+from specviz.engine.methods import COPY, REGISTRY, names
 
 GREEDY, SAMPLED = "greedy", "sampled"
 KS = (2, 4, 8)
 # the copying methods run at their defaults, untuned (issue 23 §1): lookup's match rule and suffix size
 # their own drafts, up to SELF_SIZED_CAP tokens (vLLM's suffix depth, 24); lookup drafts from a MATCH_MIN-token match
-UNTUNED = ("lookup", "suffix", "recycle", "copy-recycle")
-# the untuned methods that draft a tree (their cost model reads v_tree): suffix, and token recycling's static tree
-# of proposers/recycle.TREE_NODES nodes alone or behind suffix's copy (copy-recycle)
-UNTUNED_TREES = ("suffix", "recycle", "copy-recycle")
+UNTUNED = tuple(names(family=COPY, bench=True))
 # a model's every drafted token costs c of about 0.04-0.11 of a plain step here, and no trained
 # proposer was ever chosen at k = 8 (bench/results.md), so its grid stops at 4 (adaptive reaches 8)
 KS_MODEL = (2, 4)
@@ -24,11 +21,10 @@ KS_MODEL = (2, 4)
 ADAPTIVE_MAX_MODEL = 8
 QUICK_KS = (2,)                          # --quick: k = 2 and adaptive only, to keep the bench working
 QUICK_V_KS = (1, 4, 16)                  # --quick: v(k) at a few sizes (interpolated between)
-TRAINED_METHODS = ("draft", "medusa", "eagle", "eagle3")  # the trained proposers the bench runs when they build
-# the same heads drafting a tree (one target pass verifies it with a tree mask), at a fixed shape, not
-# tuned here: Medusa's 8-node static tree (depth <= 4, one level per head); EAGLE-2's dynamic tree of 12
-# nodes, depth <= 5, width 3 (proposers/medusa.py, proposers/eagle_tree.py; chosen by scripts/tree_shape.py)
-TREE_DEPTH = {"medusa-tree": 4, "eagle-tree": 5, "eagle3-tree": 5}    # its chain: engine.methods.ARTIFACT[tree]
+TRAINED_METHODS = tuple(names(trained=True, tree=False, bench=True))  # the trained chains the bench tunes
+# the same heads drafting a tree (one target pass verifies it with a tree mask), at the fixed shape of their
+# registry entry (k = the depth), not tuned here
+TREES = tuple(names(trained=True, tree=True, bench=True))
 TREE_V_KS = (4, 8, 12, 16, 20, 24)       # v of a tree of m nodes is the entry for m - 1 drafted nodes
 REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf assisted (drafter)",
                     "lookup (recording off)")   # rows run in the first ref_repeats greedy repeats only
@@ -65,16 +61,18 @@ class Plan:
 
 
 def is_tree(method: str) -> bool:
-    return method in TREE_DEPTH
+    """A trained tree, run at one fixed shape (suffix, a copying tree, runs at its defaults like lookup)."""
+    return method in TREES
 
 
 def tree_spec(method: str) -> Spec:
-    return Spec(method, "specviz", method, TREE_DEPTH[method])
+    return Spec(method, "specviz", method, REGISTRY[method].k)
 
 
 def default_spec(method: str) -> Spec:
-    """A copying method at its default (UNTUNED): drafts as far as the match goes, at most SELF_SIZED_CAP."""
-    return Spec(method, "specviz", method, SELF_SIZED_CAP, MATCH_MIN if method == "lookup" else 3)
+    """A copying method at its registry defaults (UNTUNED): drafts as far as the match goes, at most its k."""
+    d = REGISTRY[method].defaults
+    return Spec(method, "specviz", method, d["k"], d.get("n", 3))
 
 
 def tuned(method: str) -> bool:

@@ -11,13 +11,15 @@ import statistics
 
 from specviz.core.costmodel import alpha_for_tau, speedup_from_tau, tau_needed
 from specviz.core.repetition import repetition
-from specviz.core.stats import median
+from specviz.core.stats import median, ratio
+from specviz.engine.methods import REGISTRY, names
 from specviz.engine.workloads import BY_NAME
 
 FORMAT = 1
 GREEDY, SAMPLED = "greedy", "sampled"
-# the learned proposers: chains, each followed by the tree of the same heads
-LEARNED = ("draft", "medusa", "medusa-tree", "eagle", "eagle-tree", "eagle3", "eagle3-tree")
+# the learned proposers the bench runs (the method registry): chains, each followed by the tree of the same heads
+LEARNED = tuple(x for m in names(trained=True, tree=False, bench=True)
+                for x in (m, *(t for t in names(tree=True, bench=True) if REGISTRY[t].chain == m)))
 
 
 def threads_line(m: dict) -> str:
@@ -80,7 +82,7 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     for (m, w, lab), rs in b.runs.items():
         if m == GREEDY and lab == "lookup (recording off)":
             on = b.runs[(m, w, "lookup")]
-            rec[w] = median([1.0 - a.tokens_per_s / o.tokens_per_s for a, o in zip(on, rs)])
+            rec[w] = median([1.0 - ratio(a.tokens_per_s, o.tokens_per_s) for a, o in zip(on, rs)])
     out["recording_overhead"] = {"per_workload": rec, "median": median(list(rec.values()))}
     # how much plain decoding's own output loops (share of its 4-grams seen earlier in it): what
     # lookup can copy even on a "novel" prompt
@@ -259,13 +261,13 @@ def needs_table(res: dict) -> list[str]:
                 continue
             need = median([tau_needed(goal, c["k_bar"], c["c"], c["v"]) for c in sel])
             k_bar = median([c["k_bar"] for c in sel])
-            a_need = None if lab.endswith("-tree") else alpha_for_tau(need, k_bar)
+            a_need = None if REGISTRY[lab].tree else alpha_for_tau(need, k_bar)
             rows.append([lab, kind, f"≥ {goal}", _f(bk.get(lab, {}).get(kind)), _f(median([c["tau"] for c in sel])),
                          _f(k_bar, "{:.1f}"), _f(median([c["v"] for c in sel])),
                          _f(median([c["k_bar"] * c["c"] for c in sel])),
                          _f(median([speedup_from_tau(c["tau"], c["k_bar"], 0.0, c["v"]) for c in sel])), _f(need),
                          _f(median([c["alpha"] for c in sel])),
-                         "–" if lab.endswith("-tree") else ("beyond k̄ + 1" if a_need is None else _f(a_need))])
+                         "–" if REGISTRY[lab].tree else ("beyond k̄ + 1" if a_need is None else _f(a_need))])
     if not rows:
         return []
     return ["## What the learned targets would take",

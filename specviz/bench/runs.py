@@ -18,6 +18,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import measure
 from specviz.engine.attention import new_cache
 from specviz.engine.decode import DecodeConfig
+from specviz.engine.methods import REGISTRY
 from specviz.engine.models import LoadedModel
 
 
@@ -43,7 +44,7 @@ class Spec:
     def setting(self) -> str:
         if self.method == "plain":
             return ""
-        if self.method.endswith("-tree"):
+        if self.method in REGISTRY and REGISTRY[self.method].chain:   # a trained tree at its fixed depth
             return f"tree, depth≤{self.k}"
         if self.engine == "specviz" and self.method == "lookup":   # the bench's lookup: the match rule
             return f"match rule, k≤{self.k}, from n={self.n}"

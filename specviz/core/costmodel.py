@@ -17,11 +17,10 @@ makes it over medians of timed repeats, end to end (`with_prefill`) and decode o
 """
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from specviz.core.stats import median
+from specviz.core.stats import median, ratio
 
 
 def interpolate_v(table: dict[int, float], k: float) -> float:
@@ -43,8 +42,7 @@ def draft_cost(steps: list, t1: float) -> float:
 
 def plain_step_time(steps: list) -> float:
     """t1 from a plain run's records: median verify time of its one-token passes."""
-    ts = [s.verify_s for s in steps if s.n_drafted == 0]
-    return median(ts) if ts else 0.0
+    return median(s.verify_s for s in steps if s.n_drafted == 0) or 0.0
 
 
 VCost = float | dict | Callable[[float], float]  # a constant, a measured {k: v(k)} table, or a function
@@ -195,9 +193,10 @@ class RunChecks:
 
 
 def run_v(steps: list, t1: float) -> float | None:
-    """The run's own verify cost per pass in plain steps: mean verify time of its passes ÷ t1 (what v(k̄)
-    stands for in tau / (v(k̄) + k̄·c), measured on the run rather than read from the v setting)."""
-    return (statistics.fmean(s.verify_s for s in steps) / t1) if steps and t1 else None
+    """The run's own verify cost per pass in plain steps: median verify time of its passes ÷ t1 (what v(k̄)
+    stands for in tau / (v(k̄) + k̄·c), read off the run rather than from passcost.measure_v's table; a median,
+    as every cost in docs/metrics.md)."""
+    return (median(s.verify_s for s in steps) / t1) if steps and t1 else None
 
 
 def gap_terms(ch: "RunChecks", summary, steps) -> dict | None:
@@ -230,7 +229,7 @@ def run_checks(method: str, summary, steps, plain_summary=None, plain_steps=None
     c = draft_cost(steps, t1) if (t1 and any(s.n_drafted for s in steps)) else None
     measured = measured_speedup
     if measured is None and plain_summary is not None and plain_summary.tokens_per_s > 0:
-        measured = summary.tokens_per_s / plain_summary.tokens_per_s
+        measured = ratio(summary.tokens_per_s, plain_summary.tokens_per_s)
     v_kb = v_at(v, summary.mean_k) if v is not None else None
     predicted = (speedup_from_tau(summary.tokens_per_pass, summary.mean_k, c, v)
                  if (v is not None and c is not None) else None)
@@ -300,3 +299,22 @@ def cost_check(workload: str, method: str, tau: float, k_bar: float, c: float,
     tau_iid = None if alpha is None else expected_tokens_per_pass(alpha, k_bar)
     return CostCheck(workload, method, tau, k_bar, c, v, speedup_from_tau(tau, k_bar, c, v_table),
                      measured, alpha, tau_iid, pre, measured_decode, draft_acceptance_rate, per_position)
+
+
+def calculator_k(method: str, k: int | None, k_bar: float, tau: float, speedup: float | None, tree: bool,
+                 self_sized: bool, k_max: int = 16) -> tuple[int | None, str]:
+    """What a measured run hands the chain law's k (the calculator takes 1 … k_max), and a sentence when it is
+    not the run's own k: a method that sizes its own drafts (k is only its ceiling, up to 24) gives its mean
+    draft length k̄, rounded into 1 … k_max; a tree gives None: the chain law describes one chain of k drafts,
+    not a tree of alternatives, so the sentence says so and quotes the tree's own figures instead."""
+    x = "" if speedup is None else f", measured speedup {speedup:.2f}×"
+    if tree:
+        return None, (f"{method} drafts a tree: the chain law E[τ] = (1 − α^(k+1)) ÷ (1 − α) does not apply to it, "
+                      f"so α and k were left as they were. Its own figures: τ = {tau:.2f} tokens per pass from "
+                      f"k̄ = {k_bar:.1f} drafted nodes per pass{x}.")
+    if k is not None and 1 <= k <= k_max and not self_sized:
+        return int(k), ""
+    got = min(k_max, max(1, round(k_bar)))
+    why = "sizes its own drafts" if self_sized else f"ran at k = {k}, beyond the calculator's {k_max}"
+    return got, (f"{method} {why}: the calculator takes its mean draft length k̄ = {k_bar:.2f}, rounded to k = {got}"
+                 + (f" (k̄ is beyond {k_max})" if round(k_bar) > k_max else "") + ".")

@@ -15,7 +15,7 @@ from specviz.core.errors import InputError
 from specviz.core.records import RunSummary, StepRecord
 from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
-from specviz.core.stats import median, spread
+from specviz.core.stats import median, ratio, spread
 from specviz.engine import measure, methods as M
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.models import LoadedModel
@@ -40,7 +40,7 @@ class Run:
 
     @property
     def speedup(self) -> float:
-        return self.summary.tokens_per_s / self.plain_tokens_per_s if self.plain_tokens_per_s else 0.0
+        return ratio(self.summary.tokens_per_s, self.plain_tokens_per_s)
 
 
 def run_one(target: LoadedModel, workload: Workload, method: str, k: int, n: int | None,
@@ -127,6 +127,23 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
                 out.append(Run(w.name, w.kind, m, k, getattr(built[m], "n_min", n) if m == "lookup" else None,
                                rp.summary, rp.steps,
                                plain.tokens_per_s, r, plain))
+    return out
+
+
+def for_calculator(runs: list[Run]) -> dict[str, tuple[Run, list[StepRecord], float]]:
+    """Per method, what a comparison hands the break-even calculator: of the last (workload, k) it compared, the
+    repeat whose ratio is the median (the lower of two middles), that repeat's plain steps (t₁, c) and the
+    median speedup over the repeats, the figure table() shows for that row."""
+    groups: dict[str, dict[tuple, list[Run]]] = {}
+    for r in runs:
+        if r.method != "plain":
+            groups.setdefault(r.method, {}).setdefault((r.workload, r.k), []).append(r)
+    plains = {(r.workload, r.repeat): r for r in runs if r.method == "plain"}
+    out = {}
+    for m, by in groups.items():
+        rs = list(by.values())[-1]
+        typical = sorted(rs, key=lambda r: r.speedup)[(len(rs) - 1) // 2]
+        out[m] = (typical, plains[(typical.workload, typical.repeat)].steps, median(r.speedup for r in rs))
     return out
 
 

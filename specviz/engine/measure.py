@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -27,7 +28,7 @@ import torch
 
 from specviz.core.neartie import Divergence, first_divergence
 from specviz.core.records import RunSummary, StepRecord
-from specviz.core.stats import median, spread
+from specviz.core.stats import median, ratio, spread
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
@@ -39,15 +40,32 @@ K = TypeVar("K", bound=Hashable)
 TOO_NOISY = "too noisy to quote, re-measure"
 
 
+# -- the turn on a shared model ---------------------------------------------------------------------------
+_TURN: list[Callable[[], AbstractContextManager]] = [nullcontext]
+
+
+def hold_turns(factory: Callable[[], AbstractContextManager]) -> None:
+    """Install the app's turn on its shared model (ui/turns.py installs TURNS.hold): from then on every piece
+    of work timed here, and every round of v(k), runs inside the calling session's turn. The CLI, the bench
+    and the tests own their model and keep the default (no turn)."""
+    _TURN[0] = factory
+
+
+def turn() -> AbstractContextManager:
+    """The calling session's turn on the model (re-entrant: a session that holds it keeps it)."""
+    return _TURN[0]()
+
+
 # -- one run ------------------------------------------------------------------------------------------
 def timed(device: torch.device, work: Callable[[], T]) -> tuple[T, float]:
-    """(work(), its wall seconds): the clock is read after the device has finished the work queued
-    before and by it (a GPU runs asynchronously; a CPU needs no wait)."""
-    sync(device)
-    t0 = time.perf_counter()
-    out = work()
-    sync(device)
-    return out, time.perf_counter() - t0
+    """(work(), its wall seconds), inside the session's turn on the model: the clock is read after the device
+    has finished the work queued before and by it (a GPU runs asynchronously; a CPU needs no wait)."""
+    with turn():
+        sync(device)
+        t0 = time.perf_counter()
+        out = work()
+        sync(device)
+        return out, time.perf_counter() - t0
 
 
 def run(target: LoadedModel, proposer: Proposer | None, prompt_ids, cfg: DecodeConfig,
@@ -80,7 +98,7 @@ def quote(value: float, sp: float | None, repeats: int, reference: float = 1.0, 
 
 
 def speedup_of(ratios: list[float | None]) -> float | None:
-    """The speedup rule: the median of the per-repeat ratios (None: no ratio was measured)."""
+    """The median of per-repeat ratios already computed by core.stats.ratio (None: none was measured)."""
     return median(ratios)
 
 
@@ -94,20 +112,16 @@ class Repeat:
 
     @property
     def ratio(self) -> float:
-        return self.summary.tokens_per_s / self.plain.tokens_per_s if self.plain.tokens_per_s else 0.0
+        return ratio(self.summary.tokens_per_s, self.plain.tokens_per_s)
 
 
-@dataclass
-class Measured:
-    """One contender against plain decoding over interleaved repeats."""
-    label: str
-    repeats: list[Repeat]
-    divergence: Divergence | None    # greedy only: where its output first differs from plain's
-    compared: bool                   # False when sampling (tokens are not expected to match)
+class AgainstPlain:
+    """What every measured comparison reports from its per-repeat ratios (core.stats.ratio), whatever it ran:
+    one request (Measured) or a session of requests (engine.sessions.SessionMeasured)."""
 
     @property
     def ratios(self) -> list[float]:
-        return [r.ratio for r in self.repeats]
+        raise NotImplementedError
 
     @property
     def speedup(self) -> float:
@@ -122,12 +136,29 @@ class Measured:
         return too_noisy(self.speedup, self.spread)
 
     def quote(self) -> str:
-        return quote(self.speedup, self.spread, len(self.repeats))
+        return quote(self.speedup, self.spread, len(self.ratios))
+
+    def typical_index(self) -> int:
+        """The repeat whose ratio is the median (the lower one of two middles)."""
+        r = self.ratios
+        return sorted(range(len(r)), key=lambda i: r[i])[(len(r) - 1) // 2]
+
+
+@dataclass
+class Measured(AgainstPlain):
+    """One contender against plain decoding over interleaved repeats."""
+    label: str
+    repeats: list[Repeat]
+    divergence: Divergence | None    # greedy only: where its output first differs from plain's
+    compared: bool                   # False when sampling (tokens are not expected to match)
+
+    @property
+    def ratios(self) -> list[float]:
+        return [r.ratio for r in self.repeats]
 
     @property
     def typical(self) -> Repeat:
-        """The repeat whose ratio is the median (the lower one of two middles)."""
-        return sorted(self.repeats, key=lambda r: r.ratio)[(len(self.repeats) - 1) // 2]
+        return self.repeats[self.typical_index()]
 
     summary = property(lambda self: self.typical.summary)
     steps = property(lambda self: self.typical.steps)

@@ -74,8 +74,9 @@ def measure_v(target: LoadedModel, ks=V_KS, context: int = 256, repeats: int = 7
         d.step()
     ratios: dict[int, list[float]] = {k: [] for k in ks}
     for r in range(repeats):  # interleaved as every measurement is: plain (k = 0) and each size once, rotated
-        t = measure.one_repeat([0, *ks], r, lambda k: median(decoders[k].step().verify_s
-                                                             for _ in range(steps_per_round)))
+        with measure.turn():   # a round's sizes timed inside the session's turn (ui/turns.py, in the app)
+            t = measure.one_repeat([0, *ks], r, lambda k: median(decoders[k].step().verify_s
+                                                                 for _ in range(steps_per_round)))
         for k in ks:
             ratios[k].append(t[k] / t[0])
         if progress:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from specviz.core.errors import InputError
 from specviz.core.records import RunSummary, StepRecord
 from specviz.core.sampling import SamplingConfig
-from specviz.core.stats import median, spread
+from specviz.core.stats import median, ratio, speedup
 from specviz.engine import measure, methods as M
 from specviz.engine.comparisons import RunCount, decode_config
 from specviz.engine.decode import DecodeConfig
@@ -86,7 +86,7 @@ SessionContender = tuple[Callable[[], object | None], DecodeConfig, bool]   # (p
 
 
 @dataclass
-class SessionMeasured:
+class SessionMeasured(measure.AgainstPlain):
     """One session contender against plain decoding over interleaved repeats (plain runs every request too)."""
     label: str
     runs: list[SessionRun]
@@ -96,28 +96,18 @@ class SessionMeasured:
     @property
     def ratios(self) -> list[float]:
         """Per repeat: whole-session tokens/s ÷ the same repeat's plain whole-session tokens/s."""
-        return [r.tokens_per_s / p.tokens_per_s if p.tokens_per_s else 0.0 for r, p in zip(self.runs, self.plains)]
-
-    @property
-    def speedup(self) -> float:
-        return measure.speedup_of(self.ratios) or 0.0
-
-    @property
-    def spread(self) -> float | None:
-        return spread(self.ratios)
+        return [ratio(r.tokens_per_s, p.tokens_per_s) for r, p in zip(self.runs, self.plains)]
 
     def request_speedups(self) -> list[float]:
         """Per request: the median over repeats of its tokens/s ÷ plain's on the same request, same repeat."""
         n = len(self.runs[0].requests) if self.runs else 0
-        return [median(r.requests[i].tokens_per_s / p.requests[i].tokens_per_s
-                       for r, p in zip(self.runs, self.plains) if p.requests[i].tokens_per_s) or 0.0
+        return [speedup((r.requests[i].tokens_per_s, p.requests[i].tokens_per_s)
+                        for r, p in zip(self.runs, self.plains) if p.requests[i].tokens_per_s) or 0.0
                 for i in range(n)]
 
     @property
     def typical(self) -> SessionRun:
-        """The repeat whose ratio is the median (the lower one of two middles)."""
-        ratios = self.ratios
-        return self.runs[sorted(range(len(self.runs)), key=lambda i: ratios[i])[(len(self.runs) - 1) // 2]]
+        return self.runs[self.typical_index()]
 
     def row(self) -> dict:
         """Totals in docs/metrics.md names (medians over repeats)."""

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from specviz.core.costmodel import expected_tokens_per_pass
-from specviz.core.sampling import SamplingConfig
 from specviz.engine import comparisons as E
-from specviz.engine.workloads import COPY, of_kind
+from specviz.engine.experiment import Experiment, Setting
+from specviz.engine.methods import DEFAULT_K_RULE
+from specviz.engine.workloads import COPY, get, of_kind
 
 
 def series_terms(alpha: float, k: int) -> list[float]:
@@ -20,20 +21,31 @@ def alpha_from_steps(steps) -> tuple[int, int, float | None]:
     return accepted, tested, (accepted / tested) if tested else None
 
 
-def series_experiment(max_new: int, method: str = "lookup", k: int = 4, temperature: float = 0.0) -> str:
-    """The run measured_series makes, in words: method and rule, mode, k, tokens, workload."""
-    rule = ", fixed rule, n = 3" if method == "lookup" else ""
-    return (f"{method}{rule}, {'greedy' if temperature <= 0 else f'sampled at T = {temperature:g}'}, k = {k}, "
-            f"{max_new} new tokens, one run, on {of_kind(COPY)[0].name}")
+def plan_series(max_new: int = 48, method: str = "lookup", k: int = 4) -> Experiment:
+    """The series lesson's run: fixed k drafts per step (lookup: k tokens per match of n = 3), so E[τ] at k
+    is the law the run can be held to."""
+    return Experiment((Setting.resolve(method, k, 3, "fixed" if method == "lookup" else None),),
+                      (of_kind(COPY)[0].name,), max_new, against_plain=False)
 
 
-def measured_series(target, method: str = "lookup", k: int = 4, max_new: int = 48, drafter=None,
-                    temperature: float = 0.0) -> dict:
-    """Run `method` on a copy-heavy prompt now (lookup: the fixed rule, k drafts per match of n = 3, the series'
-    k); α from the run, E[τ](α) from the series, τ as measured."""
-    w = of_kind(COPY)[0]
-    s, steps = E.run_one(target, w, method, k, 3, SamplingConfig(temperature), max_new, drafter=drafter,
-                         k_rule="fixed")
+def plan_server_view(method: str, workload: str, max_new: int) -> Experiment:
+    """The server-view lesson's run: `method` at its default rule, k = 4 for a fixed-k method, lookup from n = 3."""
+    return Experiment((Setting.resolve(method, 4, 3 if method == "lookup" else None),), (workload,), max_new,
+                      against_plain=False)
+
+
+def run_plan(target, ex: Experiment, drafter=None):
+    """One run of a one-method plan (its first workload): (summary, steps)."""
+    s = ex.settings[0]
+    return E.run_one(target, get(ex.workloads[0]), s.method, s.k, s.n, ex.sampling, ex.new_tokens, drafter=drafter,
+                     k_rule=s.k_rule or DEFAULT_K_RULE)
+
+
+def measured_series(target, method: str = "lookup", k: int = 4, max_new: int = 48, drafter=None) -> dict:
+    """Run plan_series now; α from the run, E[τ](α) from the series, τ as measured."""
+    ex = plan_series(max_new, method, k)
+    w = get(ex.workloads[0])
+    s, steps = run_plan(target, ex, drafter)
     acc, tested, alpha = alpha_from_steps(steps)
     full = [st for st in steps if st.n_drafted == k]
     return {"workload": w.name, "method": method, "k": k, "accepted": acc, "tested": tested, "alpha": alpha,

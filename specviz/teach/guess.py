@@ -18,6 +18,11 @@ class Guess:
     experiment: str = ""                # what will be measured (mode, method, k, n, tokens, repeats), if not in prompt
 
 
+def asked(g: Guess) -> str:
+    """The guess as the page asks it: the question, then the experiment that will score it."""
+    return f"Your guess first: {g.prompt}" + (f" ({g.experiment})" if g.experiment else "")
+
+
 @dataclass
 class Score:
     close: bool

@@ -3,21 +3,24 @@
 A measurement is a function (target, drafter, small) -> dict of numbers (already formatted) plus a
 'run' line saying what was run; answers are templates filled from that dict, so the number quoted
 is always the one just measured. small=True keeps runs test-sized.
+
+A measurement that runs the model plans its run first (`plan_*`: an engine.experiment.Experiment), runs that
+plan, and says what ran with the plan's describe(); the guess asked before it names the same plan
+(`guess_for`), so the prompt and the run that scores it cannot disagree.
 """
 from __future__ import annotations
 
-import glob
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from specviz.core.costmodel import draft_cost, plain_step_time, speedup
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median
 from specviz.engine import comparisons as E, sweeps as SW
-from specviz.engine.methods import LOOKUP_DEFAULT, trained_available
+from specviz.engine.experiment import Experiment, Setting
+from specviz.engine.methods import DEFAULT_K_RULE, HEADS, REGISTRY, make_proposer, names, self_sized, trained_available
 from specviz.engine.passcost import measure_v
 from specviz.engine.workloads import COPY, NOVEL, get, of_kind
-from specviz.proposers.draft_model import DraftModel
 from specviz.teach import checkpoints as CK, lab, mismatch, serving
 from specviz.teach.checkpoints import gain_lost
 from specviz.teach.guess import Guess
@@ -31,17 +34,33 @@ def _f(x, spec=".2f") -> str:
 
 
 # -- measurements -------------------------------------------------------------------------------
+def has_drafter(drafter) -> bool:
+    return drafter is not None or bool(trained_available().get("drafter"))
+
+
+def _compare(target, ex: Experiment, drafter=None, progress=None):
+    """Run a planned comparison in one interleaved E.compare (every method against the same plain runs)."""
+    lk = next((s for s in ex.settings if s.method == "lookup"), None)
+    k_rule = lk.k_rule if lk else DEFAULT_K_RULE
+    methods = [s.method for s in ex.settings]
+    ks = list(dict.fromkeys(s.k for s in ex.settings if not self_sized(s.method, k_rule))) or [ex.settings[0].k]
+    if E.compare_settings(methods, ks, k_rule) != [(s.method, s.k) for s in ex.settings]:
+        raise ValueError(f"E.compare cannot run this plan as planned: {ex.describe()}")
+    return E.compare(target, [get(w) for w in ex.workloads], methods, ks, n=lk.n if lk else None,
+                     sampling=ex.sampling, max_new_tokens=ex.new_tokens, repeats=ex.repeats, drafter=drafter,
+                     progress=progress, k_rule=k_rule)
+
+
+def plan_lookup_vs_draft(small: bool, with_drafter: bool) -> Experiment:
+    return Experiment((Setting.resolve("lookup"),) + ((Setting.resolve("draft", 4),) if with_drafter else ()),
+                      (of_kind(COPY)[0].name, of_kind(NOVEL)[0].name), 8 if small else 40, SAMPLED.temperature)
+
+
 def lookup_vs_draft(target, drafter, small: bool, progress=None) -> dict:
     """Lookup (and the draft model, when one exists) vs plain on a copy-heavy and a novel prompt."""
-    ws = [of_kind(COPY)[0], of_kind(NOVEL)[0]]
-    methods = ["lookup"] + (["draft"] if drafter is not None or trained_available().get("drafter") else [])
-    n_new = 8 if small else 40
-    runs = E.compare(target, ws, methods, [4], sampling=SAMPLED, max_new_tokens=n_new, repeats=1,
-                     drafter=drafter, progress=progress)
-    rows = {(r["kind"], r["method"]): r for r in E.table(runs)}
-    out = {"run": f"{' and '.join(methods)} vs plain, sampled at T = 0.8, lookup drafting {LOOKUP_DEFAULT}"
-                  f"{', the draft model at k = 4' if 'draft' in methods else ''}, {n_new} new tokens, "
-                  f"one run each (no repeats), on {ws[0].name} and {ws[1].name}"}
+    ex = plan_lookup_vs_draft(small, has_drafter(drafter))
+    rows = {(r["kind"], r["method"]): r for r in E.table(_compare(target, ex, drafter, progress))}
+    out = {"run": ex.describe()}
     for kind, tag in ((COPY, "copy"), (NOVEL, "novel")):
         for m in ("lookup", "draft"):
             r = rows.get((kind, m))
@@ -64,10 +83,7 @@ def tokenizer_check(target, drafter, small: bool, progress=None) -> dict:
 
 def heads_cost(target, drafter, small: bool, progress=None) -> dict:
     """Bytes each proposer adds, and what a checkpoint swap costs each, from files and the model."""
-    from specviz.engine.artifacts import MODELS_DIR
-    folder = str(MODELS_DIR)
-    files = {m: sum(os.path.getsize(f) for f in glob.glob(os.path.join(folder, f"*{m}*.safetensors")))
-             for m in ("medusa", "eagle", "drafter")}
+    files = artifact_bytes()
     heads = {m: b for m, b in files.items() if b and m != "drafter"}
     return {"run": "summed the shipped artifact files in models/ and the target's parameters and cache size",
             "target_mb": _f(target.param_bytes() / 2**20, ".0f"),
@@ -78,67 +94,94 @@ def heads_cost(target, drafter, small: bool, progress=None) -> dict:
             "drafter_mb": _f(files["drafter"] / 2**20, ".1f") if files["drafter"] else "no drafter shipped yet"}
 
 
-def heads_on_finetune(target, drafter, small: bool, progress=None) -> dict:
+def artifact_bytes(folder=None) -> dict[str, int]:
+    """{artifact: bytes of its weights file} for the drafter and every heads artifact of the method registry
+    (0: not shipped). Each is its own file, <name>.safetensors: a glob such as *eagle* would also count eagle3."""
+    from specviz.engine.artifacts import MODELS_DIR
+    d = MODELS_DIR if folder is None else Path(folder)
+    heads = dict.fromkeys(REGISTRY[m].artifact for m in names(family=HEADS) if REGISTRY[m].artifact)
+    return {a: (d / f"{a}.safetensors").stat().st_size if (d / f"{a}.safetensors").exists() else 0
+            for a in [*heads, "drafter"]}
+
+
+def _swap_head() -> str | None:
+    have = trained_available()
+    return next((m for m in ("eagle", "medusa") if have.get(m)), None)
+
+
+def plan_heads_on_finetune(small: bool, with_drafter: bool) -> Experiment:
+    return Experiment((Setting.resolve(_swap_head() or "eagle", 4),), (of_kind(NOVEL)[0].name,), 8 if small else 48,
+                      target="the base target and on its LoRA fine-tune")
+
+
+def heads_on_finetune(target, drafter, small: bool, progress=None, load_tuned=None) -> dict:
     """The shipped heads on the base target and on its LoRA fine-tune (greedy, k = 4, a novel prompt): the τ
-    they lose when the checkpoint changes under them, plus what heads_cost() reads from the files."""
+    they lose when the checkpoint changes under them, plus what heads_cost() reads from the files.
+    load_tuned(target): the fine-tuned target (the app passes its cached one; default: loaded here)."""
     from specviz.engine import artifacts
 
     out = heads_cost(target, drafter, small)
     have = trained_available()
-    head = next((m for m in ("eagle", "medusa") if have.get(m)), None)
-    w, n_new = of_kind(NOVEL)[0], 8 if small else 48
+    head = _swap_head()
+    ex = plan_heads_on_finetune(small, False)
+    w, n_new, k = get(ex.workloads[0]), ex.new_tokens, ex.settings[0].k
     out.update({"head": head or "heads", "tau_base": "n/a", "tau_tuned": "n/a", "tau_lost": "n/a",
                 "share_lost": "n/a", "tau_lost_x": None})
     if head is None or not have.get("lora"):
         out["run"] = "nothing measured: the heads or the fine-tuned target are not in models/"
         return out
     try:
-        tuned = artifacts.load_finetuned_target(target)
-        rows, _ = CK.checkpoint_swap(target, tuned, w, [head], 4, SamplingConfig(), n_new, progress=progress)
+        tuned = (load_tuned or artifacts.load_finetuned_target)(target)
+        rows, _ = CK.checkpoint_swap(target, tuned, w, [head], k, ex.sampling, n_new, progress=progress)
     except Exception as e:  # noqa: BLE001 - heads that do not fit this target: the answer says why
         out["run"] = f"nothing measured: {head} on this target failed ({e})"
         return out
     tau = {r["target"]: r["tokens_per_pass"] for r in rows if r["method"] == head}
     lost = tau["base"] - tau["fine-tuned"]
     share = gain_lost(tau["base"], tau["fine-tuned"])
-    out.update({"run": f"{head} on the base target and on its LoRA fine-tune, greedy, k = 4, {n_new} new tokens, "
-                       f"one run each, on '{w.name}'; plus the shipped artifact files",
+    out.update({"run": f"{ex.describe()}; plus the shipped artifact files",
                 "tau_base": _f(tau["base"]), "tau_tuned": _f(tau["fine-tuned"]), "tau_lost": _f(lost),
                 "share_lost": "n/a" if share != share else f"{share:.0%}", "tau_lost_x": lost})
     return out
 
 
+def plan_serial(small: bool, with_drafter: bool) -> Experiment:
+    return Experiment(tuple(Setting.resolve("draft", k) for k in (1, 2, 4)), (of_kind(COPY)[0].name,),
+                      6 if small else 24)
+
+
 def serial_drafting(target, drafter, small: bool, progress=None) -> dict:
     """Draft time per step against k: a model drafter's k passes run one after another."""
-    w = of_kind(COPY)[0]
-    d_model = drafter.model if drafter is not None else target.model  # stand-in: the target drafts for itself
+    ex = plan_serial(small, drafter is not None)
+    w, n_new = get(ex.workloads[0]), ex.new_tokens
+    d_model = drafter if drafter is not None else target  # stand-in: the target drafts for itself
     who = "the draft model" if drafter is not None else "the target itself as its own drafter (no drafter shipped)"
-    n_new = 6 if small else 24
-    plain, psteps = E.run_one(target, w, "plain", 1, None, SamplingConfig(), n_new)
+    plain, psteps = E.run_one(target, w, "plain", 1, None, ex.sampling, n_new)
     t1 = plain_step_time(psteps)
     per_k = {}
-    for i, k in enumerate((1, 2, 4)):
-        _, steps = E.run_one(target, w, "draft", k, None, SamplingConfig(), n_new, proposer=DraftModel(d_model))
-        drafting = [s.draft_s for s in steps if s.n_drafted == k]
-        per_k[k] = (median(drafting) if drafting else 0.0, draft_cost(steps, t1))
+    for i, s in enumerate(ex.settings):
+        _, steps = E.run_one(target, w, "draft", s.k, None, ex.sampling, n_new,
+                             proposer=make_proposer("draft", target, drafter=d_model))
+        per_k[s.k] = (median([x.draft_s for x in steps if x.n_drafted == s.k]) or 0.0, draft_cost(steps, t1))
         if progress:
-            progress((i + 1) / 3, f"k={k}")
+            progress((i + 1) / 3, f"k={s.k}")
     v5 = measure_v(target, ks=(5,), repeats=3)[5]
-    return {"run": f"{who}, greedy, k = 1, 2, 4 on {w.name}; plain decoding for t1; v(5) measured",
+    return {"run": f"{ex.describe()}, the drafter being {who}; plain decoding for t1; v(5) measured",
             "t1_ms": _f(1000 * t1, ".1f"), "d1_ms": _f(1000 * per_k[1][0], ".1f"),
             "d2_ms": _f(1000 * per_k[2][0], ".1f"), "d4_ms": _f(1000 * per_k[4][0], ".1f"),
             "c": _f(per_k[4][1]), "v5": _f(v5), "cap_tenth": _f(speedup(1.0, 5, 0.1, v5)),
             "ratio_x": per_k[4][0] / per_k[1][0] if per_k[1][0] > 0 else 0.0}
 
 
+def plan_chat(small: bool, with_drafter: bool, temperature: float = SAMPLED.temperature) -> Experiment:
+    return Experiment((Setting.resolve("lookup"),), ("chat",), 8 if small else 48, temperature)
+
+
 def lookup_on_chat(target, drafter, small: bool, progress=None) -> dict:
-    w = get("chat")
-    n_new = 8 if small else 48
-    out = {"run": f"lookup (drafting {LOOKUP_DEFAULT}) vs plain on the '{w.name}' prompt, sampled at T = 0.8 and "
-                  f"greedy, {n_new} new tokens, one run each"}
-    for tag, samp in (("s", SAMPLED), ("g", SamplingConfig())):
-        runs = E.compare(target, [w], ["lookup"], [4], sampling=samp, max_new_tokens=n_new, repeats=1,
-                         progress=progress)
+    plans = {"s": plan_chat(small, False), "g": plan_chat(small, False, 0.0)}
+    out = {"run": f"{plans['s'].describe()}; then the same greedy"}
+    for tag, ex in plans.items():
+        runs = _compare(target, ex, progress=progress)
         r = next(x for x in E.table(runs) if x["method"] == "lookup")
         s = next(x.summary for x in runs if x.method == "lookup")
         out.update({f"acc_{tag}": _f(r["draft_acceptance_rate"]), f"tpp_{tag}": _f(r["tokens_per_pass"]),
@@ -160,15 +203,15 @@ def greedy_verdict(tpp_g: str, tpp_s: str, margin: float = 0.1) -> str:
     return f"about the same under greedy decoding here (τ {tpp_g} vs {tpp_s})"
 
 
+def plan_translation(small: bool, with_drafter: bool) -> Experiment:
+    return Experiment((Setting.resolve("lookup"),), ("translate",), 8 if small else 64, SAMPLED.temperature)
+
+
 def lookup_on_translation(target, drafter, small: bool, progress=None) -> dict:
     """Lookup on a translation: built from the input, but its token runs are not in the context."""
-    w = get("translate")
-    n_new = 8 if small else 64
-    runs = E.compare(target, [w], ["lookup"], [4], sampling=SAMPLED, max_new_tokens=n_new, repeats=1,
-                     progress=progress)
-    r = next(x for x in E.table(runs) if x["method"] == "lookup")
-    return {"run": f"lookup (drafting {LOOKUP_DEFAULT}) vs plain on '{w.name}', sampled at T = 0.8, {n_new} new "
-                   "tokens, one run", "speedup": _f(r["speedup"]),
+    ex = plan_translation(small, False)
+    r = next(x for x in E.table(_compare(target, ex, progress=progress)) if x["method"] == "lookup")
+    return {"run": ex.describe(), "speedup": _f(r["speedup"]),
             "tpp": _f(r["tokens_per_pass"]), "acc": _f(r["draft_acceptance_rate"]), "speedup_x": float(r["speedup"])}
 
 
@@ -196,15 +239,21 @@ def lossless_toy(target, drafter, small: bool, progress=None) -> dict:
 SWEEP_KS = [1, 3, 6, 10, 16]  # the k grid of the walkthrough's draft-length stop
 
 
+def plan_sweep(small: bool, with_drafter: bool) -> Experiment:
+    """The k lesson: lookup's fixed rule (k tokens per match of n = 3) at every k of the grid."""
+    return Experiment(tuple(Setting.resolve("lookup", k, 3, "fixed") for k in ([1, 3] if small else SWEEP_KS)),
+                      (of_kind(COPY)[0].name,), 6 if small else 32)
+
+
 def lookup_sweep(target, drafter, small: bool, progress=None) -> dict:
-    ks, n_new = ([1, 3] if small else SWEEP_KS), (6 if small else 32)
-    pts, _ = SW.sweep(target, of_kind(COPY)[0], "lookup", ks, [3], SamplingConfig(), n_new, progress=progress,
-                     k_rule="fixed")   # the k lesson: k tokens per match
+    ex = plan_sweep(small, False)
+    ks, n = [s.k for s in ex.settings], ex.settings[0].n
+    pts, _ = SW.sweep(target, get(ex.workloads[0]), "lookup", ks, [n], ex.sampling, ex.new_tokens, progress=progress,
+                     k_rule=ex.settings[0].k_rule, repeats=ex.repeats)
     best = max(pts, key=lambda p: p.speedup)
     edge = (" It is the largest k tried, so a larger k might do better still." if best.k == max(ks) else
             " Both neighbours were tried, so the best k lies inside the grid.")
-    return {"run": f"lookup n = 3 at k = {', '.join(map(str, ks))} on {of_kind(COPY)[0].name}, greedy, {n_new} new "
-                   "tokens, one run per k, plain runs interleaved",
+    return {"run": ex.describe() + ", plain runs interleaved",
             "table": ", ".join(f"k={p.k}: {p.speedup:.2f}×" for p in pts), "best_k": str(best.k),
             "best": _f(best.speedup), "best_x": float(best.speedup), "best_k_x": float(best.k), "edge": edge}
 
@@ -215,21 +264,35 @@ def vllm_line(target, drafter, small: bool, progress=None) -> dict:
             "json": serving.to_json(cfg), "errors": str(len(serving.validate(cfg))), "method": cfg["method"]}
 
 
-# Guesses asked both in the interview and on the walkthrough.
-GUESS_COPY_SPEEDUP = Guess("lookup's speedup over plain decoding on a copy-heavy prompt, sampled at T = 0.8 (not "
-                           "greedy), k = 4, n = 3, 40 new tokens, one run (×)", "lookup_copy_speedup_x",
-                     lo=0.0, hi=10.0, step=0.1, rel=0.25)
+# Guesses asked both in the interview and on the walkthrough. A guess about a run names no settings: guess_for
+# adds the description of the plan that is run (the Question's or Stop's `plan`).
+GUESS_COPY_SPEEDUP = Guess("lookup's speedup over plain decoding on the copy-heavy prompt (×)", "lookup_copy_speedup_x",
+                           lo=0.0, hi=10.0, step=0.1, rel=0.25)
 GUESS_PAIRED = Guess("will specviz pair a drafter that has its own tokenizer?", "verdict",
                      choices=("accepted", "refused"))
-GUESS_SERIAL = Guess("a model drafter's draft time per step at k = 4 ÷ at k = 1 (greedy, copy-heavy prompt, "
-                     "24 new tokens)", "ratio_x", lo=0.0, hi=10.0, step=0.5, rel=0.25)
-GUESS_CHAT_ACC = Guess("lookup's draft acceptance α̂ on chat, sampled at T = 0.8, k = 4, n = 3, 48 new tokens, "
-                       "one run (0 to 1)", "acc_s_x", lo=0.0, hi=1.0,
-                 step=0.05, rel=0.0, abs_tol=0.1)
+GUESS_SERIAL = Guess("a model drafter's draft time per step at k = 4 ÷ at k = 1", "ratio_x", lo=0.0, hi=10.0,
+                     step=0.5, rel=0.25)
+GUESS_CHAT_ACC = Guess("lookup's draft acceptance α̂ on chat, sampled (0 to 1)", "acc_s_x", lo=0.0, hi=1.0,
+                       step=0.05, rel=0.0, abs_tol=0.1)
 GUESS_KV_KB = Guess("KV cache per token of this 135M target, in KB", "kv_kb_x", lo=0.0, hi=1000.0, step=1.0, rel=0.25)
-GUESS_TAU_LOST = Guess("tokens per pass τ the heads lose on a fine-tune of their target (base τ − fine-tuned τ; "
-                       "greedy, k = 4, a novel prompt)", "tau_lost_x", lo=-2.0, hi=5.0, step=0.05, rel=0.3,
-                       abs_tol=0.1)
+GUESS_TAU_LOST = Guess("tokens per pass τ the heads lose on a fine-tune of their target (base τ − fine-tuned τ)",
+                       "tau_lost_x", lo=-2.0, hi=5.0, step=0.05, rel=0.3, abs_tol=0.1)
+GUESS_TRANSLATION = Guess("lookup's speedup on the translation (×)", "speedup_x", lo=0.0, hi=10.0, step=0.1, rel=0.2)
+GUESS_BEST_K = Guess("the best k for lookup here (a draft length, 1 to 16)", "best_k_x", lo=1.0, hi=16.0, step=1.0,
+                     rel=0.3, abs_tol=1.0)
+
+# the plan of each measurement that runs the model (measure function -> plan(small, with_drafter))
+PLANS = {lookup_vs_draft: plan_lookup_vs_draft, heads_on_finetune: plan_heads_on_finetune,
+         serial_drafting: plan_serial, lookup_on_chat: plan_chat, lookup_on_translation: plan_translation,
+         lookup_sweep: plan_sweep}
+
+
+def guess_for(item, small: bool, with_drafter: bool) -> Guess | None:
+    """The guess of a Question or Stop as asked: naming the experiment its measurement will run."""
+    plan = PLANS.get(item.measure)
+    if item.guess is None or plan is None:
+        return item.guess
+    return replace(item.guess, experiment=plan(small, with_drafter).describe())
 
 
 # -- questions and stops ------------------------------------------------------------------------
@@ -245,8 +308,7 @@ class Question:
 
 
 QUESTIONS = [
-    Question("lookup_vs_draft", "When does prompt lookup beat a draft model? (Measured sampled at T = 0.8, k = 4, "
-             "lookup n = 3.)", lookup_vs_draft, {
+    Question("lookup_vs_draft", "When does prompt lookup beat a draft model?", lookup_vs_draft, {
         "junior": "When the answer copies the prompt. Measured just now: lookup ran {lookup_copy_speedup}× plain "
                   "on the copy-heavy prompt and {lookup_novel_speedup}× on the novel one.",
         "middle": "Lookup costs nothing to draft but only guesses right when the continuation is already in the "
@@ -359,19 +421,15 @@ STOPS = [
          Guess("v(4): the time of a pass that verifies 4 drafts, in plain decoding steps", "v4_x", lo=0.0, hi=10.0,
                step=0.1, rel=0.15)),
     Stop("The draft length k", "pages/breakeven.py",
-         "Which k is best for lookup (n = 3) on a copy-heavy prompt, greedy, 32 new tokens, one run per k? "
-         "k tried: 1, 3, 6, 10, 16.",
-         lookup_sweep, "Measured {table}; best k = {best_k} ({best}×).{edge}",
-         Guess("the best k for lookup here (a draft length, 1 to 16)", "best_k_x", lo=1.0, hi=16.0, step=1.0,
-               rel=0.3, abs_tol=1.0)),
+         "Which k is best for lookup drafting k tokens per match on a copy-heavy prompt?",
+         lookup_sweep, "Measured {table}; best k = {best_k} ({best}×).{edge}", GUESS_BEST_K),
     Stop("Draft steps are serial", "pages/breakeven.py", "How does a model drafter's cost grow with k?",
          serial_drafting, "Draft time per step {d1_ms} / {d2_ms} / {d4_ms} ms at k = 1 / 2 / 4 (one target step: "
          "{t1_ms} ms).",
          GUESS_SERIAL),
     Stop("Lookup on copy-heavy and novel text", "pages/compare.py",
-         "Does prompt lookup help everywhere? This run samples at T = 0.8 (the k stop before was greedy), "
-         "k = 4, n = 3.", lookup_vs_draft,
-         "Sampled at T = 0.8. Lookup: {lookup_copy_speedup}× plain on the copy-heavy prompt (τ = {lookup_copy_tpp}), "
+         "Does prompt lookup help everywhere? (This run samples; the k stop before was greedy.)", lookup_vs_draft,
+         "Lookup: {lookup_copy_speedup}× plain on the copy-heavy prompt (τ = {lookup_copy_tpp}), "
          "{lookup_novel_speedup}× on the novel one (τ = {lookup_novel_tpp}). The draft model, same settings: "
          "{draft_copy_times} on the copy-heavy prompt, {draft_novel_times} on the novel one.",
          GUESS_COPY_SPEEDUP),
@@ -383,9 +441,7 @@ STOPS = [
          "A translation is built entirely from its input. Does lookup help there?", lookup_on_translation,
          "Lookup ran {speedup}× plain (τ = {tpp}, draft acceptance α̂ {acc}): the output means the same as the input "
          "but shares few token runs with it, so there is little to copy — as Spec-Bench reports for translation.",
-         Guess("lookup's speedup on the translation, sampled at T = 0.8, k = 4, n = 3, 64 new tokens, one run (×)",
-               "speedup_x", lo=0.0, hi=10.0, step=0.1,
-               rel=0.2)),
+         GUESS_TRANSLATION),
     Stop("Tokenizers", "pages/pitfalls.py", "Can a drafter with its own tokenizer be used?", tokenizer_check,
          "Refused: {target_vocab} vs {drafter_vocab} token ids; the same text is {target_ids} vs {drafter_ids}. "
          "(Cross-vocabulary methods change the rule's inputs: vLLM restricts the drafter to the tokens both "

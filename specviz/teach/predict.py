@@ -1,32 +1,31 @@
 """Predict first, on every concept: the question each lesson asks before it measures, naming the experiment
 it will be scored against, and the measured number (or the learner's own table) that answers it.
 
-Pure: the pages run the measurements (engine/), these functions say what is asked and what answers it.
+The pages run the measurements (engine/); these functions say what is asked (the experiment named by an
+engine.experiment.Experiment's describe(), the value the page then runs) and what answers it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from specviz.core.records import StepRecord
+from specviz.engine.experiment import Experiment, Setting, mode_words
 from specviz.teach.guess import Guess
 
 
-def mode_words(temperature: float) -> str:
-    """'greedy' or 'sampled at T = 0.8': how every experiment names its decoding mode."""
-    return "greedy" if temperature <= 0 else f"sampled at T = {temperature:g}"
-
-
-def runs_words(repeats: int) -> str:
-    return "one run" if repeats == 1 else f"median of {repeats} repeats"
-
-
 # -- trees: chain vs tree on the same heads ------------------------------------------------------------
+def tree_plan(chain: str, tree: str, k: int, temperature: float, tokens: int, workload: str,
+              repeats: int = 1) -> Experiment:
+    """teach.trees.chain_vs_tree's run: the chain and the tree at depth k, each against plain decoding."""
+    return Experiment((Setting.resolve(chain, k), Setting.resolve(tree, k)), (workload,), tokens, temperature,
+                      repeats=repeats)
+
+
 def tree_guess(chain: str, tree: str, k: int, temperature: float, tokens: int, workload: str,
                repeats: int = 1) -> Guess:
     return Guess(f"how many more tokens per pass the tree keeps than the chain, τ({tree}) − τ({chain})",
                  "tau_gain", lo=-4.0, hi=8.0, step=0.1, rel=0.25, abs_tol=0.2,
-                 experiment=f"{chain} and {tree}, {mode_words(temperature)}, depth k = {k}, {tokens} new tokens, "
-                            f"on '{workload}', {runs_words(repeats)} each")
+                 experiment=tree_plan(chain, tree, k, temperature, tokens, workload, repeats).describe())
 
 
 def tree_truth(rows) -> dict:
@@ -110,10 +109,10 @@ def hand_guesses(method: str, k: int) -> list[Guess]:
 
 # -- heads tied to a checkpoint ------------------------------------------------------------------------
 def heads_guess(head: str, workload: str, k: int, tokens: int) -> Guess:
+    ex = Experiment((Setting.resolve(head, k),), (workload,), tokens,
+                    target="the base target and on its fine-tune (heads trained on the base)")
     return Guess(f"τ the {head} heads lose on the fine-tuned checkpoint (τ on base − τ on fine-tuned)", "tau_lost",
-                 lo=-4.0, hi=8.0, step=0.1, rel=0.25, abs_tol=0.2,
-                 experiment=f"{head} heads trained on the base, greedy, k = {k}, {tokens} new tokens, on "
-                            f"'{workload}', one run on each checkpoint")
+                 lo=-4.0, hi=8.0, step=0.1, rel=0.25, abs_tol=0.2, experiment=ex.describe())
 
 
 def heads_truth(rows: list[dict], head: str) -> dict:

@@ -11,6 +11,7 @@ import json
 import shlex
 
 from specviz.core.suffix import SUFFIX_FACTOR
+from specviz.engine.methods import to_vllm
 
 VLLM_VERSION = "0.33.0"
 VLLM_METHODS = ("ngram", "ngram_gpu", "draft_model", "suffix", "eagle", "eagle3", "mtp", "dflash", "dspark",
@@ -20,8 +21,7 @@ NGRAM = {"ngram", "ngram_gpu"}                            # take prompt_lookup_m
 NEEDS_MODEL = {"draft_model", "eagle", "eagle3", "dflash", "dspark"}
 HAS_Q = {"draft_model", "eagle", "eagle3", "mtp", "dflash", "dspark"}  # drafters with a distribution q
 SAMPLE_METHODS = ("greedy", "probabilistic")              # draft_sample_method; vLLM's default is greedy
-FROM_SPECVIZ = {"lookup": "ngram", "suffix": "suffix", "draft": "draft_model", "eagle": "eagle", "medusa": "medusa",
-                "eagle3": "eagle3"}
+FROM_SPECVIZ = to_vllm()   # {specviz method: vLLM method}, read from the method registry
 # The suffix method's own keys and defaults, as vllm/config/speculative.py (SpeculativeConfig) spells them
 # (read from vllm-project/vllm at 002e77c). Its _validate_suffix_decoding needs the arctic-inference package
 # and, when num_speculative_tokens is not given, sets it to suffix_decoding_max_tree_depth (a ceiling, not a length).
@@ -250,14 +250,15 @@ def lookup_rules(target, workload, k: int = 4, n_min: int = 1, n_max: int = 4, m
     from specviz.core.sampling import SamplingConfig
     from specviz.engine import measure
     from specviz.engine.decode import DecodeConfig
-    from specviz.engine.methods import encode_prompt
-    from specviz.proposers.lookup import RULES, PromptLookup
+    from specviz.engine.methods import encode_prompt, make_proposer
+    from specviz.proposers.lookup import RULES
 
     ids = encode_prompt(target.tokenizer, workload.prompt, workload.chat)
     out = {}
     for rule in RULES:
         cfg = DecodeConfig(k=k, max_new_tokens=max_new, sampling=SamplingConfig(temperature), seed=seed, record=False)
-        s, _ = measure.run(target, PromptLookup(n_min=n_min, n_max=n_max, rule=rule), ids, cfg,
+        prop = make_proposer("lookup", target, n_min=n_min, n_max=n_max, lookup_rule=rule, k_rule="fixed")
+        s, _ = measure.run(target, prop, ids, cfg,
                            eos_token_id=target.tokenizer.eos_token_id)
         out[rule] = {"drafted": s.drafted, "accepted": s.accepted, "passes": s.target_passes,
                      "draft_acceptance": (s.accepted / s.drafted) if s.drafted else None,
@@ -290,8 +291,7 @@ def draft_sampling(target, drafter, workload, temperature: float = 0.8, k: int =
             progress(0.6 * (j + 1) / positions, f"position {j + 1}")
     tau = {}
     for i, (name, greedy) in enumerate((("greedy", True), ("probabilistic", False))):
-        prop = M.make_proposer("draft", target, drafter=drafter)
-        prop.greedy_draft = greedy
+        prop = M.make_proposer("draft", target, drafter=drafter, greedy_draft=greedy)
         s, _ = E.run_one(target, workload, "draft", k, None, samp, max_new, seed, proposer=prop)
         tau[name] = s.tokens_per_pass
         if progress:

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.measure import against_plain
-from specviz.engine.methods import make_proposer
+from specviz.engine.methods import make_proposer, tree_pairs
 
-PAIRS = {"medusa": ("medusa", "medusa-tree"), "eagle": ("eagle", "eagle-tree")}
+PAIRS = tree_pairs()   # {heads: (chain method, tree method)}, from the method registry
 
 
 @dataclass

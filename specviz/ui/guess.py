@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from specviz.teach.guess import Guess, score
+from specviz.teach.guess import Guess, asked, score
 
 
 def ask(key: str, g: Guess):
     """Draw the guess input (a number or a choice); returns its current value."""
-    label = f"Your guess first: {g.prompt}" + (f" ({g.experiment})" if g.experiment else "")
+    label = asked(g)
     if g.choices:
         return st.radio(label, list(g.choices), index=None, key=f"{key}_guess")
     return st.number_input(label, min_value=float(g.lo), max_value=float(g.hi),

@@ -19,7 +19,7 @@ import streamlit as st
 
 from specviz import runtime
 from specviz.core.errors import InputError, ModelError
-from specviz.engine import methods as M
+from specviz.engine import artifacts, methods as M
 from specviz.engine.device import default_device, half_dtype
 from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_model, load_tokenizer, tiny_llama
 from specviz.ui import lecture, memory
@@ -184,7 +184,6 @@ def drafter_names() -> list[str]:
     """Draft models the app can offer for the current target."""
     if TINY:
         return ["tiny:1"]
-    from specviz.engine import artifacts
     try:
         if artifacts.available().get("drafter"):
             return [TRAINED_DRAFTER]
@@ -212,24 +211,29 @@ def drafter(name: str) -> LoadedModel | None:
         return None
 
 
+@st.cache_resource(show_spinner="Loading the fine-tuned target (the base with the shipped LoRA delta merged)…")
+def _finetuned(name: str, device: str, dtype: str) -> LoadedModel:
+    return artifacts.load_finetuned_target(cached_model(name, device, dtype))
+
+
+def finetuned_target(target=None) -> LoadedModel:
+    """The target's LoRA fine-tune, cached per process like the other models (`target`: the interview's hook)."""
+    return _finetuned(*model_key())
+
+
 def methods_offered() -> list[str]:
     """available_methods() of specviz.engine.methods, with 'draft' only when a drafter can be offered."""
     return list(M.available_methods(drafter_available=bool(drafter_names())))
 
 
-def proposer_for(method: str, tgt: LoadedModel, n: int | None = None, n_min: int | None = None,
-                 n_max: int | None = None, drafter_model: LoadedModel | None = None, lookup_rule: str = "recent",
-                 k_rule: str = M.DEFAULT_K_RULE, spec_factor: float | None = None, suffix: dict | None = None):
-    """methods.make_proposer for the app's pages."""
-    return M.make_proposer(method, tgt, n=n, n_min=n_min, n_max=n_max, drafter=drafter_model,
-                           lookup_rule=lookup_rule, k_rule=k_rule, spec_factor=spec_factor, suffix=suffix)
+def proposer_for(method: str, tgt: LoadedModel, n=None, n_min=None, n_max=None, drafter_model=None, **settings):
+    """methods.make_proposer for the app's pages (settings: lookup_rule, k_rule, spec_factor, suffix)."""
+    return M.make_proposer(method, tgt, n=n, n_min=n_min, n_max=n_max, drafter=drafter_model, **settings)
 
 
 def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | None]:
-    """(methods that build for this target, why the others don't, the first offered drafter).
-
-    Building a proposer may load weights, so the answer is kept once per session and target.
-    """
+    """(methods that build for this target, why the others don't, the first offered drafter); kept once per
+    session and target, as building a proposer may load weights."""
     names = drafter_names()
     d = drafter(names[0]) if names else None
     key = ("cmp_methods_for", target.name, getattr(d, "name", None))

@@ -19,6 +19,8 @@ from collections import deque
 from contextlib import contextmanager
 from typing import Callable
 
+from specviz.engine import measure
+
 WAIT_POLL_S = 0.25  # how often a waiting session re-reads its place in the queue
 
 
@@ -28,6 +30,22 @@ class Turns:
         self._queue: deque[object] = deque()  # tickets; the head holds the turn
         self.turns_served = 0                   # turns completed, all sessions together
         self.waited_s = 0.0                     # time spent waiting for a turn, all sessions together
+        self._owner: int | None = None          # the thread whose ticket heads the queue (holds the turn)
+
+    def held_here(self) -> bool:
+        """Whether the calling thread (a session's script run) holds the turn now."""
+        with self._cv:
+            return bool(self._queue) and self._owner == threading.get_ident()
+
+    @contextmanager
+    def hold(self):
+        """The turn for one piece of model work, re-entrant: kept if this thread holds it already (inside a
+        measurement or a step's turn), else taken for the work. engine.measure's measuring path takes it."""
+        if self.held_here():
+            yield
+            return
+        with self.turn():
+            yield
 
     def waiting(self) -> int:
         """Sessions queued behind the one holding the turn."""
@@ -48,6 +66,7 @@ class Turns:
             while True:
                 with self._cv:
                     if self._queue[0] is ticket:
+                        self._owner = threading.get_ident()
                         break
                     ahead = self._queue.index(ticket)
                 if on_wait is not None:
@@ -63,6 +82,8 @@ class Turns:
 
     def release(self, ticket: object) -> None:
         with self._cv:
+            if self._queue and self._queue[0] is ticket:
+                self._owner = None
             if ticket in self._queue:
                 self._queue.remove(ticket)
                 self.turns_served += 1
@@ -102,3 +123,4 @@ class Turns:
 
 
 TURNS = Turns()  # one per server process, like the cached model it guards
+measure.hold_turns(TURNS.hold)  # every model run the app times goes through engine.measure: it holds the turn

@@ -398,7 +398,7 @@ def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch, tmp_path
     tau = {r["target"]: r["tokens_per_pass"] for r in at.session_state["pit_swap"][0] if r["method"] == "medusa"}
     said = next(x.value for x in [*at.success, *at.info] if "Your guess 0.3" in x.value)
     assert f"{tau['base'] - tau['fine-tuned']:.3g}" in said     # scored on the τ the heads lost here
-    assert "medusa heads trained on the base, greedy, k = 2" in said and "one run on each checkpoint" in said
+    assert "medusa k = 2 vs plain, greedy" in said and "on the base target and on its fine-tune" in said
 
 
 @pytest.mark.parametrize("shipped,missing,present", [

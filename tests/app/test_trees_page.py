@@ -134,4 +134,4 @@ def test_trees_chain_vs_tree_is_measured_only_after_a_guess_and_scored_on_the_sa
     scored = [x.value for x in at.success] + [x.value for x in at.info]
     said = next(v for v in scored if "Your guess 0.5" in v)
     assert f"{gain:.3g}" in said
-    assert "eagle and eagle-tree, greedy, depth k = 4, 8 new tokens" in said and "one run each" in said
+    assert "eagle k = 4 and eagle-tree (tree, depth ≤ 4) vs plain, greedy, 8 new tokens, one run each" in said

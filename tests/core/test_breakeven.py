@@ -149,3 +149,15 @@ def test_per_position_acceptance_of_a_tree_does_not_count_a_shallow_leaf_as_a_fa
     # a chain keeps its old reading: [-1, 0, 1], first two kept, third rejected
     ch = _tree_step(3, [-1, 0, 1], [0, 1], [2])
     assert per_position_acceptance([ch]) == [1.0, 1.0, 0.0]
+
+
+# -- what a measured run hands the calculator's k (issue 34 §3) --------------------------------------
+def test_a_run_hands_the_chain_law_a_k_it_can_take():
+    from specviz.core.costmodel import calculator_k
+    assert calculator_k("draft", 4, 3.2, 2.1, 1.3, tree=False, self_sized=False) == (4, "")
+    k, note = calculator_k("lookup", 24, 7.4, 3.0, 2.0, tree=False, self_sized=True)
+    assert k == 7 and "sizes its own drafts" in note and "7.40" in note
+    k, note = calculator_k("lookup", 24, 21.6, 9.0, 3.0, tree=False, self_sized=True)
+    assert k == 16 and "beyond 16" in note                                   # rounded into range, and said so
+    k, note = calculator_k("suffix", 24, 11.0, 2.5, 1.8, tree=True, self_sized=True)
+    assert k is None and "does not apply" in note and "τ = 2.50" in note and "1.80×" in note

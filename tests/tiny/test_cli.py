@@ -118,10 +118,10 @@ def test_tiny_local_models(tiny_dirs):
 
 def test_help_says_what_each_option_does_its_default_and_choices():
     from specviz.cli import build_parser
-    from specviz.engine.methods import METHODS
+    from specviz.engine.methods import REGISTRY
     gen = next(a for a in build_parser()._actions if a.dest == "command").choices["generate"]
     text = gen.format_help()
-    for m in METHODS:
+    for m in REGISTRY:
         assert m in text
     for opt in gen._actions:
         if opt.dest == "help":

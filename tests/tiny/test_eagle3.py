@@ -166,7 +166,7 @@ def test_the_method_says_when_no_artifact_is_shipped(target, monkeypatch):
         with pytest.raises(InputError, match=r"no trained eagle3 artifact in models/ \(python -m specviz train "
                                              r"eagle3\)"):
             methods.make_proposer(m, target)
-    assert "eagle3" not in methods.available_methods() and "eagle3" in methods.METHODS
+    assert "eagle3" not in methods.available_methods() and "eagle3" in methods.REGISTRY
 
 
 def test_eagle3_learns_ships_and_round_trips(tiny, tmp_path):  # noqa: F811

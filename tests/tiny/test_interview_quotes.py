@@ -35,15 +35,17 @@ def test_a_guess_against_nothing_measured_is_not_scored():
 
 def test_decoding_guesses_name_mode_k_and_tokens():
     runs = {I.lookup_vs_draft, I.lookup_on_chat, I.lookup_on_translation, I.lookup_sweep}
-    asked = [(s.question + " " + s.guess.prompt) for s in I.STOPS if s.measure in runs]
-    asked += [(q.text + " " + q.guess.prompt) for q in I.QUESTIONS if q.measure in runs and q.guess]
+    from specviz.teach.guess import asked as shown
+    asked = [(s.question + " " + shown(I.guess_for(s, False, True))) for s in I.STOPS if s.measure in runs]
+    asked += [(q.text + " " + shown(I.guess_for(q, False, True))) for q in I.QUESTIONS if q.measure in runs and q.guess]
     assert len(asked) >= 5
     for text in asked:
         assert ("greedy" in text or "T = 0.8" in text) and "k" in text and "new tokens" in text, text
     stop3 = next(s for s in I.STOPS if s.measure is I.lookup_sweep)
     assert stop3.guess.truth == "best_k_x" and "best k" in stop3.guess.prompt   # asks for a k, scores a k
     stop5 = next(s for s in I.STOPS if s.measure is I.lookup_vs_draft)
-    assert "T = 0.8" in stop5.question and "{draft_copy_times}" in stop5.answer
+    assert "samples" in stop5.question and "{draft_copy_times}" in stop5.answer
+    assert "T = 0.8" in I.guess_for(stop5, False, True).experiment
 
 
 def test_the_best_k_says_whether_it_sits_at_the_edge_of_the_grid(monkeypatch):
