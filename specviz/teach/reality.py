@@ -172,7 +172,6 @@ PAPERS = [
 def bench_cost(method: str = "draft", data=None) -> dict | None:
     """c of `method` in the last bench's cost-model table (greedy, per workload): {"lo", "median", "hi", "n",
     "run"} with "run" naming that bench (date, command, dtype, tokens, repeats); None without a bench file."""
-    import statistics
 
     from specviz.bench.results import latest_bench
 
@@ -188,7 +187,7 @@ def bench_cost(method: str = "draft", data=None) -> dict | None:
     run = (f"the bench of {m.get('started', '?')} (`{m.get('command', 'python -m specviz bench')}`, "
            f"{m.get('dtype', '?')}, {m.get('device', '?')}, greedy, {m.get('max_new_tokens', '?')} new tokens, "
            f"median of {m.get('repeats', '?')} repeats, {len(cs)} workloads)")
-    return {"lo": min(cs), "median": statistics.median(cs), "hi": max(cs), "n": len(cs), "run": run}
+    return {"lo": min(cs), "median": median(cs), "hi": max(cs), "n": len(cs), "run": run}
 
 
 def cost_words(method: str = "draft", data=None) -> str:

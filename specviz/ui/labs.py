@@ -7,6 +7,7 @@ import streamlit as st
 
 from specviz.core import costmodel as be
 from specviz.core.errors import InputError, ModelError
+from specviz.engine.methods import REGISTRY
 from specviz.teach import families as F, lab as L, lossy as Y, notes as NOTES, reality as R
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G, loading, state
@@ -345,7 +346,7 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
                 "**E[τ] = 1 + Σ over nodes of P(the path to the node is kept)**. A chain is the tree whose nodes "
                 "are all first children: the chain law with α = b₀. EAGLE-2 and Sequoia pick, for a budget of n "
                 "nodes, the tree with the highest E[τ]; a pass over n nodes costs v(n), as a chain of n would.")
-    tree_methods = [m for m in loading.methods_offered() if m == "suffix" or m.endswith("-tree")]
+    tree_methods = [m for m in loading.methods_offered() if REGISTRY[m].tree]
     c = st.columns([2, 1, 1])
     method = c[0].selectbox("Measure b_j on", tree_methods, key="tc_method")
     ss.setdefault("tc_n", 8)

@@ -1,5 +1,5 @@
 """The notes name what the app runs correctly: no shipped method is listed under 'does not run'."""
-from specviz.engine.methods import METHODS
+from specviz.engine.methods import REGISTRY as METHODS
 from specviz.teach import notes as NOTES
 
 
