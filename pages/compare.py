@@ -2,10 +2,11 @@
 import pandas as pd
 import streamlit as st
 
-from specviz.bench.results import bench_rows, latest_bench
+from specviz.bench.results import bench_rows, bench_where, latest_bench
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import comparisons as E
+from specviz.engine.device import machine
 from specviz.engine.measure import too_noisy
 from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, trained_available
 from specviz.engine.workloads import ALL, COPY, NOVEL, WORKLOADS, of_kind
@@ -176,11 +177,14 @@ if not lecture.on():  # the live parts below need the model
             st.markdown(f"- **{r['workload']}, {r['mode']}**: plain output repeats {plain['repetition']:.0%} of "
                         f"its 4-grams; lookup τ = {r['tokens_per_pass']:.2f}, speedup {r['speedup']:.2f}×")
 
-bench = latest_bench()
+here = loading.loaded()
+here = machine(here.device, here.dtype) if here else None
+bench = latest_bench(here=here)
 if bench:
     st.divider()
     st.subheader("Latest bench results file")
-    st.caption(f"{bench[0]} — recorded by `python -m specviz bench`, shown beside the live numbers above.")
+    st.caption(f"{bench[0]} — recorded by `python -m specviz bench`, shown beside the live numbers above; "
+               f"{bench_where(bench[1], here)}.")
     rows_b = bench_rows(bench[1])
     if rows_b:
         st.dataframe(pd.DataFrame(rows_b), hide_index=True, column_config={

@@ -15,7 +15,9 @@ def load_status():
                 "on — the live pages will be ready when you get there.",
                 icon=":material/hourglass_top:")
     elif state == "ready":
-        st.success(f"Target model loaded: {loading.target_label()}, {loading.settings()['dtype']}.",
+        tgt = loading.loaded()
+        dt = str(tgt.dtype).removeprefix("torch.") if tgt is not None else loading.settings()["dtype"]
+        st.success(f"Target model loaded: {loading.target_label()}, {dt}.",
                    icon=":material/check_circle:")
     else:
         st.error(f"The target model could not be loaded: {state.removeprefix('failed: ')}")

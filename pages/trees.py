@@ -129,7 +129,7 @@ if rows:
     for r in rows:
         if r.divergence:
             st.caption(f"{r.method} {r.divergence}.")
-    st.caption("Measured on this machine just now. A tree raises τ when the heads' second and third guesses "
+    st.caption(f"{loading.machine_caption()}, just now. A tree raises τ when the heads' second and third guesses "
                "are often right; it costs a larger verify pass (v(n) for n nodes), so speed gains less than τ. "
                "Drafting costs the same for Medusa, whose heads give every candidate in the one call a chain "
                "uses; only EAGLE-2's tree drafts more (one batched head call per depth over the best nodes).")

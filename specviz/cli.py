@@ -27,9 +27,10 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    help="where to run the models: auto, cpu, cuda, cuda:N or mps; auto = a CUDA GPU when there "
                         "is one, else the CPU (Apple's mps only when named) (default: %(default)s)")
     p.add_argument("--dtype", default="auto",
-                   help="weight and activation type: auto, bfloat16, float32 or float16; auto = bfloat16, or float16 "
-                        "on a CUDA GPU without native bfloat16 (before A100: T4, V100). float32 makes greedy near-tie "
-                        "flips rare, not impossible (default: %(default)s)")
+                   help="weight and activation type: auto, bfloat16, float32 or float16; auto = the faster of float32 "
+                        "and the device's half type (bfloat16; float16 on a CUDA GPU without native bfloat16) for this "
+                        "method, timed once per machine and remembered in ~/.cache/specviz/dtype.json "
+                        "($SPECVIZ_CACHE_DIR); the summary says which ran and why (default: %(default)s)")
     add_threads_arg(p)
 
 
@@ -155,7 +156,7 @@ def strip_final_newline(text: str) -> str:
 
 
 def cmd_generate(a) -> int:
-    from specviz.engine import measure, methods as M
+    from specviz.engine import autodtype, measure, methods as M
     from specviz.engine.methods import encode_prompt, make_proposer
     from specviz.engine.models import load_model
 
@@ -180,10 +181,11 @@ def cmd_generate(a) -> int:
         text, chat = read_prompt(a)
         if not text or not text.strip():
             raise InputError("the prompt is empty")
-    target = load_model(a.target, a.device, a.dtype)
+    purpose = "plain" if a.method == "plain" and not a.against_plain else "speculative"
+    target = autodtype.load(a.target, a.device, a.dtype, purpose)   # auto: chosen by timing this machine, once
     drafter = None
     if a.method == "draft" and a.drafter:   # without --drafter: the shipped trained drafter (default target)
-        drafter = load_model(a.drafter, a.device, a.dtype)
+        drafter = load_model(a.drafter, target.device, target.dtype)
     def build():
         return make_proposer(a.method, target, drafter=drafter, **settings)
     proposer = build()   # bad settings stop here, before anything runs
@@ -201,6 +203,7 @@ def cmd_generate(a) -> int:
         write_recording(a, target, ids, s, steps)
     if a.json:
         out = run_json(s, steps)
+        out["summary"].update(where_json(target))
         if check is not None:
             out["against_plain"] = {"speedup": check.speedup, "spread": check.spread, "ratios": check.ratios,
                                     "too_noisy": check.too_noisy,
@@ -218,6 +221,7 @@ def cmd_generate(a) -> int:
     print(f"[{s.method}] {len(s.token_ids)} tokens, {s.target_passes} target passes, "
           f"tokens/pass τ {s.tokens_per_pass:.2f}, α (kept ÷ tested) {f(s.alpha)}, "
           f"α̂ (kept ÷ drafted) {f(s.draft_acceptance_rate)}, {s.tokens_per_s:.1f} tokens/s", file=sys.stderr)
+    print(where_text(target), file=sys.stderr)
     if check is not None:
         same = ("" if not check.compared else "; same tokens as plain greedy decoding" if check.identical
                 else f"; {check.divergence.describe()}")
@@ -262,6 +266,18 @@ def cmd_replay(a) -> int:
     return 0
 
 
+def where_json(target) -> dict:
+    """What the summary says about where it ran: the machine (engine/device.machine, dtype included) and why that
+    dtype (asked for by name, or auto's measured choice)."""
+    from specviz.engine.device import machine
+    return {"machine": machine(target.device, target.dtype), "dtype_reason": target.dtype_reason}
+
+
+def where_text(target) -> str:
+    from specviz.engine.device import describe_machine, machine
+    return f"[machine] {describe_machine(machine(target.device, target.dtype))}\n[dtype] {target.dtype_reason}"
+
+
 def step_json(st) -> dict:
     """One step for --json: the draft (with its tree's parents, -1 = the root) and, for copying methods, where
     each drafted token was seen (this prompt, this output, or an earlier request of the session)."""
@@ -299,7 +315,8 @@ def run_session(a, target, session, build, cfg) -> int:
         out = {"session": session.name, "method": a.method, "cache": cache,
                "requests": [{"request": name, **s.as_dict()} for name, s in zip(r.names, r.requests)],
                "total": {"tokens": r.tokens, "wall_s": r.wall_s, "tokens_per_s": r.tokens_per_s,
-                         "target_passes": r.target_passes, "tokens_per_pass": r.tokens_per_pass}}
+                         "target_passes": r.target_passes, "tokens_per_pass": r.tokens_per_pass,
+                         **where_json(target)}}
         if m is not None:
             out["against_plain"] = {"speedup": m.speedup, "spread": m.spread, "ratios": m.ratios,
                                     "request_speedups": per, "same_as_plain": m.same_as_plain}
@@ -312,6 +329,7 @@ def run_session(a, target, session, build, cfg) -> int:
         print(f"  {i + 1}. {name}: {len(s.token_ids)} tokens, τ {s.tokens_per_pass:.2f}, "
               f"{s.tokens_per_s:.1f} tokens/s{vs}{same}")
     print(f"  total: {r.tokens} tokens in {r.wall_s:.1f} s, τ {r.tokens_per_pass:.2f}, {r.tokens_per_s:.1f} tokens/s")
+    print(where_text(target))
     if m is not None:
         print(f"[against plain] whole-session speedup {quote(m.speedup, m.spread, len(m.runs))}")
     return 0

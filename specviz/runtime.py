@@ -159,6 +159,11 @@ def follow_load() -> int | None:
     return _watch.follow()
 
 
+def threads_ceiling() -> int:
+    """The thread count this process was set to use (following the load moves below it, never above)."""
+    return _watch.ceiling
+
+
 def thread_changes() -> int:
     """How many times following the load changed the thread count in this process so far."""
     return _watch.changes

@@ -7,6 +7,9 @@ import pytest
 def check_outputs(out, dtype):
     res = json.loads((out / "results.json").read_text())
     assert res["meta"]["dtype"] == dtype and res["meta"]["quick"]
+    m = res["meta"]["machine"]                                       # every number names its machine
+    assert m["dtype"] == dtype and m["cpu"] and m["capability"] and m["threads"] >= 1 and m["torch"]
+    assert f"Machine: {m['cpu']} ({m['capability']})" in (out / "results.md").read_text()
     sp = res["speedup"]["greedy"]["per_workload"]
     for label in ("plain", "hf plain", "lookup", "suffix", "lookup (recording off)", "hf lookup k=10"):
         assert set(sp[label]) == {"summarise-passage", "story"}, label

@@ -1,8 +1,12 @@
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# --dtype auto remembers its timing per machine (engine/autodtype.py): tests keep theirs in a temporary folder,
+# never in the user's ~/.cache (subprocesses started by tests inherit it).
+os.environ["SPECVIZ_CACHE_DIR"] = tempfile.mkdtemp(prefix="specviz-test-cache-")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository (specviz, app.py)
 sys.path.insert(0, str(Path(__file__).resolve().parent))      # tests/stats.py
 

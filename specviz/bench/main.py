@@ -53,15 +53,17 @@ from specviz.bench.plan import (
     is_tree,
     tuned,
 )
+from specviz.bench.results import kind_folder
 from specviz.bench.runs import Env, Spec, run
 from specviz.core.costmodel import cost_check, draft_cost, plain_step_time, v_at
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median, ratio, speedup
-from specviz.engine import artifacts, measure, methods as M, sessions as SE, workloads as W
+from specviz.engine import artifacts, autodtype, measure, methods as M, sessions as SE, workloads as W
+from specviz.engine.device import machine
 from specviz.engine.measure import speedup_of
 from specviz.engine.methods import REGISTRY, encode_prompt, make_proposer
-from specviz.engine.models import DEFAULT, LoadedModel, load_model, load_tokenizer, resolve_dtype, tiny_llama
+from specviz.engine.models import DEFAULT, LoadedModel, load_tokenizer, resolve_dtype, tiny_llama
 from specviz.engine.passcost import V_KS, measure_v
 
 
@@ -105,7 +107,7 @@ def load_env(target_name: str, device: str, dtype: str) -> tuple[Env, dict]:
         drafter = tiny_llama(vocab_size=len(tok), layers=1, hidden=32, seed=1, dtype=dt, max_positions=2048)
         drafter.tokenizer = tok
     else:
-        target = load_model(target_name, device, dtype)
+        target = autodtype.load(target_name, device, dtype, "speculative")   # auto: timed once per machine
         drafter = trained_drafter(target, skipped)
     env = Env(target=target, drafter=drafter)
     env.build = lambda method, n: make_proposer(method, target, n=n, drafter=drafter)
@@ -372,6 +374,8 @@ def cmd_bench(a) -> int:
     plan = make_plan(a)
     if a.out is None:
         a.out = os.path.join("runs", "bench-quick" if plan.quick else "bench")
+    if os.path.normpath(a.out) == "bench":          # the committed results: one set per kind of machine
+        a.out = os.path.join("bench", "results", kind_folder(machine(None if a.target == "tiny" else a.device)))
     if a.estimate:
         ref = reference()
         shipped = artifacts.available()          # a trained method without its artifact will not run: not priced
@@ -391,6 +395,7 @@ def cmd_bench(a) -> int:
     keep = None if a.methods is None else {x.strip() for x in a.methods.split(",") if x.strip()}
     trained = trained_methods(env, b.skipped, keep, trees=not a.no_trees)
     b.meta = dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
+                  machine=machine(env.target.device, env.target.dtype), dtype_reason=env.target.dtype_reason,
                   threads=torch.get_num_threads(), wait_policy=os.environ.get("OMP_WAIT_POLICY") or "default",
                   thread_policy=runtime.describe(),
                   torch=torch.__version__, quick=plan.quick,
@@ -465,8 +470,9 @@ def add_parser(sub) -> None:
                    "the run times measured by a previous full run (bench/results.json), and exit")
     p.add_argument("--target", default=DEFAULT, help="'default', a HF id/folder, or 'tiny' (random test model)")
     p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto", help="auto (bfloat16; float16 on a CUDA GPU without native "
-                   "bfloat16), float32, float16")
+    p.add_argument("--dtype", default="auto", help="auto (the faster of float32 and bfloat16 for speculative "
+                   "decoding on this machine, timed once and remembered: engine/autodtype.py), bfloat16, float32, "
+                   "float16")
     p.add_argument("--workloads", default=None, help="comma-separated workload names (default: all)")
     p.add_argument("--repeats", type=int, default=None, help="timed greedy repeats (default 3)")
     p.add_argument("--seeds", type=int, default=None, help="sampled seeds (default 3)")

@@ -12,6 +12,7 @@ import statistics
 from specviz.core.costmodel import alpha_for_tau, speedup_from_tau, tau_needed
 from specviz.core.repetition import repetition
 from specviz.core.stats import median, ratio
+from specviz.engine.device import describe_machine
 from specviz.engine.methods import REGISTRY, names
 from specviz.engine.workloads import BY_NAME
 
@@ -20,6 +21,15 @@ GREEDY, SAMPLED = "greedy", "sampled"
 # the learned proposers the bench runs (the method registry): chains, each followed by the tree of the same heads
 LEARNED = tuple(x for m in names(trained=True, tree=False, bench=True)
                 for x in (m, *(t for t in names(tree=True, bench=True) if REGISTRY[t].chain == m)))
+
+
+def where(m: dict) -> str:
+    """The machine a run was measured on (engine/device.describe_machine) and why its dtype; runs before issue 33
+    recorded neither."""
+    if not m.get("machine"):
+        return "not recorded (a run before the machine was recorded)"
+    why = f" ({m['dtype_reason']})" if m.get("dtype_reason") else ""
+    return describe_machine(m["machine"]) + why
 
 
 def threads_line(m: dict) -> str:
@@ -349,6 +359,7 @@ def _header(res: dict) -> list[str]:
         + (" · **quick run**" if m.get("quick") else "")
         + ("" if m.get("complete", True) else " · **partial: written before the run finished**"),
         (f"Command: `{m['command']}`" if m.get("command") else ""),
+        f"Machine: {where(m)}.",
         f"Machine noise: 1-minute load average {min(la):.1f}–{max(la):.1f} across phases "
         f"(2 cores); plain runs' wall-time coefficient of variation (median over workloads): "
         f"{_f(m.get('plain_wall_cv_median'), '{:.1%}')}.",

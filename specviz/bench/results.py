@@ -5,19 +5,36 @@ import glob
 import json
 import os
 
+from specviz.engine.device import describe_machine
 
-def latest_bench(root: str = ".") -> tuple[str, object] | None:
-    """The newest bench results file (JSON) under the usual folders, parsed; None when there is none."""
-    pats = ["results/bench*.json", "results/**/bench*.json", "bench*/*.json", "runs/bench*.json",
-            "bench_results*.json"]
+
+def latest_bench(root: str = ".", here: dict | None = None) -> tuple[str, object] | None:
+    """The bench results file (JSON) to show beside a live run, parsed; None when there is none. `here` (a
+    machine(), engine/device.py): the newest file measured on a machine of the same kind (kind()) when there is
+    one, else the newest of all (bench_where then says it is another kind)."""
+    pats = ["results/bench*.json", "results/**/bench*.json", "bench*/*.json", "bench/results/*/results.json",
+            "runs/bench*.json", "bench_results*.json"]
     files = {f for p in pats for f in glob.glob(os.path.join(root, p), recursive=True)}
+    found = []
     for f in sorted(files, key=os.path.getmtime, reverse=True):
         try:
             with open(f) as fh:
-                return f, json.load(fh)
+                found.append((f, json.load(fh)))
         except (OSError, ValueError):
             continue
-    return None
+    if here is not None:
+        same = [(f, d) for f, d in found if isinstance(d, dict)
+                and kind(d.get("meta", {}).get("machine") or {})[0] == kind(here)[0]]
+        if same:
+            return same[0]
+    return found[0] if found else None
+
+
+def kind_folder(m: dict) -> str:
+    """Where `bench --out bench` keeps a machine kind's results: bench/results/<this>, e.g. cpu-avx2, cpu-amx,
+    cuda-nvidia-h100 (the GPU's name, or the CPU's kernel capability: the dtype is auto's choice for it)."""
+    name = f"cuda-{m['gpu']}" if m.get("gpu") else f"cpu-{m.get('capability', 'unknown')}"
+    return "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-")
 
 
 def bench_rows(data) -> list[dict]:
@@ -42,3 +59,25 @@ def bench_rows(data) -> list[dict]:
                              "tokens_per_s": r.get("tokens_per_s"),
                              "speedup": sp.get(mode, {}).get("per_workload", {}).get(label, {}).get(w)})
     return rows
+
+
+def bench_where(data, here: dict | None = None) -> str:
+    """Where a bench results file was measured, and whether this machine is of the same kind (CPU capability or
+    GPU name, and dtype): its figures hold here only then. Files from before the machine was recorded say so."""
+    meta = data.get("meta", {}) if isinstance(data, dict) else {}
+    m = meta.get("machine")
+    if not m:
+        return (f"measured on a machine the file does not name ({meta.get('dtype', '?')}, {meta.get('threads', '?')} "
+                f"threads, torch {meta.get('torch', '?')}; recorded before the bench named its machine), so it may "
+                "not be the kind of machine this one is")
+    out = f"measured on {describe_machine(m)}"
+    if here is not None:
+        same = kind(m) == kind(here)
+        out += ("; this machine is of the same kind" if same else
+                f"; this machine is another kind ({describe_machine(here)}): its figures may differ here")
+    return out
+
+
+def kind(m: dict) -> tuple:
+    """A machine's kind for comparing figures: the GPU's name, else the CPU's kernel capability; and the dtype."""
+    return (m.get("gpu") or m.get("capability"), m.get("dtype"))

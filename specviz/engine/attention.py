@@ -35,6 +35,7 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
 NAME = "specviz_rows"
+COMPUTE_ATTR = "specviz_compute"   # on each attention module: the dtype its scores, softmax and sum run in
 
 
 def row_invariant_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
@@ -49,8 +50,9 @@ def row_invariant_attention(module: torch.nn.Module, query: torch.Tensor, key: t
         return sdpa_attention_forward(module, query, key.to(query.dtype), value.to(query.dtype), None,
                                       dropout=dropout, scaling=scaling, **kwargs)
     g = H // hkv
-    q = query.reshape(b, hkv, g * t, d).double()                          # (b, Hkv, g*t, d): one kv head's queries
-    s = torch.matmul(q, key.double().transpose(2, 3)).view(b, hkv, g, t, L).mul_(scaling)   # (b, Hkv, g, t, L)
+    c = getattr(module, COMPUTE_ATTR, torch.float64)                      # float64 unless use_row_invariant said
+    q = query.reshape(b, hkv, g * t, d).to(c)                             # (b, Hkv, g*t, d): one kv head's queries
+    s = torch.matmul(q, key.to(c).transpose(2, 3)).view(b, hkv, g, t, L).mul_(scaling)   # (b, Hkv, g, t, L)
     low = torch.finfo(s.dtype).min          # not -inf: a row with every key masked (left padding) stays finite
     if attention_mask is None:
         if t > 1:                                                          # a causal chunk after cached keys
@@ -61,7 +63,7 @@ def row_invariant_attention(module: torch.nn.Module, query: torch.Tensor, key: t
     else:
         s = s.add_(attention_mask[:, :, None, :, -L:])
     w = torch.softmax(s, dim=-1).view(b, hkv, g * t, L)                    # (b, Hkv, g*t, L) masked: 0
-    out = torch.matmul(w, value.double()).to(query.dtype).view(b, H, t, d)   # (b, H, t, d)
+    out = torch.matmul(w, value.to(c)).to(query.dtype).view(b, H, t, d)     # (b, H, t, d)
     return out.transpose(1, 2).contiguous(), None                          # (b, t, H, d)
 
 
@@ -74,6 +76,8 @@ class Float64Layer(DynamicLayer):
     converts nothing per step, in a buffer that doubles when full instead of being copied on every update;
     `keys`/`values` are views of its first L positions (crop and the decoder's compaction work on them)."""
 
+    compute = torch.float64      # the dtype kept: the attention's compute dtype (RowCache sets it per model)
+
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs
                ) -> tuple[torch.Tensor, torch.Tensor]:
         if not self.is_initialized:
@@ -83,8 +87,9 @@ class Float64Layer(DynamicLayer):
         if (self._k is None or L + t > self._k.shape[-2] or self.keys.data_ptr() != self._k.data_ptr()
                 or (self._k.is_inference() and not torch.is_inference_mode_enabled())):   # cannot write it there
             b, h, _, d = key_states.shape
-            self._k = key_states.new_empty((b, h, max(256, 2 * (L + t)), d), dtype=torch.float64)   # (b, h, cap, d)
-            self._v = value_states.new_empty((b, h, self._k.shape[2], value_states.shape[-1]), dtype=torch.float64)
+            c = self.compute
+            self._k = key_states.new_empty((b, h, max(256, 2 * (L + t)), d), dtype=c)   # (b, h, cap, d)
+            self._v = value_states.new_empty((b, h, self._k.shape[2], value_states.shape[-1]), dtype=c)
             if L:                              # a cache that was replaced, outgrew its buffer, or left inference mode
                 self._k[:, :, :L] = self.keys
                 self._v[:, :, :L] = self.values
@@ -97,23 +102,31 @@ class Float64Layer(DynamicLayer):
 class RowCache(DynamicCache):
     """transformers' DynamicCache with Float64Layer for every full-attention layer (others stay as they were)."""
 
-    def __init__(self, config) -> None:
+    def __init__(self, config, compute: torch.dtype = torch.float64) -> None:
         super().__init__(config=config)
         self.layers = [Float64Layer() if type(layer) is DynamicLayer else layer for layer in self.layers]
+        for layer in self.layers:
+            if isinstance(layer, Float64Layer):
+                layer.compute = compute
 
 
 def new_cache(model: torch.nn.Module) -> DynamicCache:
     """An empty KV cache for `model`: a RowCache under this attention, else transformers' DynamicCache."""
     if getattr(model.config, "_attn_implementation", None) == NAME:
-        return RowCache(model.config)
+        return RowCache(model.config, getattr(model, COMPUTE_ATTR, torch.float64))
     return DynamicCache(config=model.config)
 
 
-def use_row_invariant(model: torch.nn.Module) -> bool:
-    """Switch a loaded transformers model to this attention; False (and left as it was) when the model's code
-    does not take a registered attention function."""
+def use_row_invariant(model: torch.nn.Module, compute: torch.dtype | None = None) -> bool:
+    """Switch a loaded transformers model to this attention, computing in `compute` (default float64); False
+    (and left as it was) when the model's code does not take a registered attention function."""
     try:
         model.set_attn_implementation(NAME)
     except (ValueError, AttributeError, NotImplementedError):
         return False
+    c = compute or torch.float64
+    setattr(model, COMPUTE_ATTR, c)
+    for m in model.modules():
+        if hasattr(m, "is_causal") and hasattr(m, "config"):                   # the attention modules
+            setattr(m, COMPUTE_ATTR, c)
     return True

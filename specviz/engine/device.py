@@ -11,6 +11,8 @@ import contextlib
 
 import torch
 
+from specviz import runtime
+
 
 def default_device() -> torch.device:
     """A CUDA GPU when there is one, else the CPU (MPS only when asked for by name)."""
@@ -38,3 +40,39 @@ def sync(device: str | torch.device) -> None:
     dev = torch.device(device)
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
+
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux, else platform's), e.g. 'AMD EPYC'."""
+    import platform
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def machine(device: str | torch.device | None = None, dtype: torch.dtype | str | None = None) -> dict:
+    """Where a number was measured: CPU model and the kernels torch dispatches on it (its capability: AVX2,
+    AVX512, AVX512_BF16, AMX...), torch's threads (the count set, which following the load may lower), torch's
+    version, the GPU's name when the device is CUDA, and the dtype when given. Recorded beside every speed (CLI
+    --json, the bench) and keyed by autodtype."""
+    dev = torch.device(device) if device not in (None, "auto") else default_device()
+    out = {"cpu": cpu_model(), "capability": torch.backends.cpu.get_cpu_capability(),
+           "threads": runtime.threads_ceiling(), "torch": torch.__version__.split("+")[0]}
+    if dev.type == "cuda":
+        out["gpu"] = torch.cuda.get_device_name(dev)
+    if dtype is not None:
+        out["dtype"] = str(dtype).removeprefix("torch.")
+    return out
+
+
+def describe_machine(m: dict) -> str:
+    """One line: 'AMD EPYC (AVX2), 2 threads, torch 2.13.0, bfloat16' (a GPU first when there is one)."""
+    where = f"{m['gpu']} GPU, host " if m.get("gpu") else ""
+    s = (f"{where}{m.get('cpu', '?')} ({m.get('capability', '?')}), {m.get('threads', '?')} threads, "
+         f"torch {m.get('torch', '?')}")
+    return s + (f", {m['dtype']}" if m.get("dtype") else "")

@@ -32,6 +32,8 @@ class LoadedModel:
     device: torch.device
     dtype: torch.dtype
     _fingerprint: str | None = field(default=None, repr=False)
+    dtype_reason: str | None = None     # why this dtype: asked for by name, or auto's choice (engine/autodtype.py)
+    dtype_choice: object | None = field(default=None, repr=False)   # auto's core.dtypechoice.Choice, when auto chose
 
     @property
     def vocab_size(self) -> int:
@@ -76,8 +78,9 @@ def fingerprint(model: torch.nn.Module) -> str:
 
 
 def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    """'auto' -> bfloat16 (on this CPU a (k+1)-token verify costs about one plain step in bf16), float16 on a
-    CUDA GPU without native bfloat16 (engine/device.py)."""
+    """A dtype name -> torch dtype. 'auto' here is the device's half type (bfloat16, float16 on a CUDA GPU without
+    native bfloat16: engine/device.py), what training means by it; decoding's auto is chosen by measurement
+    (engine/autodtype.load), which callers that decode use instead."""
     if isinstance(dtype, torch.dtype):
         return dtype
     if dtype in (None, "auto"):

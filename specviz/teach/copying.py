@@ -15,14 +15,16 @@ WHEN_CACHE_PAYS = (
     "the cache help the session's first request, or one whose answer shares nothing with the earlier ones.")
 
 MEASURED_ALONE = (
-    "Measured by the bench (`python -m specviz bench --out bench`, 2026-12-02: bfloat16, greedy, 128 new tokens, "
+    "Measured by the bench (`python -m specviz bench --out bench`, 2026-12-02, on a 2-thread CPU the file does "
+    "not name: bfloat16, greedy, 128 new tokens, "
     "3 repeats, the four copy-heavy single requests, median): suffix with its defaults (a tree of up to 8 × the "
     "match's tokens) 2.55× plain, lookup with the match-length rule (up to 4 × the match) 2.42×, transformers' "
     "prompt lookup at k = 10 2.15×; on sampled novel prompts (T = 0.8, 3 seeds) lookup 1.00× and suffix 1.07×. "
     "Those are single requests: the cache plays no part in them. The session panel measures what it adds, live.")
 
 MEASURED_SESSION = (
-    "Measured by the bench (`python -m specviz bench --out bench`, 2026-12-02: bfloat16, greedy, 64 new tokens "
+    "Measured by the bench (`python -m specviz bench --out bench`, 2026-12-02, on a 2-thread CPU the file does "
+    "not name: bfloat16, greedy, 64 new tokens "
     "per request, 2 repeats, speedup × plain decoding of the same requests): in `edit-function-session` suffix ran the "
     "whole session at 2.13× with the cache and 2.10× "
     "without. Requests 1–3 drafted about the same either way (1.45–1.77× with it): their answers did not restate "

@@ -175,7 +175,8 @@ def roofline_section() -> None:
     m[1].metric("measured step", f"{bw['step_s'] * 1e3:.1f} ms")
     m[2].metric("achieved bandwidth", f"{bw['gbps']:.1f} GB/s")
     st.caption("Weights ÷ step time: the bandwidth one decode step achieved on this machine just now (a lower bound "
-               "on what the memory can do: the KV cache reads and Python overhead are in the step too).")
+               "on what the memory can do: the KV cache reads and Python overhead are in the step too). "
+               + loading.machine_caption() + ".")
     mine = R.batch_speedups(vbt, float(alpha), float(cost))
     best = R.best_k_by_batch(mine)
     st.plotly_chart(vb.batch_speedup_figure(mine), width="stretch", key="rf_fig")

@@ -19,9 +19,9 @@ import streamlit as st
 
 from specviz import runtime
 from specviz.core.errors import InputError, ModelError
-from specviz.engine import artifacts, methods as M
-from specviz.engine.device import default_device, half_dtype
-from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_model, load_tokenizer, tiny_llama
+from specviz.engine import artifacts, autodtype, methods as M
+from specviz.engine.device import describe_machine, machine
+from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_tokenizer, tiny_llama
 from specviz.ui import lecture, memory
 
 TINY = os.environ.get("SPECVIZ_TINY", "") not in ("", "0")
@@ -41,7 +41,7 @@ def _load(name: str, device: str, dtype: str) -> LoadedModel:
         m.tokenizer = tok
         return m
     try:
-        return load_model(name, None if device == "auto" else device, dtype)
+        return autodtype.load(name, None if device == "auto" else device, dtype, "speculative")
     except ModelError:
         raise
     except Exception as e:  # noqa: BLE001 - e.g. device "cuda" on a machine without one
@@ -117,13 +117,25 @@ def settings() -> dict:
     ss = st.session_state
     ss.setdefault("target_name", "tiny:0" if TINY else DEFAULT)
     ss.setdefault("device", "auto")
-    ss.setdefault("dtype", "float32" if TINY else default_dtype_name())
+    ss.setdefault("dtype", "float32" if TINY else "auto")
     return {"target": ss["target_name"], "device": ss["device"], "dtype": ss["dtype"]}
 
 
-def default_dtype_name() -> str:
-    """bfloat16, or float16 on a CUDA GPU without native bfloat16 (what --dtype auto picks, engine/device.py)."""
-    return str(half_dtype(default_device())).removeprefix("torch.")
+DTYPES = ["auto", "bfloat16", "float32", "float16"]   # auto: timed once per machine (engine/autodtype.py)
+
+
+def loaded(name: str | None = None) -> LoadedModel | None:
+    """The session's target if its load has finished (None while loading or after a failure); never waits."""
+    s = settings()
+    job = _job((name or s["target"], s["device"], s["dtype"]))
+    return job["result"] if job["done"].is_set() and job["error"] is None else None
+
+
+def machine_caption(tgt: LoadedModel | None = None) -> str:
+    """One line naming where this process measures: CPU model and capability (or GPU), threads, torch and the
+    dtype that ran. Every page that shows a figure measured here puts it under the figure."""
+    tgt = tgt or loaded()
+    return "Measured here: " + describe_machine(machine(tgt.device if tgt else None, tgt.dtype if tgt else None))
 
 
 def target_label(name: str | None = None) -> str:
@@ -146,7 +158,11 @@ def sidebar() -> None:
         label = target_label(s["target"])
         state, waited = preload()
         note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far)"}.get(state, "")
-        st.caption(f"Target: {label}, {s['dtype']} on {s['device']}{note}")
+        tgt = loaded() if state == "ready" else None
+        dt = str(tgt.dtype).removeprefix("torch.") if tgt is not None else s["dtype"]
+        st.caption(f"Target: {label}, {dt} on {s['device']}{note}")
+        if tgt is not None and tgt.dtype_reason:
+            st.caption(f"Why {dt}: {tgt.dtype_reason}")
         if state.startswith("failed"):
             st.error(f"The target could not be loaded: {state.removeprefix('failed: ')} Change it below and press "
                      "Apply.")
@@ -155,11 +171,13 @@ def sidebar() -> None:
                                  value=s["target"], key="target_input")
             dev = st.selectbox("Device", ["auto", "cpu", "cuda"],
                                index=["auto", "cpu", "cuda"].index(s["device"]), key="device_input")
-            dt = st.selectbox("dtype", ["bfloat16", "float32", "float16"],
-                              index=["bfloat16", "float32", "float16"].index(s["dtype"]), key="dtype_input",
-                              help="bfloat16 is the fast choice on CPU. Greedy speculation writes plain greedy's text "
-                                   "in either (specviz's attention rounds a verify pass as one-token steps); "
-                                   "float32 rounds less, so near-ties are rarer.")
+            dt = st.selectbox("dtype", DTYPES, index=DTYPES.index(s["dtype"]), key="dtype_input",
+                              help="auto: the faster of float32 and bfloat16 for speculative decoding on this machine, "
+                                   "timed once (a CPU without native bfloat16 verifies many rows far faster in float32)"
+                                   " "
+                                   "and remembered. Greedy speculation writes plain greedy's text in either (specviz's "
+                                   "attention rounds a verify pass as one-token steps); float32 rounds less, so "
+                                   "near-ties are rarer.")
             if st.button("Apply", key="apply_model"):
                 retry_failed((name.strip() or DEFAULT, dev, dt))  # Apply again = try again
                 st.session_state["target_name"] = name.strip() or DEFAULT

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.slow
 
 def test_quick_bench_on_the_default_model(tmp_path):
     out = tmp_path / "bench"
-    assert main(["bench", "--quick", "--out", str(out)]) == 0  # fails when equality fails
+    assert main(["bench", "--quick", "--dtype", "bfloat16", "--out", str(out)]) == 0  # fails when equality fails
     res = check_outputs(out, "bfloat16")
     assert all(e["ok"] for e in res["equality"])
     # the shipped heads run as chains and as trees, side by side, and trees are checked for equality too

@@ -178,3 +178,23 @@ def test_a_one_token_prompt_verify_pass_keeps_the_row_invariant_path():
         assert spec[0].n_accepted == 6                                           # a 7-row pass on an empty cache
         top = [[x for st in steps for x in st.logit_top1] for steps in (plain, spec)]   # the emitted rows' logits
         assert top[0] == top[1], first                                           # bit for bit
+
+
+class _Compute32(_Module):
+    specviz_compute = torch.float32
+
+
+@pytest.mark.parametrize("L", [1, 99, 316])
+def test_float32_needs_the_float64_attention_too(L):
+    """--dtype auto may choose float32 (engine/autodtype.py): there too every row of a verify pass equals the
+    one-token step with the float64 attention, while the same attention computed in float32 (negative control)
+    gives rows other last bits, as PyTorch's fused kernel does: float32 alone is not row-invariant."""
+    t = 11
+    q, k, v = (x.float() for x in _qkv(L, t, seed=L))
+    chain = list(range(-1, t - 2))
+    assert _rows_differing(row_invariant_attention, q, k, v, L, chain, torch.bool) == 0
+
+    def in_float32(module, *a, **kw):
+        return row_invariant_attention(_Compute32, *a, **kw)
+    assert _rows_differing(in_float32, q, k, v, L, chain, torch.bool) > 0
+    assert _rows_differing(sdpa_attention_forward, q, k, v, L, chain, torch.bool) > 0

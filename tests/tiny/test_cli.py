@@ -1,5 +1,6 @@
 """The CLI: bad input is one clear line and a non-zero exit, never a traceback."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def cli(*args, timeout=300):
     r = subprocess.run([sys.executable, "-m", "specviz", *args], cwd=ROOT, capture_output=True,
-                       text=True, timeout=timeout, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+                       text=True, timeout=timeout, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin",
+                                                        "SPECVIZ_CACHE_DIR": os.environ["SPECVIZ_CACHE_DIR"]})
     return r.returncode, r.stdout, r.stderr
 
 
@@ -81,6 +83,8 @@ def test_tiny_local_models(tiny_dirs):
     assert len(res["token_ids"]) == 12 and s["target_passes"] == len(res["steps"])
     assert sum(len(st["emitted"]) for st in res["steps"]) == 12
     assert s["tokens_per_pass"] == pytest.approx(12 / s["target_passes"])
+    assert s["machine"]["dtype"] == "float32" and s["machine"]["capability"] and s["machine"]["threads"] >= 1
+    assert s["dtype_reason"] == "float32: asked for by name"
     # every drafted token says where it was copied from (the prompt repeats, so lookup drafts from it)
     drafted = [st for st in res["steps"] if st["drafted"]]
     assert drafted and all(len(st["sources"]) == len(st["drafted"]) for st in drafted)
@@ -173,7 +177,10 @@ def test_replay_prints_what_generate_json_printed(tiny_dirs, tmp_path):
     assert rc == 0, err
     rc, again, err = cli("replay", str(rec))
     assert rc == 0, err
-    assert json.loads(again) == json.loads(out)
+    printed = json.loads(out)
+    for k in ("machine", "dtype_reason"):      # where it ran: said by generate, not kept in a recording
+        printed["summary"].pop(k)
+    assert json.loads(again) == printed
     doc = json.loads(rec.read_text())
     assert doc["model"]["fingerprint"] and doc["environment"]["dtype"] == "float32"
 
@@ -193,3 +200,21 @@ def test_replay_bad_file_one_line(tmp_path, content, expect):
 def test_replay_missing_file_one_line(tmp_path):
     rc, _, err = cli("replay", str(tmp_path / "none.json"))
     assert "cannot read the recording" in one_clear_line(rc, err)
+
+
+def test_auto_dtype_is_timed_once_and_named_in_the_summary(tmp_path):
+    """--dtype auto on a tiny local model: the first run times it (into the test's own cache folder), the
+    second reads the choice back; both summaries say which dtype ran and why."""
+    target = save_tiny(tmp_path / "target", WORDS, seed=0, max_positions=512)
+    env = {**os.environ, "SPECVIZ_CACHE_DIR": str(tmp_path)}
+    args = ("generate", "--target", target, "--prompt", "w1 w2 w3 w1 w2", "--max-new-tokens", "4", "--json")
+    runs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-m", "specviz", *args], cwd=ROOT, capture_output=True, text=True,
+                           timeout=300, env=env)
+        assert r.returncode == 0, r.stderr
+        runs.append(json.loads(r.stdout)["summary"])
+    assert runs[0]["dtype_reason"].startswith("auto: ") and "timed now" in runs[0]["dtype_reason"]
+    assert "remembered in" in runs[1]["dtype_reason"]
+    assert runs[0]["machine"]["dtype"] == runs[1]["machine"]["dtype"] in ("float32", "bfloat16")
+    assert (tmp_path / "dtype.json").exists()

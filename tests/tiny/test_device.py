@@ -323,7 +323,7 @@ def test_a_measured_speedup_is_preceded_by_an_untimed_warm_up(cpu_target, monkey
 
 
 @pytest.mark.parametrize("native,expected", [(True, torch.bfloat16), (False, torch.float16)])
-def test_auto_dtype_is_float16_on_a_gpu_without_native_bfloat16(monkeypatch, native, expected):
+def test_trainings_auto_dtype_is_float16_on_a_gpu_without_native_bfloat16(monkeypatch, native, expected):
     from specviz.engine.models import resolve_dtype
 
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: native or including_emulation)
@@ -368,10 +368,10 @@ def test_the_help_says_what_auto_picks(monkeypatch):
     assert default_device() == torch.device("cuda")
 
 
-def test_the_apps_default_dtype_follows_the_gpu(monkeypatch):
-    from specviz.ui.loading import default_dtype_name
+def test_auto_chooses_between_float32_and_the_devices_half_type(monkeypatch):
+    from specviz.engine.autodtype import candidates
 
-    assert default_dtype_name() == "bfloat16"                         # this CPU
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert candidates(torch.device("cpu")) == ["float32", "bfloat16"]
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: including_emulation)
-    assert default_dtype_name() == "float16"                          # a T4 or V100
+    assert candidates(torch.device("cuda")) == ["float32", "float16"]       # a T4 or V100
+    assert candidates(torch.device("mps")) == ["float32", "float16"]

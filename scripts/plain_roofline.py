@@ -1,0 +1,82 @@
+"""Plain decoding against this machine's memory bandwidth, and where one step's time goes (issue 33 §5).
+
+- bandwidth: the best of 5 copies of a 512 MiB tensor (bytes read + bytes written ÷ seconds);
+- bytes per token: every weight read once (the tied output layer reads the embedding matrix) plus the KV cache;
+- plain's share = (bytes per token ÷ bandwidth) ÷ the measured plain step: 1.0 would be the memory's limit;
+- a torch.profiler table of plain steps (operators by total CPU time), with --profile PATH written as markdown.
+
+    python scripts/plain_roofline.py --dtype float32 --steps 32 --profile docs/profile_plain_step.md
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from specviz.core.stats import median
+from specviz.engine import workloads
+from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine.device import describe_machine, machine
+from specviz.engine.methods import encode_prompt
+from specviz.engine.models import load_model
+
+
+def bandwidth(mib: int = 512, tries: int = 5) -> float:
+    src = torch.ones(mib * 2**20 // 4)                                   # (n,) float32
+    dst = torch.empty_like(src)
+    best = float("inf")
+    for _ in range(tries):
+        t0 = time.perf_counter()
+        dst.copy_(src)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * src.numel() * 4 / best                                    # bytes read + written per second
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--steps", type=int, default=32)
+    ap.add_argument("--profile", default=None, help="write the profiler table (markdown) here")
+    a = ap.parse_args()
+    bw = bandwidth()
+    target = load_model("default", "cpu", a.dtype)
+    m = machine(target.device, target.dtype)
+    w = workloads.get("summarise-passage")
+    ids = encode_prompt(target.tokenizer, w.prompt, w.chat)
+    d = Decoder(target, None, ids, DecodeConfig(k=1, max_new_tokens=a.steps + 8, record=False, stop_at_eos=False))
+    d.prefill()
+    for _ in range(3):
+        d.step()                                                         # warm-up
+    times = [d.step().verify_s for _ in range(a.steps // 2)]
+    step = median(times)
+    ctx = len(ids) + a.steps
+    per_token = target.param_bytes() + ctx * target.kv_bytes_per_token() * (2 if target.dtype != torch.float64 else 1)
+    # the attention keeps K and V in float64 (engine/attention.py): twice the float32 bytes per entry
+    limit = bw / per_token
+    print(f"machine: {describe_machine(m)}; load average {open('/proc/loadavg').read().split()[0]}")
+    print(f"bandwidth (512 MiB copy, best of 5): {bw / 1e9:.1f} GB/s")
+    print(f"bytes per token: {per_token / 2**20:.0f} MiB (weights {target.param_bytes() / 2**20:.0f} MiB + KV of "
+          f"{ctx} tokens) -> limit {limit:.1f} tok/s")
+    print(f"plain step (median of {len(times)}): {step * 1e3:.1f} ms = {1 / step:.1f} tok/s = {1 / step / limit:.2f} "
+          "of the limit")
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(a.steps // 2):
+            d.step()
+    table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15)
+    print(table)
+    if a.profile:
+        with open(a.profile, "w") as f:
+            f.write(f"# Where a plain decoding step's time goes\n\n`python scripts/plain_roofline.py --dtype {a.dtype} "
+                    f"--steps {a.steps} --profile {a.profile}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+                    f"{describe_machine(m)}; other work was loading the CPU (load average "
+                    f"{open('/proc/loadavg').read().split()[0]} on 2 cores).\n\n"
+                    f"Bandwidth {bw / 1e9:.1f} GB/s (512 MiB copy); {per_token / 2**20:.0f} MiB per token; limit "
+                    f"{limit:.1f} tok/s; plain step {step * 1e3:.1f} ms ({1 / step:.1f} tok/s, "
+                    f"{1 / step / limit:.2f} of the limit).\n\n{a.steps // 2} plain steps under torch.profiler, "
+                    f"operators by self CPU time:\n\n```\n{table}\n```\n")
+
+
+if __name__ == "__main__":
+    main()

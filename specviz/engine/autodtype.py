@@ -1,0 +1,157 @@
+"""`--dtype auto`: the dtype chosen by timing this machine, once, and remembered.
+
+The first time a target is loaded with dtype auto on a machine, it is loaded in each dtype the device offers
+(candidates()) and the shapes speculative decoding runs are timed through the decode loop itself (one-token
+steps, a chain pass of 1 + 8 rows, a tree pass of 1 + 24 rows, the prefill of a 192-token prompt), the dtypes
+interleaved in rounds so that a busy moment hits each alike. core/dtypechoice.py turns the times into the
+choice and its reason. The times are kept in a small JSON file (cache_path(): $SPECVIZ_CACHE_DIR, else
+$XDG_CACHE_HOME/specviz or ~/.cache/specviz, never the repository) under a key naming the machine (CPU model
+and capability or GPU name, threads, torch version) and the target, so later loads read them back instead.
+
+Why: a CPU without native bfloat16 kernels (AVX2 only: no AVX512-BF16, no AMX) computes a bfloat16 verify
+pass of 25 rows in nearly 25 one-row times, while a CPU with AMX does it in little more than one; the same
+method is then 1.2× on one machine and 4× on the other (issue 33). A forced dtype is never second-guessed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from specviz import runtime
+from specviz.core import dtypechoice as DC
+from specviz.core.errors import ModelError
+from specviz.core.stats import median
+from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine.device import default_device, half_dtype, machine
+from specviz.engine.models import LoadedModel, load_model, load_tokenizer
+from specviz.engine.passcost import RandomDraft
+
+CACHE_ENV = "SPECVIZ_CACHE_DIR"
+ROUNDS = 3             # timed rounds; each times every shape in every dtype once (steps: STEPS of them)
+STEPS = 3              # one-token steps per round (the cheapest shape: more of them, their median)
+WARM_PROMPT = 16       # tokens of the untimed prefill that warms each dtype's kernels up
+
+
+def cache_path() -> Path:
+    """The choice cache: $SPECVIZ_CACHE_DIR/dtype.json, else $XDG_CACHE_HOME/specviz or ~/.cache/specviz."""
+    d = os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "specviz")
+    return Path(d) / "dtype.json"
+
+
+def candidates(device: torch.device) -> list[str]:
+    """The dtypes auto chooses from: float32 and the device's half type (bfloat16; float16 on a CUDA GPU
+    without native bfloat16 or on Apple's mps)."""
+    half = "float16" if device.type == "mps" else str(half_dtype(device)).removeprefix("torch.")
+    return ["float32", half]
+
+
+def machine_key(device: torch.device, target: str) -> str:
+    """The cache key: the machine (machine() without dtype), the device type and the target's name."""
+    m = machine(device)
+    return json.dumps({**m, "device": device.type, "target": target}, sort_keys=True)
+
+
+def read_cache(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}               # missing or unreadable: measure again (and rewrite it)
+
+
+def write_cache(path: Path, key: str, entry: dict) -> None:
+    data = read_cache(path)
+    data[key] = entry
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+        tmp.replace(path)        # atomic: two processes measuring at once leave one whole file
+    except OSError:
+        pass                     # a read-only home: the choice still holds for this process
+
+
+def time_shapes(models: dict[str, LoadedModel], rounds: int = ROUNDS, steps: int = STEPS) -> dict[str, DC.ShapeTimes]:
+    """{dtype: ShapeTimes} timed through decode.Decoder on random tokens: a prefill of PROMPT tokens (after an
+    untimed one), one-token steps, chain passes of 1 + CHAIN_K rows and tree passes of 1 + TREE_NODES rows (a
+    random draft, rejected and rolled back as in a real run); medians over rounds, dtypes and shapes
+    interleaved within each round."""
+    any_model = next(iter(models.values()))
+    room = 2 * (rounds + 1) * (steps + 2) + DC.TREE_NODES + 2       # random drafts: about one token per pass
+    n = min(DC.PROMPT, any_model.context_window - room - DC.TREE_NODES - 2)
+    if n < WARM_PROMPT:
+        raise ModelError(f"a context window of {any_model.context_window} tokens is too small to time the dtypes "
+                         "in: pass --dtype float32 or bfloat16")
+    g = torch.Generator().manual_seed(0)
+    prompt = torch.randint(0, any_model.vocab_size, (n,), generator=g)                     # (n,)
+    shapes = [("step", 0, False)] * steps + [("chain", DC.CHAIN_K, False), ("tree", DC.TREE_NODES, True)]
+    dec, prefill = {}, {}
+    for dt, m in models.items():
+        cfg = DecodeConfig(k=DC.TREE_NODES, max_new_tokens=room, record=False, stop_at_eos=False)
+        Decoder(m, None, prompt[:WARM_PROMPT], cfg).prefill()        # untimed: first-call costs, cheaply
+        d = dec[dt] = Decoder(m, RandomDraft(m.vocab_size), prompt, cfg)
+        runtime.follow_load()                                        # threads as a run's first step sets them
+        d.prefill()
+        prefill[dt] = d.prefill_s
+    got = {dt: {s: [] for s in DC.SHAPES if s != "prefill"} for dt in models}
+    for r in range(rounds + 1):                                      # round 0 warms every shape up, untimed
+        order = list(models) if r % 2 else list(models)[::-1]
+        for name, k, tree in shapes:
+            for dt in order:
+                dec[dt].k, dec[dt].proposer.tree = k, tree
+                rec = dec[dt].step()
+                if r:
+                    got[dt][name].append(rec.verify_s)
+    return {dt: DC.ShapeTimes(prefill=prefill[dt], **{s: median(v) for s, v in got[dt].items()}) for dt in models}
+
+
+def load_auto(name: str, device: str | torch.device | None, purpose: str = "speculative", tokenizer: bool = True,
+              path: Path | None = None, loader: Callable = load_model,
+              measure: Callable = time_shapes) -> LoadedModel:
+    """Load `name` in the dtype chosen for `purpose` (core/dtypechoice.py): from the cache when this machine and
+    target were timed before, else time them now (each candidate dtype loaded once) and remember."""
+    dev = torch.device(device) if device not in (None, "auto") else default_device()
+    path = path or cache_path()
+    key = machine_key(dev, name)
+    entry = read_cache(path).get(key)
+    models = {}
+    try:
+        times = {dt: DC.ShapeTimes.from_dict(t) for dt, t in entry["times"].items()} if entry else None
+    except (KeyError, TypeError, ValueError, AttributeError):
+        times = None                                                   # an entry of another shape: measure again
+    if times:
+        how = f"timed here on {str(entry.get('measured', '?'))[:10]}, remembered in {path}"
+    else:
+        t0 = time.perf_counter()
+        models = {dt: loader(name, dev, dt, tokenizer=False) for dt in candidates(dev)}
+        times = measure(models)
+        took = time.perf_counter() - t0
+        write_cache(path, key, {"times": {dt: t.as_dict() for dt, t in times.items()}, "seconds": round(took, 1),
+                                "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": machine(dev)})
+        how = f"timed now in {took:.0f} s (loads included), kept in {path}"
+    choice = DC.choose(times, purpose)
+    model = models.get(choice.dtype)
+    models.clear()                                                     # the other dtype's weights go now
+    if model is None:
+        model = loader(name, dev, choice.dtype, tokenizer=tokenizer)
+    elif tokenizer:
+        model.tokenizer = load_tokenizer(name)
+    model.dtype_reason = f"auto: {choice.reason} ({how})"
+    model.dtype_choice = choice
+    return model
+
+
+def load(name: str, device: str | torch.device | None, dtype: str | None, purpose: str = "speculative",
+         tokenizer: bool = True, **kw) -> LoadedModel:
+    """load_model, with dtype 'auto' (or None) chosen by load_auto; a dtype asked for by name is kept."""
+    if dtype in (None, "auto"):
+        return load_auto(name, device, purpose, tokenizer=tokenizer, **kw)
+    model = load_model(name, device, dtype, tokenizer=tokenizer)
+    model.dtype_reason = f"{str(model.dtype).removeprefix('torch.')}: asked for by name"
+    return model

@@ -1,0 +1,87 @@
+"""--dtype auto (engine/autodtype.py): timed once per machine and target, remembered, a forced dtype kept.
+
+The choice itself is tested on injected times (tests/core/test_dtypechoice.py); here the timing runs for real
+on tiny models (only its shape is checked, never its speed) and the cache on a temporary path.
+"""
+import json
+
+import pytest
+import torch
+
+from specviz import runtime
+from specviz.core.dtypechoice import ShapeTimes
+from specviz.engine import autodtype as A
+from specviz.engine.models import tiny_llama
+
+AVX2 = {"bfloat16": ShapeTimes(step=0.040, chain=0.20, tree=0.50, prefill=2.7),
+        "float32": ShapeTimes(step=0.068, chain=0.12, tree=0.177, prefill=0.4)}
+
+
+def tiny(name, device, dtype, tokenizer=True):
+    return tiny_llama(vocab_size=64, layers=2, hidden=32, seed=0, dtype=getattr(torch, dtype), max_positions=512)
+
+
+class Timer:
+    """A stand-in for time_shapes that returns fixed times and counts its calls."""
+
+    def __init__(self, times):
+        self.times, self.calls = times, []
+
+    def __call__(self, models):
+        self.calls.append(sorted(models))
+        return {dt: self.times[dt] for dt in models}
+
+
+def test_the_shapes_are_timed_through_the_decode_loop_in_each_dtype():
+    models = {dt: tiny("t", "cpu", dt) for dt in ("float32", "bfloat16")}
+    got = A.time_shapes(models, rounds=1, steps=2)
+    assert set(got) == {"float32", "bfloat16"}
+    for t in got.values():
+        assert all(getattr(t, s) > 0 for s in ("step", "chain", "tree", "prefill"))
+
+
+def test_measured_once_then_read_back(tmp_path):
+    path, timer = tmp_path / "dtype.json", Timer(AVX2)
+    m = A.load_auto("t", "cpu", "speculative", tokenizer=False, path=path, loader=tiny, measure=timer)
+    assert timer.calls == [["bfloat16", "float32"]]                   # each candidate loaded and timed once
+    assert m.dtype == torch.float32 and "verify of 25 rows costs 12.5× one row here" in m.dtype_reason
+    assert "timed now" in m.dtype_reason
+    saved = json.loads(path.read_text())
+    (key, entry), = saved.items()
+    cap = torch.backends.cpu.get_cpu_capability()
+    assert json.loads(key)["target"] == "t" and entry["machine"]["capability"] == cap
+    assert entry["times"]["bfloat16"]["tree"] == 0.50
+    again = A.load_auto("t", "cpu", "plain", tokenizer=False, path=path, loader=tiny, measure=timer)
+    assert len(timer.calls) == 1                                      # read back, not timed again
+    assert again.dtype == torch.bfloat16 and "remembered in" in again.dtype_reason   # plain: the faster step
+
+
+def test_another_machine_or_target_is_timed_anew(tmp_path, monkeypatch):
+    path, timer = tmp_path / "dtype.json", Timer(AVX2)
+    A.load_auto("t", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer)
+    A.load_auto("u", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer)
+    monkeypatch.setattr(runtime, "threads_ceiling", lambda: 64)
+    A.load_auto("t", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer)
+    assert len(timer.calls) == 3 and len(json.loads(path.read_text())) == 3
+
+
+def test_an_unreadable_cache_is_timed_again_and_rewritten(tmp_path):
+    path, timer = tmp_path / "dtype.json", Timer(AVX2)
+    path.write_text("{not json")
+    A.load_auto("t", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer)
+    assert len(timer.calls) == 1 and len(json.loads(path.read_text())) == 1
+
+
+def test_a_forced_dtype_wins(monkeypatch):
+    monkeypatch.setattr(A, "load_model", tiny)
+    monkeypatch.setattr(A, "load_auto", lambda *a, **k: pytest.fail("auto ran for a forced dtype"))
+    m = A.load("t", "cpu", "bfloat16", "speculative", tokenizer=False)
+    assert m.dtype == torch.bfloat16 and m.dtype_reason == "bfloat16: asked for by name"
+
+
+def test_the_cache_lives_outside_the_repository(monkeypatch, tmp_path):
+    monkeypatch.setenv(A.CACHE_ENV, str(tmp_path))
+    assert A.cache_path() == tmp_path / "dtype.json"
+    monkeypatch.delenv(A.CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert A.cache_path() == tmp_path / "xdg" / "specviz" / "dtype.json"

@@ -1,0 +1,48 @@
+"""The bench keeps one results set per kind of machine, and pages show the one of this machine's kind."""
+import json
+import os
+
+from specviz.bench import results as BR
+
+AVX2 = {"cpu": "AMD EPYC", "capability": "AVX2", "threads": 2, "torch": "2.13.0", "dtype": "float32"}
+AMX = {"cpu": "Intel Xeon", "capability": "AMX", "threads": 2, "torch": "2.13.0", "dtype": "bfloat16"}
+
+
+def write(folder, machine, when):
+    folder.mkdir(parents=True)
+    f = folder / "results.json"
+    f.write_text(json.dumps({"meta": {"machine": machine, "dtype": machine["dtype"]}}))
+    os.utime(f, (when, when))
+    return f
+
+
+def test_pages_show_the_results_of_this_machines_kind(tmp_path):
+    avx2 = write(tmp_path / "bench" / "results" / BR.kind_folder(AVX2), AVX2, 1_000)
+    amx = write(tmp_path / "bench" / "results" / BR.kind_folder(AMX), AMX, 2_000)     # the newer file
+    assert BR.latest_bench(str(tmp_path), here=AVX2)[0] == str(avx2)
+    assert BR.latest_bench(str(tmp_path), here=AMX)[0] == str(amx)
+    assert BR.latest_bench(str(tmp_path))[0] == str(amx)                                 # no machine given: newest
+    gpu = {**AVX2, "gpu": "NVIDIA H100"}
+    path, data = BR.latest_bench(str(tmp_path), here=gpu)                                # none of its kind
+    assert path == str(amx) and "this machine is another kind" in BR.bench_where(data, gpu)
+    assert "same kind" in BR.bench_where(json.loads(avx2.read_text()), AVX2)
+
+
+def test_kind_folders_and_a_file_that_names_no_machine():
+    assert BR.kind_folder(AVX2) == "cpu-avx2" and BR.kind_folder(AMX) == "cpu-amx"
+    assert BR.kind_folder({**AVX2, "gpu": "NVIDIA H100 80GB HBM3"}) == "cuda-nvidia-h100-80gb-hbm3"
+    old = {"meta": {"dtype": "bfloat16", "threads": 2, "torch": "2.13.0"}}
+    assert "does not name" in BR.bench_where(old, AVX2)
+
+
+def test_bench_out_bench_writes_under_this_machines_kind(tmp_path, monkeypatch):
+    from specviz.cli import main
+    from specviz.engine.device import machine
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "--quick", "--target", "tiny", "--dtype", "float32", "--out", "bench", "--methods", "",
+                 "--no-sessions", "--skip-equality"]) == 0
+    folder = tmp_path / "bench" / "results" / BR.kind_folder(machine())
+    res = json.loads((folder / "results.json").read_text())
+    assert res["meta"]["machine"]["capability"] == machine()["capability"]
+    assert not (tmp_path / "bench" / "results.json").exists()
