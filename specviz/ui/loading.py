@@ -125,7 +125,10 @@ DTYPES = ["auto", "bfloat16", "float32", "float16"]   # auto: timed once per mac
 
 
 def loaded(name: str | None = None) -> LoadedModel | None:
-    """The session's target if its load has finished (None while loading or after a failure); never waits."""
+    """The session's target if its load has finished (None while loading, after a failure, or in lecture mode,
+    which loads no model); never waits."""
+    if lecture.on():
+        return None
     s = settings()
     job = _job((name or s["target"], s["device"], s["dtype"]))
     return job["result"] if job["done"].is_set() and job["error"] is None else None

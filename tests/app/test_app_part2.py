@@ -34,8 +34,15 @@ def test_compare_measures_every_method_and_recommends_per_kind():
     bars = figs[0]
     # one trace per workload in each of the three panels; x labels name every method and k
     xs = {x for tr in bars["data"] for x in tr["x"]}
-    # lookup and suffix size their own drafts: one run each, at their cap (k = 24), whatever the k values say
-    assert {"plain", "lookup k=24", "suffix k=24", "draft k=1", "draft k=2"} <= xs and "lookup k=1" not in xs
+    # methods that size their own drafts run once each, at their cap (k = 24), whatever the k values say; the others
+    # once per k value (the registry says which is which)
+    from specviz.engine.methods import REGISTRY
+    chosen = at.multiselect(key="cmp_methods").value
+    sized = [m for m in chosen if REGISTRY[m].sizes_own_drafts()]
+    fixed = [m for m in chosen if m not in sized]
+    assert {"lookup", "suffix"} <= set(sized) and "draft" in fixed
+    runs = ["plain"] + [f"{m} k=24" for m in sized] + [f"{m} k={k}" for m in fixed for k in (1, 2)]
+    assert set(runs) <= xs and "lookup k=1" not in xs
     assert len({tr["name"] for tr in bars["data"]}) == 2  # one of each kind: two workloads
     speed = [tr for tr in bars["data"] if tr["xaxis"] == "x3"]
     assert all(_values(tr["y"])[tr["x"].index("plain")] == pytest.approx(1.0) for tr in speed)
@@ -45,11 +52,11 @@ def test_compare_measures_every_method_and_recommends_per_kind():
     # one subplot per run of the first workload; the draft model's passes show, lookup's search does not
     titles = [a["text"] for a in timeline["layout"]["annotations"]]
     draft_ms = [sum(_values(tr["y"])) for tr in timeline["data"] if tr["name"] == "draft"]
-    assert len(titles) == len(draft_ms) == 5                       # plain, lookup, suffix, draft at k = 1, 2
+    assert len(titles) == len(draft_ms) == len(runs)
     per_run = dict(zip([t.split(" · ")[1] for t in titles], draft_ms))
     assert per_run["draft k=2"] > 5 * per_run["lookup k=24"] and per_run["plain"] < per_run["draft k=1"]
     df = at.dataframe[0].value
-    assert set(df["method"]) == {"plain", "lookup", "suffix", "draft"} and len(df) == 2 * 5  # plain rows: medians
+    assert set(df["method"]) == {"plain", *chosen} and len(df) == 2 * len(runs)  # plain rows: medians
     plain = df[df["method"] == "plain"]
     assert set(plain["k"]) == {"–"} and set(plain["alpha"]) == {"–"}   # no raw None: a dash, and the caption says why
     assert "None" not in df.to_string() and any("–: k for plain" in c.value for c in at.caption)

@@ -32,7 +32,7 @@ def test_lookup_match_rule_and_its_factor_reach_the_proposer_and_each_draft_name
     assert dec.proposer.k_rule == "match" and dec.proposer.factor == 2.0 and dec.proposer.n_min == 1
     assert rec.seen_in and set(rec.seen_in) <= {"this prompt", "this output"}
     md = " ".join(m.value for m in at.markdown)
-    assert "Copied from: " in md and f"seen in **{rec.seen_in[0]}**" in md
+    assert "Where it came from: " in md and f"seen in **{rec.seen_in[0]}**" in md
 
 
 def test_suffix_knobs_reach_the_proposer_and_its_tree_is_drawn_with_where_each_node_was_seen():
@@ -45,7 +45,7 @@ def test_suffix_knobs_reach_the_proposer_and_its_tree_is_drawn_with_where_each_n
     p = dec.proposer
     assert (p.max_depth, p.factor, p.min_prob) == (12, 3.0, 0.05)
     assert rec.seen_in and len(rec.seen_in) == rec.n_drafted
-    assert "Copied from: " in " ".join(m.value for m in at.markdown)
+    assert "Where it came from: " in " ".join(m.value for m in at.markdown)
     if rec.is_tree:  # the tree drawing tags each node with where it was seen, and says so on hover
         spec = next(el.proto.spec for el in at.get("plotly_chart") if "depth (draft position)" in el.proto.spec)
         hover = " ".join(h for tr in json.loads(spec)["data"] for h in tr.get("hovertext") or [])
