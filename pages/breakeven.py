@@ -5,7 +5,7 @@ from specviz.core import costmodel as be
 from specviz.core.records import is_tree_run
 from specviz.engine.methods import REGISTRY, SELF_SIZED_CAP
 from specviz.teach import reality as R
-from specviz.ui import labs, loading, state
+from specviz.ui import labs_cost, loading, state
 from specviz.viz import breakeven as vb
 
 K_MAX = 16
@@ -217,6 +217,6 @@ def show(k: int) -> None:
 # (no st.stop(): in Streamlit 1.67 a page that stops on a session's first run shows "Page not found")
 if 1 <= k <= K_MAX:
     show(int(k))
-    labs.families_section(int(k), *v_in_use())
+    labs_cost.families_section(int(k), *v_in_use())
 else:
     st.error(f"k must be between 1 and {K_MAX}, got {k}.")

@@ -8,7 +8,7 @@ from specviz.engine.methods import REGISTRY
 from specviz.engine.workloads import WORKLOADS
 from specviz.teach import acceptance as A, derivations as D, lab as L, notes as NOTES
 from specviz.teach.guess import Guess
-from specviz.ui import byhand, guess as G, labs, loading
+from specviz.ui import byhand, guess as G, labs_sampling, loading
 from specviz.viz import servers as VS
 
 st.title("Derivations")
@@ -152,5 +152,5 @@ with four:
 
 with five:
     st.markdown(NOTES.TEMPERATURE)
-    labs.temperature_section()  # α against T and top-p, measured (teach/temperature.py)
-    labs.warping_section()      # mismatched warping drifting from p at T (core/warping.py)
+    labs_sampling.temperature_section()  # α against T and top-p, measured (teach/temperature.py)
+    labs_sampling.warping_section()      # mismatched warping drifting from p at T (core/warping.py)

@@ -10,7 +10,7 @@ from specviz.engine.methods import encode_prompt, make_proposer
 from specviz.engine.workloads import WORKLOADS, get
 from specviz.teach import lab as L
 from specviz.teach.guess import Guess
-from specviz.ui import guess as G, labs, loading
+from specviz.ui import guess as G, labs_lossless, loading
 from specviz.viz import lab as V, step as vz
 
 st.title("Is it lossless?")
@@ -101,10 +101,10 @@ if "lab_sim" in st.session_state:
 else:
     st.info("Commit to a guess, then press **Draw speculative samples** to run the verifier many times.")
 
-labs.lossy_section(p, q)  # Medusa's typical acceptance and SGLang's thresholds, labelled lossy
+labs_lossless.lossy_section(p, q)  # Medusa's typical acceptance and SGLang's thresholds, labelled lossy
 
-labs.tree_sampling_section()  # siblings tested in turn against the residual, and a broken version
-labs.sampled_siblings_section()  # siblings drawn from q: i.i.d., without replacement renormalised, unadjusted
+labs_lossless.tree_sampling_section()  # siblings tested in turn against the residual, and a broken version
+labs_lossless.sampled_siblings_section()  # siblings drawn from q: i.i.d., without replacement renormalised, unadjusted
 
 # -- part 2: the real model ---------------------------------------------------------------------
 st.header("2 · The real model's next token")
@@ -171,4 +171,4 @@ if "lab_real" in st.session_state:
                     f"Σ min(p, q) = min(p(x), 1) = p(x) = **{float(case.p[x]):.3f}**: the rule reduces to "
                     "*accept x with probability p(x)*; otherwise sample from p with x removed and "
                     "renormalised.")
-    labs.lossy_on_real(st.session_state["lab_real"])  # the lossy rules on this real p and q
+    labs_lossless.lossy_on_real(st.session_state["lab_real"])  # the lossy rules on this real p and q

@@ -106,6 +106,6 @@ if mine:
     st.dataframe(pd.DataFrame(mine), hide_index=True, width="stretch")
 st.markdown("**Why the numbers differ**\n" + "\n".join(f"- {x}" for x in R.gap_reasons()))
 
-from specviz.ui import labs  # noqa: E402 - section 4, drawn last (kept apart for merges)
+from specviz.ui import labs_roofline  # noqa: E402 - section 4, drawn last (kept apart for merges)
 
-labs.roofline_section()
+labs_roofline.roofline_section()
