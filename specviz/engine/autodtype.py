@@ -6,7 +6,9 @@ steps, a chain pass of 1 + 8 rows, a tree pass of 1 + 24 rows, the prefill of a 
 interleaved in rounds so that a busy moment hits each alike. core/dtypechoice.py turns the times into the
 choice and its reason. The times are kept in a small JSON file (cache_path(): $SPECVIZ_CACHE_DIR, else
 $XDG_CACHE_HOME/specviz or ~/.cache/specviz, never the repository) under a key naming the machine (CPU model
-and capability or GPU name, threads, torch version) and the target, so later loads read them back instead.
+and capability or GPU name, threads, torch version) and the target, so later loads read them back instead. The
+target is loaded once, in float32, and the other candidate is a cast copy of it (models.as_dtype: the same weights
+as a load in that dtype, in about a second instead of a second load).
 
 Why: a CPU without native bfloat16 kernels (AVX2 only: no AVX512-BF16, no AMX) computes a bfloat16 verify
 pass of 25 rows in nearly 25 one-row times, while a CPU with AMX does it in little more than one; the same
@@ -28,7 +30,7 @@ from specviz.core.errors import ModelError
 from specviz.core.stats import median
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.device import default_device, half_dtype, machine
-from specviz.engine.models import LoadedModel, load_model, load_tokenizer
+from specviz.engine.models import LoadedModel, as_dtype, load_model, load_tokenizer
 from specviz.engine.passcost import RandomDraft
 
 CACHE_ENV = "SPECVIZ_CACHE_DIR"
@@ -129,7 +131,9 @@ def load_auto(name: str, device: str | torch.device | None, purpose: str = "spec
         how = f"timed here on {str(entry.get('measured', '?'))[:10]}, remembered in {path}"
     else:
         t0 = time.perf_counter()
-        models = {dt: loader(name, dev, dt, tokenizer=False) for dt in candidates(dev)}
+        first, *others = candidates(dev)
+        models = {first: loader(name, dev, first, tokenizer=False)}      # loaded once; the others cast from it
+        models.update({dt: as_dtype(models[first], dt) for dt in others})
         times = measure(models)
         took = time.perf_counter() - t0
         write_cache(path, key, {"times": {dt: t.as_dict() for dt, t in times.items()}, "seconds": round(took, 1),

@@ -6,6 +6,7 @@ is imported anywhere in specviz.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.util
 import os
@@ -138,6 +139,15 @@ def load_model(name: str = DEFAULT, device: str | torch.device | None = None,
     tok = load_tokenizer(name) if tokenizer else None
     return LoadedModel(name=DEFAULT_LABEL if name == DEFAULT else name, model=model,
                        tokenizer=tok, device=device, dtype=dt)
+
+
+def as_dtype(m: LoadedModel, dtype: str | torch.dtype) -> LoadedModel:
+    """A copy of a loaded model in another dtype, without loading it again: its weights cast from `m`'s (a bfloat16
+    copy of the float32 default model equals the default model loaded in bfloat16, weight for weight: see
+    tests/real/test_default_model.py), its attention as `m`'s. Tokenizer shared; about a second, not a load."""
+    dt = resolve_dtype(dtype, m.device)
+    model = copy.deepcopy(m.model).to(dt).eval()
+    return LoadedModel(name=m.name, model=model, tokenizer=m.tokenizer, device=m.device, dtype=dt)
 
 
 def first_line(e: Exception) -> str:

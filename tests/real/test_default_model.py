@@ -7,7 +7,7 @@ import torch
 from specviz.engine import measure, workloads
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.methods import encode_prompt, make_proposer
-from specviz.engine.models import load_model
+from specviz.engine.models import as_dtype, load_model
 
 pytestmark = pytest.mark.slow
 
@@ -86,3 +86,15 @@ def test_bfloat16_speculation_equals_plain(w):
         s, steps = measure.run(target, make_proposer(method, target), ids, cfg, eos)
         assert torch.equal(torch.tensor(s.token_ids), torch.tensor(plain.token_ids)), method
         assert sum(st.n_accepted for st in steps) >= 5, method                  # rows past the first were used
+
+
+def test_a_bfloat16_copy_cast_from_float32_is_the_bfloat16_load(target32):
+    """--dtype auto loads the target once and casts a copy (models.as_dtype): the copy must be the model a load
+    in bfloat16 gives, weight for weight, with the same attention, or auto would time one model and run another."""
+    loaded = load_model("default", device="cpu", dtype="bfloat16", tokenizer=False)
+    cast = as_dtype(target32, "bfloat16")
+    a, b = loaded.model.state_dict(), cast.model.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert cast.dtype == torch.bfloat16 and cast.fingerprint() == loaded.fingerprint()
+    assert cast.model.config._attn_implementation == loaded.model.config._attn_implementation
+    assert target32.model.lm_head.weight.dtype == torch.float32                # the original is left as it was
