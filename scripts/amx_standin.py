@@ -56,11 +56,12 @@ def main() -> None:
     for _ in range(a.rounds):
         for name, extra in (("native", {}), ("restricted", RESTRICT)):
             env = {**os.environ, **extra}
-            p = subprocess.run([sys.executable, __file__, "--child", "--threads", str(a.threads), "--reps", str(a.reps)],
-                               env=env, capture_output=True, text=True, check=True)
+            cmd = [sys.executable, __file__, "--child", "--threads", str(a.threads), "--reps", str(a.reps)]
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
             runs[name].append(json.loads(p.stdout))
     print(f"threads {a.threads}, {a.rounds} rounds × {a.reps} repeats, medians (µs)")
-    print("| setting | capability | " + " | ".join(f"{dt} {r} rows" for dt in AVX2_REAL for r in ROWS) + " | bf16 24÷1 |")
+    heads = " | ".join(f"{dt} {r} rows" for dt in AVX2_REAL for r in ROWS)
+    print(f"| setting | capability | {heads} | bf16 24÷1 |")
     print("|---" * (3 + 2 * len(ROWS)) + "|")
     for name, rs in runs.items():
         med = {k: sorted(r[k] for r in rs)[len(rs) // 2] for k in rs[0] if k != "capability"}
@@ -68,7 +69,8 @@ def main() -> None:
         print(f"| {name} | {rs[0]['capability']} | {cells} | {med['bfloat16/24'] / med['bfloat16/1']:.1f} |")
     real = AVX2_REAL
     cells = " | ".join(f"{real[dt][r]}" for dt in real for r in ROWS)
-    print(f"| real AVX2 CPU (AMD EPYC, 2 threads, issue 33) | AVX2 | {cells} | {real['bfloat16'][24] / real['bfloat16'][1]:.1f} |")
+    ratio = real["bfloat16"][24] / real["bfloat16"][1]
+    print(f"| real AVX2 CPU (AMD EPYC, 2 threads, issue 33) | AVX2 | {cells} | {ratio:.1f} |")
 
 
 if __name__ == "__main__":

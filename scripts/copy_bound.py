@@ -16,10 +16,12 @@ outcome is fixed by the drafts alone, so drafting rules are replayed without the
 --sessions: each session's requests in order, 64 tokens each; suffix and the ceilings also search the
 earlier requests (their prompts and outputs: more than suffix's cache keeps, so the ceiling stays one).
 τ is tokens per target pass; the speedup column is the cost model's decode-only tokens ÷ Σ v(drafted),
-v(k) and v_tree(k) from the committed bench (bench/results.json), held at their last entry beyond it.
+v(k) and v_tree(k) of the machine the figures describe: by default the bench results of this machine's kind
+(bench/results/<kind>/results.json, else the top-level bench/results.json, named in the output with where it was
+measured), or with --measure-v timed here and now (passcost.measure_v, as the bench does); held at their last
+entry beyond the measured sizes.
 """
 import argparse
-import json
 import os
 import statistics
 
@@ -27,14 +29,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 
+from specviz.bench.plan import TREE_V_KS
+from specviz.bench.results import bench_where, latest_bench
 from specviz.core import copybound as cb
 from specviz.core.costmodel import v_at
 from specviz.core.suffix import SessionCache
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig
+from specviz.engine.device import describe_machine, machine
 from specviz.engine.measure import run
 from specviz.engine.methods import SELF_SIZED_CAP, encode_prompt, make_proposer
 from specviz.engine.models import load_model
+from specviz.engine.passcost import V_KS, measure_v
 from specviz.proposers.base import draft_on
 
 
@@ -69,22 +75,37 @@ def show(name: str, res: dict) -> dict:
     return sp
 
 
+def v_tables(t, here: bool) -> tuple[dict, dict, str]:
+    """v and v_tree of this machine: timed now, or the bench of this machine's kind (bench_where says which)."""
+    m = machine(t.device, t.dtype)
+    if here:
+        v = measure_v(t, ks=V_KS, repeats=7)
+        v_tree = measure_v(t, ks=TREE_V_KS, repeats=5, tree=True)
+        return dict(v), dict(v_tree), f"timed here now on {describe_machine(m)}"
+    found = latest_bench(os.path.join(os.path.dirname(__file__), ".."), here=m)
+    if found is None:
+        raise SystemExit("no bench results to read v(k) from: run `python -m specviz bench --out bench` "
+                         "or pass --measure-v")
+    path, bench = found
+    return bench["v"], bench["v_tree"], f"from {os.path.relpath(path)}, {bench_where(bench, here=m)}"
+
+
 def main() -> None:
     a = argparse.ArgumentParser()
     a.add_argument("--new", type=int, default=None, help="new tokens per request (default 128; 64 with --sessions)")
     a.add_argument("--dtype", default="bfloat16")
     a.add_argument("--kind", default=workloads.COPY, choices=[workloads.COPY, workloads.NOVEL])
     a.add_argument("--sessions", action="store_true", help="the multi-request sessions instead")
+    a.add_argument("--measure-v", action="store_true", help="time v(k) and v_tree(k) here instead of reading a bench")
     a.add_argument("--suffix-factor", type=float, action="append", default=[], metavar="F",
                    help="also replay suffix with this spec factor (repeatable)")
     a = a.parse_args()
     new = a.new or (64 if a.sessions else 128)
     torch.set_num_threads(min(2, torch.get_num_threads()))
-    bench = json.load(open(os.path.join(os.path.dirname(__file__), "..", "bench", "results.json")))
-    v, v_tree = bench["v"], bench["v_tree"]
     t = load_model("default", device="cpu", dtype=a.dtype)
-    print(f"{a.dtype}, {new} new tokens per request, greedy; cost-model decode-only speedup (× plain) with the "
-          f"committed bench's v and v_tree")
+    v, v_tree, where = v_tables(t, a.measure_v)
+    print(f"{a.dtype}, {new} new tokens per request, greedy; cost-model decode-only speedup (× plain) with "
+          f"v and v_tree {where}")
     factors = {"suffix": None, **{f"suffix f={f:g}": f for f in a.suffix_factor}}
     rows = []
     if a.sessions:
