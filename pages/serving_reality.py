@@ -109,3 +109,7 @@ st.markdown("**Why the numbers differ**\n" + "\n".join(f"- {x}" for x in R.gap_r
 from specviz.ui import labs_roofline  # noqa: E402 - section 4, drawn last (kept apart for merges)
 
 labs_roofline.roofline_section()
+
+from specviz.ui import labs_dtype  # noqa: E402 - section 5: the dtype, measured
+
+labs_dtype.dtype_section()
