@@ -16,6 +16,7 @@ from specviz.proposers.lookup import PromptLookup
 from specviz.proposers.medusa import Medusa, MedusaHeads
 from specviz.proposers.vocab import SubsetHead
 from tests.stats import matches
+from tests.tiny import twotoken as T2
 from tests.tiny.test_heads import drafter, eagle, medusa, prompt, randomize
 from tests.tiny.test_trees import eagle_tree, medusa_tree
 
@@ -25,11 +26,6 @@ def target():
     return tiny_llama(vocab_size=96, layers=2, hidden=64, seed=0)
 
 
-def plain(t, ids, n):
-    s, _ = measure.run(t, None, ids, DecodeConfig(k=1, max_new_tokens=n, stop_at_eos=False))
-    return torch.tensor(s.token_ids)
-
-
 @pytest.mark.parametrize("make", [lambda t: PromptLookup(n_min=1, n_max=3), eagle, medusa, drafter],
                          ids=["lookup", "eagle", "medusa", "drafter"])
 def test_block_greedy_equals_plain(target, make):
@@ -37,7 +33,7 @@ def test_block_greedy_equals_plain(target, make):
         ids = prompt(seed) * 2                         # a repeat, so lookup drafts too
         s, steps = measure.run(target, make(target), ids,
                                DecodeConfig(k=4, max_new_tokens=40, stop_at_eos=False, verify="block"))
-        assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 40))
+        assert torch.equal(torch.tensor(s.token_ids), T2.plain(target, ids, 40))
         assert all(st.verify == "block" and st.block is not None for st in steps)
         assert any(st.n_drafted > 0 for st in steps)
 
@@ -50,7 +46,7 @@ def test_block_refuses_trees_and_unknown_modes(target):
 
 
 VS = 8
-IDS = [2, 5, 7, 3, 2, 5, 1, 3, 2, 5, 7, 6, 2, 5]       # lookup finds [2, 5] and drafts two tokens
+IDS = T2.SESSION_IDS                                   # lookup finds [2, 5] and drafts two tokens
 
 
 def chain_proposers(tgt):
@@ -74,17 +70,9 @@ def chain_proposers(tgt):
 
 
 def first_two(tgt, make, runs=2000):
-    counts = torch.zeros(VS * VS)
-    dec = Decoder(tgt, make(), IDS, DecodeConfig(k=2, max_new_tokens=3, stop_at_eos=False, verify="block",
-                                                 sampling=SamplingConfig(temperature=1.0)))
-    drafted = 0
-    for seed in range(runs):
-        dec.cfg.seed = seed
-        dec.reset()
-        list(dec.run())
-        a, b = dec.new_tokens[:2]
-        counts[a * VS + b] += 1
-        drafted += dec.steps[0].n_drafted
+    cfg = DecodeConfig(k=2, max_new_tokens=3, stop_at_eos=False, verify="block",
+                       sampling=SamplingConfig(temperature=1.0))
+    counts, drafted = T2.first_two(tgt, make(), IDS, cfg, runs)
     assert drafted > runs                        # the first step drafts two tokens (a block to verify)
     return counts
 
@@ -92,11 +80,7 @@ def first_two(tgt, make, runs=2000):
 @pytest.mark.parametrize("name", ["lookup", "eagle", "medusa", "draft"])
 def test_block_sampling_is_lossless_over_two_tokens(monkeypatch, name):
     tgt = tiny_llama(vocab_size=VS, layers=1, hidden=32, seed=4)
-    with torch.no_grad():
-        p1 = tgt.model(input_ids=torch.tensor([IDS])).logits[0, -1].softmax(-1)                      # (VS,)
-        nxt = torch.stack([tgt.model(input_ids=torch.tensor([IDS + [a]])).logits[0, -1].softmax(-1)
-                           for a in range(VS)])                                                        # (VS, VS)
-    joint = (p1[:, None] * nxt).flatten()                                                              # (VS*VS,)
+    joint = T2.joint(tgt, IDS)                                                                         # (VS*VS,)
     make = chain_proposers(tgt)[name]
     assert matches(first_two(tgt, make), joint)
     real = block_module.block_residual

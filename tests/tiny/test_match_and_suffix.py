@@ -15,6 +15,7 @@ from specviz.engine.models import tiny_llama
 from specviz.proposers.lookup import PromptLookup, match_lookup
 from specviz.proposers.suffix import SuffixProposer
 from tests.stats import matches
+from tests.tiny import twotoken as T2
 
 V = 96
 
@@ -31,18 +32,13 @@ def prompt(seed=0, length=48, alphabet=8):
     return (torch.randint(2, 2 + alphabet, (16,), generator=g).tolist() * 4)[:length]
 
 
-def plain(t, ids, n):
-    s, _ = run(t, None, ids, DecodeConfig(k=1, max_new_tokens=n, stop_at_eos=False))
-    return torch.tensor(s.token_ids)
-
-
 @pytest.mark.parametrize("factor,n_min,k", [(1.0, 1, 24), (0.5, 2, 24), (2.0, 3, 6)])
 def test_lookup_match_rule_greedy_equals_plain(target, factor, n_min, k):
     for seed in range(3):
         ids = prompt(seed)
         s, steps = run(target, PromptLookup(n_min=n_min, k_rule="match", factor=factor), ids,
                             DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
-        assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 48))
+        assert torch.equal(torch.tensor(s.token_ids), T2.plain(target, ids, 48))
         assert s.drafted > 0
         full = ids + s.token_ids
         for st in steps:                                                    # each draft as long as its match says
@@ -57,7 +53,7 @@ def test_suffix_greedy_equals_plain(target, opts, k):
     for seed in range(3):
         ids = prompt(seed)
         s, steps = run(target, SuffixProposer(**opts), ids, DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
-        assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 48))
+        assert torch.equal(torch.tensor(s.token_ids), T2.plain(target, ids, 48))
         assert s.drafted > 0 and all(st.n_drafted <= k for st in steps)
         assert all(st.seen_in is not None and len(st.seen_in) == st.n_drafted for st in steps if st.n_drafted)
         trees += sum(st.is_tree for st in steps)
@@ -72,7 +68,7 @@ def test_a_session_drafts_from_earlier_requests_and_stays_exact(target):
     s1, _ = run(target, p, ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
     p.remember()
     s2, steps = run(target, p, ids, DecodeConfig(k=24, max_new_tokens=40, stop_at_eos=False))
-    assert torch.equal(torch.tensor(s2.token_ids), plain(target, ids, 40)) and s2.token_ids == s1.token_ids
+    assert torch.equal(torch.tensor(s2.token_ids), T2.plain(target, ids, 40)) and s2.token_ids == s1.token_ids
     seen = {o for st in steps for o in (st.seen_in or [])}
     assert any("request 1 output" in o for o in seen)
     # without remember() nothing carries over: a fresh proposer on request 2 drafts from this request only
@@ -94,26 +90,15 @@ def test_make_proposer_builds_both_and_refuses_bad_settings(target):
         make_proposer("suffix", target, suffix=dict(min_prob=2.0))
 
 
-def first_two_counts(tgt, make, ids, runs, vs):
-    """Counts of the first two sampled tokens (a joint over vs² pairs); three are generated, so the first
-    step may draft two nodes."""
-    counts = torch.zeros(vs * vs)
-    dec = Decoder(tgt, make(), ids, DecodeConfig(k=3, max_new_tokens=3, stop_at_eos=False,
-                                                 sampling=SamplingConfig(temperature=1.0)))
-    drafted = 0
-    for seed in range(runs):
-        dec.cfg.seed = seed
-        dec.reset()
-        list(dec.run())
-        a, b = dec.new_tokens[:2]
-        counts[a * vs + b] += 1
-        drafted += dec.steps[0].n_drafted
+def first_two_counts(tgt, make, ids, runs):
+    """Counts of the first two sampled tokens; three are generated, so the first step may draft two nodes."""
+    cfg = DecodeConfig(k=3, max_new_tokens=3, stop_at_eos=False, sampling=SamplingConfig(temperature=1.0))
+    counts, drafted = T2.first_two(tgt, make(), ids, cfg, runs)
     assert drafted > 0
     return counts
 
 
-# the tail [2, 5] occurred three times before: followed by 7, 1 and 7 (then 3, 3 and 6)
-SESSION_IDS = [2, 5, 7, 3, 2, 5, 1, 3, 2, 5, 7, 6, 2, 5]
+SESSION_IDS = T2.SESSION_IDS
 
 
 @pytest.mark.parametrize("make", [lambda: SuffixProposer(min_prob=0.0),
@@ -123,13 +108,9 @@ def test_sampling_is_lossless_over_two_tokens(monkeypatch, make):
     vs = 8
     tgt = tiny_llama(vocab_size=vs, layers=1, hidden=32, seed=4)
     ids = SESSION_IDS
-    with torch.no_grad():
-        p1 = tgt.model(input_ids=torch.tensor([ids])).logits[0, -1].softmax(-1)                      # (vs,)
-        nxt = torch.stack([tgt.model(input_ids=torch.tensor([ids + [a]])).logits[0, -1].softmax(-1)
-                           for a in range(vs)])                                                        # (vs, vs)
-    joint = (p1[:, None] * nxt).flatten()                                                              # (vs*vs,)
+    joint = T2.joint(tgt, ids)                                                                         # (vs*vs,)
     d = make().propose(Decoder(tgt, make(), ids, DecodeConfig(k=2)).context(), 2)
     assert len(d.tokens) == 2                                     # the first step drafts two nodes
-    assert matches(first_two_counts(tgt, make, ids, 2000, vs), joint)
+    assert matches(first_two_counts(tgt, make, ids, 2000), joint)
     monkeypatch.setattr(tree_module, "residual", lambda r, q: r)  # the broken rule: ignore rejections
-    assert not matches(first_two_counts(tgt, make, ids, 2000, vs), joint)
+    assert not matches(first_two_counts(tgt, make, ids, 2000), joint)

@@ -12,6 +12,7 @@ from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.methods import make_proposer
 from specviz.engine.models import tiny_llama
 from tests.stats import matches
+from tests.tiny import twotoken as T2
 from tests.tiny.test_heads import prompt
 
 
@@ -20,18 +21,13 @@ def target():
     return tiny_llama(vocab_size=96, layers=2, hidden=64, seed=0)
 
 
-def plain(t, ids, n):
-    s, _ = measure.run(t, None, ids, DecodeConfig(k=1, max_new_tokens=n, stop_at_eos=False))
-    return torch.tensor(s.token_ids)
-
-
 @pytest.mark.parametrize("method,k", [("recycle", 24), ("recycle-chain", 4), ("copy-recycle", 24)])
 def test_greedy_equals_plain(target, method, k):
     for seed in range(2):
         ids = prompt(seed)
         prop = make_proposer(method, target, recycle=dict(nodes=12) if method != "recycle-chain" else None)
         s, steps = measure.run(target, prop, ids, DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
-        assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 48))
+        assert torch.equal(torch.tensor(s.token_ids), T2.plain(target, ids, 48))
         assert sum(st.n_accepted for st in steps) > 0                       # the table drafts something kept
         if method == "recycle":
             assert any(st.is_tree for st in steps)
@@ -66,21 +62,12 @@ def test_bad_settings_are_refused(target):
 
 
 VS = 8
-IDS = [2, 5, 7, 3, 2, 5, 1, 3, 2, 5, 7, 6, 2, 5]
+IDS = T2.SESSION_IDS
 
 
 def first_two(tgt, method, runs=2000):
-    counts = torch.zeros(VS * VS)
-    dec = Decoder(tgt, make_proposer(method, tgt, recycle=dict(nodes=6, top_k=3)), IDS,
-                  DecodeConfig(k=24, max_new_tokens=3, stop_at_eos=False, sampling=SamplingConfig(temperature=1.0)))
-    drafted = 0
-    for seed in range(runs):
-        dec.cfg.seed = seed
-        dec.reset()
-        list(dec.run())
-        a, b = dec.new_tokens[:2]
-        counts[a * VS + b] += 1
-        drafted += dec.steps[0].n_drafted
+    cfg = DecodeConfig(k=24, max_new_tokens=3, stop_at_eos=False, sampling=SamplingConfig(temperature=1.0))
+    counts, drafted = T2.first_two(tgt, make_proposer(method, tgt, recycle=dict(nodes=6, top_k=3)), IDS, cfg, runs)
     assert drafted >= 2 * runs
     return counts
 
@@ -88,11 +75,7 @@ def first_two(tgt, method, runs=2000):
 @pytest.mark.parametrize("method", ["recycle", "copy-recycle"])
 def test_sampling_is_lossless_over_two_tokens(monkeypatch, method):
     tgt = tiny_llama(vocab_size=VS, layers=1, hidden=32, seed=4)
-    with torch.no_grad():
-        p1 = tgt.model(input_ids=torch.tensor([IDS])).logits[0, -1].softmax(-1)                      # (VS,)
-        nxt = torch.stack([tgt.model(input_ids=torch.tensor([IDS + [a]])).logits[0, -1].softmax(-1)
-                           for a in range(VS)])                                                        # (VS, VS)
-    joint = (p1[:, None] * nxt).flatten()                                                              # (VS*VS,)
+    joint = T2.joint(tgt, IDS)                                                                         # (VS*VS,)
     assert matches(first_two(tgt, method), joint)
     monkeypatch.setattr(tree_module, "residual", lambda r, q: r)      # the broken rule: ignore rejections
     assert not matches(first_two(tgt, method), joint)
