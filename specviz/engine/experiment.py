@@ -26,11 +26,14 @@ class Setting:
     k_rule: str | None = None
     factor: float | None = None
     adaptive: bool = False
+    gate: object = None          # a proposers.gated.Gate: no draft while the running α̂ is low
 
     @classmethod
     def resolve(cls, method: str, k: int | None = None, n: int | None = None, k_rule: str | None = None,
-                adaptive: bool = False) -> Setting:
+                adaptive: bool = False, gate=None) -> Setting:
         """The settings a run of `method` gets from make_proposer and methods.draft_cap, given these."""
+        if gate is not None and method != "plain":
+            return replace(cls.resolve(method, k, n, k_rule, adaptive), gate=gate)
         s = M.spec(method)
         d = s.defaults
         if method == "plain":
@@ -47,6 +50,9 @@ class Setting:
         """What actually ran: the proposer's own settings and the DecodeConfig's k."""
         if proposer is None or proposer.name == "plain":
             return cls("plain")
+        gate = getattr(proposer, "gate", None)
+        if gate is not None:
+            return replace(cls.of(proposer.inner, cfg), gate=gate)
         name = proposer.name
         if name == "lookup":
             match = proposer.k_rule == "match"
@@ -55,6 +61,8 @@ class Setting:
         return cls(name, cfg.k, None, None, getattr(proposer, "factor", None), cfg.adaptive)
 
     def describe(self) -> str:
+        if self.gate is not None:
+            return f"{replace(self, gate=None).describe()}, gated: {self.gate.words()}"
         m, k = self.method, self.k
         if m == "plain":
             return "plain decoding"

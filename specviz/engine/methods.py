@@ -255,7 +255,8 @@ def available_methods(drafter_available: bool = True) -> list[str]:
 def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min: int | None = None,
                   n_max: int | None = None, drafter: LoadedModel | None = None,
                   lookup_rule: str = "recent", k_rule: str = DEFAULT_K_RULE, spec_factor: float | None = None,
-                  suffix: dict | None = None, greedy_draft: bool = False, recycle: dict | None = None) -> Proposer:
+                  suffix: dict | None = None, greedy_draft: bool = False, recycle: dict | None = None,
+                  gate=None) -> Proposer:
     """The proposer of `method` for `target`, built by its registry entry. 'draft' uses `drafter`, else the
     shipped trained drafter (greedy_draft: it drafts its argmax even when sampling, vLLM's greedy
     draft_sample_method).
@@ -266,10 +267,15 @@ def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min:
     (fixed, default 3) or the shortest match that drafts (match, default MATCH_MIN). suffix (method suffix):
     SuffixProposer's settings (max_depth, min_prob, min_match, cache: a SessionCache shared by a session's
     requests); spec_factor too. recycle (recycle, recycle-chain, copy-recycle): Recycle's settings (nodes: the
-    tree's size, top_k)."""
-    return spec(method).build(target, dict(n=n, n_min=n_min, n_max=n_max, drafter=drafter, lookup_rule=lookup_rule,
-                                           k_rule=k_rule, spec_factor=spec_factor, suffix=suffix,
-                                           greedy_draft=greedy_draft, recycle=recycle))
+    tree's size, top_k). gate (a proposers.gated.Gate): no draft while the method's running α̂ is below the
+    gate's threshold (the capstone's gated lookup)."""
+    built = spec(method).build(target, dict(n=n, n_min=n_min, n_max=n_max, drafter=drafter, lookup_rule=lookup_rule,
+                                            k_rule=k_rule, spec_factor=spec_factor, suffix=suffix,
+                                            greedy_draft=greedy_draft, recycle=recycle))
+    if gate is None or method == "plain":
+        return built
+    from specviz.proposers.gated import Gated
+    return Gated(built, gate)
 
 
 def check_verify(method: str, verify: str) -> None:

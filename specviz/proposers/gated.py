@@ -1,0 +1,93 @@
+"""A proposer switched off while its recent drafts are mostly rejected: lookup gated on a running hit rate.
+
+On novel text lookup still finds short, stray matches; each costs a wider verify pass and is rejected. A server
+can watch the draft acceptance rate α̂ (kept ÷ drafted) of the last few drafts and stop drafting while it is low,
+so those steps are ordinary decoding steps. A probe draft every few skipped steps lets the gate reopen when the
+text turns copyable again. (vLLM 0.33 has no such gate for n-gram lookup; its V0 engine switched speculation off
+by batch size, not by hit rate.)
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from specviz.core.errors import InputError
+from specviz.proposers.base import Context, Draft, Proposer, empty_draft
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Draft only while α̂ over the last `window` drafts is at least `threshold`; while closed, still draft on every
+    `probe_every`-th step (a probe), whose outcome counts like any other draft."""
+    threshold: float = 0.3
+    window: int = 8
+    probe_every: int = 4
+
+    def check(self) -> None:
+        if not 0.0 <= self.threshold <= 1.0:
+            raise InputError(f"the gate's threshold must be between 0 and 1, got {self.threshold:g}")
+        if self.window < 1 or self.probe_every < 1:
+            raise InputError(f"the gate's window and probe interval must be >= 1, got {self.window} and "
+                             f"{self.probe_every}")
+
+    def words(self) -> str:
+        return (f"off while α̂ of its last {self.window} drafts < {self.threshold:g} "
+                f"(a probe every {self.probe_every} steps)")
+
+
+def hit_rate(history) -> float | None:
+    """α̂ over (drafted, kept) pairs; None before any draft."""
+    drafted = sum(d for d, _ in history)
+    return sum(k for _, k in history) / drafted if drafted else None
+
+
+class Gated(Proposer):
+    """`inner`'s drafts, gated by Gate on its running α̂. Named like `inner`: it is the same method, with a gate."""
+
+    def __init__(self, inner: Proposer, gate: Gate):
+        gate.check()
+        self.inner, self.gate = inner, gate
+        self.name = inner.name
+        self.deterministic = inner.deterministic
+        self.needs_hidden, self.feature_layers = inner.needs_hidden, inner.feature_layers
+        self.reset_state()
+
+    def reset_state(self) -> None:
+        self.history: deque[tuple[int, int]] = deque(maxlen=self.gate.window)   # (drafted, kept) per draft
+        self.closed_steps = 0    # steps the gate kept shut this run (no draft)
+        self._since_probe = 0
+        self._drafted = 0        # the last step's draft length, for update()
+
+    def reset(self, prompt_ids) -> None:
+        self.inner.reset(prompt_ids)
+        self.reset_state()
+
+    def is_open(self) -> bool:
+        rate = hit_rate(self.history)
+        return rate is None or rate >= self.gate.threshold
+
+    def propose(self, ctx: Context, k: int) -> Draft:
+        if not self.is_open():
+            self._since_probe += 1
+            if self._since_probe < self.gate.probe_every:
+                self.closed_steps += 1
+                self._drafted = 0
+                return empty_draft()
+        self._since_probe = 0
+        d = self.inner.propose(ctx, k)
+        self._drafted = len(d.tokens)
+        return d
+
+    def update(self, ctx: Context, n_accepted: int) -> None:
+        if self._drafted:
+            self.history.append((self._drafted, n_accepted))
+        self._drafted = 0
+        self.inner.update(ctx, n_accepted)
+
+    def cache_length(self) -> int | None:
+        return self.inner.cache_length()
+
+    def __getattr__(self, name):   # the inner proposer's settings (k_rule, n_min, factor) read through the gate
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
