@@ -28,14 +28,14 @@ mode = st.radio("Mode", ["Guided walkthrough", "Interview prep"], horizontal=Tru
 done = st.session_state.setdefault("wt_measured", {})
 
 
-def guess_then_measure(key: str, fn, g, button: str, button_key: str) -> tuple[bool, bool]:
+def guess_then_measure(key: str, fn, g, button: str, button_key: str, level: str) -> tuple[bool, bool]:
     """Ask for the guess, measure on click (only with a guess), then score it. (measured, pressed now)."""
     value = G.ask(key, g) if g else None
     pressed = st.button(button, type="primary", key=button_key)
     if pressed and (g is None or G.lock(key, value, g)):
         measure(fn, key)
     if key in done and g:
-        G.show(key, g, done[key])
+        G.show(key, g, done[key], level)
     return key in done, pressed
 
 
@@ -55,7 +55,7 @@ if mode == "Guided walkthrough":
     key = f"stop:{stop.measure.__name__}"
     asked = I.guess_for(stop, loading.TINY, I.has_drafter(drafter))   # names the plan the measurement runs
     measured, pressed = guess_then_measure(key, stop.measure, asked, "Lock in my guess and run the experiment",
-                                           "wt_run")
+                                           "wt_run", "walkthrough")
     finished = sum(f"stop:{s.measure.__name__}" in done for s in I.STOPS)
     progress.progress((i + 1) / len(I.STOPS), f"Stop {i + 1} of {len(I.STOPS)} · {finished} measured in this session")
     if measured:
@@ -75,7 +75,7 @@ else:
             key = f"q:{q.measure.__name__}"
             asked = I.guess_for(q, loading.TINY, I.has_drafter(drafter))
             if guess_then_measure(key, q.measure, asked, "Lock in my answer, measure and compare",
-                                  f"iv_run_{q.key}")[0]:
+                                  f"iv_run_{q.key}", f"interview, {level}")[0]:
                 st.markdown(f"*{level}:* " + I.answer(q.answers[level], done[key]))
                 st.caption(f"What ran: {done[key]['run']}.")
                 for wrong, why in q.wrong:

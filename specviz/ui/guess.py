@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from specviz.teach import scorecard as SC
 from specviz.teach.guess import Guess, asked, score
+
+CARD = "scorecard"   # {(key, experiment, guess): teach.scorecard.Entry}, kept for the session
 
 
 def ask(key: str, g: Guess):
@@ -33,10 +36,20 @@ def ask_and_lock(key: str, g: Guess, button: str, **kw) -> bool:
     return st.button(button, key=f"{key}_run", **kw) and lock(key, value, g)
 
 
-def show(key: str, g: Guess, measured: dict) -> None:
-    """The score of the locked guess against the measurement (nothing when no guess was locked)."""
+def show(key: str, g: Guess, measured: dict, level: str = SC.LAB) -> None:
+    """The score of the locked guess against the measurement (nothing when no guess was locked); the scored guess
+    joins the session's scorecard (`level`: teach.scorecard's LAB, WALKTHROUGH or an interview depth)."""
     locked = st.session_state.get(f"{key}_locked")
     if locked is None or g.truth not in measured:
         return
-    s = score(g, locked, measured, st.session_state.get(f"{key}_experiment"))
+    experiment = st.session_state.get(f"{key}_experiment")
+    s = score(g, locked, measured, experiment)
     (st.success if s.close else st.info)(("✓ " if s.close else "✗ ") + s.text, icon=None)
+    e = SC.entry(key, g, locked, measured, experiment, level)
+    if e is not None:
+        st.session_state.setdefault(CARD, {})[(key, e.experiment, e.guessed)] = e
+
+
+def card() -> list:
+    """The session's scored guesses, in the order they were first scored."""
+    return list(st.session_state.get(CARD, {}).values())
