@@ -37,6 +37,7 @@ PAGES = {
         page("pages/serve.py", title="Take it to a server", icon=":material/dns:", url_path="serve"),
         page("pages/serving_reality.py", title="Serving reality", icon=":material/memory:",
                 url_path="serving-reality"),
+        page("pages/capstone.py", title="Capstone: configure a fleet", icon=":material/hub:", url_path="capstone"),
     ],
 }
 
