@@ -8,7 +8,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import sweeps as SW
 from specviz.engine.workloads import ALL, NOVEL, get
 from specviz.teach import predict as P
-from specviz.ui import guess as G, links as L, loading, waiting
+from specviz.ui import guess as G, links as L, loading, match_rule, waiting
 from specviz.viz import compare as V
 
 st.title("k / n experiments")
@@ -76,43 +76,50 @@ if go:
         st.session_state["exp_result"] = {"points": points, "plains": plains, "method": method,
                                           "workload": wname, "mode": mode, "shared": shared}
 
+
+
+def show_sweep(res: dict) -> None:
+    """The sweep's result: the guess scored, the fastest setting, the lines, the heatmap, the table."""
+    points = res["points"]
+    st.subheader(f"{res['method']} on {res['workload']} ({res['mode']})")
+    if res.get("shared"):
+        st.warning(waiting.SHARED_NOTE)
+    G.show("exp", KG, {"best_k": P.best_k_or_zero(points)})
+    best = max(points, key=lambda p: p.speedup)
+    plain_tps = res["plains"][0].tokens_per_s
+    if best.speedup <= 1.0:
+        st.info("No k beat plain decoding here, so the best k is 0: k = 0 *is* plain decoding (nothing drafted, "
+                "nothing to verify), exactly 1.0× by definition. A server set up like this should not speculate.")
+    knob_said = f", **{SW.SUFFIX_KNOBS.get(best.axis, best.axis)} = {best.n:g}**" if best.n else ""
+    st.markdown(f"Fastest measured setting: **k = {best.k}**" + knob_said
+                + f" — {best.speedup:.2f}× plain ({plain_tps:.1f} tokens/s), {best.summary.tokens_per_pass:.2f} "
+                "tokens per pass. One repeat: the spread of these speedups is unknown, so differences of a few "
+                "percent between settings may be the machine's noise; tokens per pass does not depend on it.")
+    if res["mode"] == "greedy" and get(res["workload"]).kind == NOVEL:
+        rep = repetition(res["plains"][0].token_ids)
+        st.caption(f"Greedy on a novel prompt: the plain output repeats {rep:.0%} of its 4-grams. A 135M model's "
+                   "greedy output tends to loop, and lookup copies the loop, so lookup can look good here for the "
+                   "wrong reason; sample (temperature > 0) to see it on genuinely new text.")
+    st.plotly_chart(V.sweep_lines(points), key="exp_lines")
+    if res["method"] in ("lookup", "suffix") and len({p.n for p in points}) > 1:
+        metric = st.radio("Heatmap of", ["speedup", "tokens_per_pass", "draft_acceptance_rate"], horizontal=True,
+                          key="exp_heat_metric")
+        st.plotly_chart(V.sweep_heatmap(points, metric), key="exp_heat")
+        st.caption("A wider match (larger n) is pickier: it fires less often but is right more often. "
+                   "A longer draft (larger k) pays off only while the copied run keeps matching." if res["method"] ==
+                   "lookup" else "A deeper cap and a larger factor let a long match draft further; a higher minimum "
+                   "probability drafts fewer, surer branches. k caps the tree's nodes either way.")
+    st.dataframe(pd.DataFrame([{"k": p.k, p.axis: p.n, "draft_acceptance_rate": p.summary.draft_acceptance_rate,
+                                "tokens_per_pass": p.summary.tokens_per_pass, "speedup": p.speedup,
+                                "tokens_per_s": p.summary.tokens_per_s, "target_passes": p.summary.target_passes}
+                               for p in points]), hide_index=True, column_config={
+        c: st.column_config.NumberColumn(format="%.2f")
+        for c in ["draft_acceptance_rate", "tokens_per_pass", "speedup", "tokens_per_s"]})
+
+
 res = st.session_state.get("exp_result")
 if not res:
     st.info("Pick a workload and a method, then press **Run the sweep**.")
-    st.stop()
-
-points = res["points"]
-st.subheader(f"{res['method']} on {res['workload']} ({res['mode']})")
-if res.get("shared"):
-    st.warning(waiting.SHARED_NOTE)
-G.show("exp", KG, {"best_k": P.best_k_or_zero(points)})
-best = max(points, key=lambda p: p.speedup)
-plain_tps = res["plains"][0].tokens_per_s
-if best.speedup <= 1.0:
-    st.info("No k beat plain decoding here, so the best k is 0: k = 0 *is* plain decoding (nothing drafted, "
-            "nothing to verify), exactly 1.0× by definition. A server set up like this should not speculate.")
-knob_said = f", **{SW.SUFFIX_KNOBS.get(best.axis, best.axis)} = {best.n:g}**" if best.n else ""
-st.markdown(f"Fastest measured setting: **k = {best.k}**" + knob_said
-            + f" — {best.speedup:.2f}× plain ({plain_tps:.1f} tokens/s), {best.summary.tokens_per_pass:.2f} "
-            "tokens per pass. One repeat: the spread of these speedups is unknown, so differences of a few "
-            "percent between settings may be the machine's noise; tokens per pass does not depend on it.")
-if res["mode"] == "greedy" and get(res["workload"]).kind == NOVEL:
-    rep = repetition(res["plains"][0].token_ids)
-    st.caption(f"Greedy on a novel prompt: the plain output repeats {rep:.0%} of its 4-grams. A 135M model's "
-               "greedy output tends to loop, and lookup copies the loop, so lookup can look good here for the "
-               "wrong reason; sample (temperature > 0) to see it on genuinely new text.")
-st.plotly_chart(V.sweep_lines(points), key="exp_lines")
-if res["method"] in ("lookup", "suffix") and len({p.n for p in points}) > 1:
-    metric = st.radio("Heatmap of", ["speedup", "tokens_per_pass", "draft_acceptance_rate"], horizontal=True,
-                      key="exp_heat_metric")
-    st.plotly_chart(V.sweep_heatmap(points, metric), key="exp_heat")
-    st.caption("A wider match (larger n) is pickier: it fires less often but is right more often. "
-               "A longer draft (larger k) pays off only while the copied run keeps matching." if res["method"] ==
-               "lookup" else "A deeper cap and a larger factor let a long match draft further; a higher minimum "
-               "probability drafts fewer, surer branches. k caps the tree's nodes either way.")
-st.dataframe(pd.DataFrame([{"k": p.k, p.axis: p.n, "draft_acceptance_rate": p.summary.draft_acceptance_rate,
-                            "tokens_per_pass": p.summary.tokens_per_pass, "speedup": p.speedup,
-                            "tokens_per_s": p.summary.tokens_per_s, "target_passes": p.summary.target_passes}
-                           for p in points]), hide_index=True, column_config={
-    c: st.column_config.NumberColumn(format="%.2f")
-    for c in ["draft_acceptance_rate", "tokens_per_pass", "speedup", "tokens_per_s"]})
+else:
+    show_sweep(res)
+match_rule.section()

@@ -128,11 +128,11 @@ def experiment(pool: Pool, opts: list[Choice], tokens: int, temperature: float) 
     return Experiment(tuple(o.setting() for o in opts), (pool.workload,), tokens, temperature)
 
 
-def run_pool(target, pool: Pool, opts: list[Choice], tokens: int, temperature: float, drafter=None,
-             progress=None) -> list[dict]:
-    """Every option of one pool against plain decoding, one interleaved repeat (engine/measure.interleaved); a row
-    per option (plain's own row from the shared plain run), labelled with its own Experiment's describe()."""
-    w = get(pool.workload)
+def run_options(target, workload: str, opts: list[Choice], tokens: int, temperature: float, drafter=None,
+                progress=None) -> list[dict]:
+    """Every option on one workload against plain decoding, one interleaved repeat (engine/measure.interleaved); a
+    row per option (plain's own row from the shared plain run), labelled with its own Experiment's describe()."""
+    w = get(workload)
     ids = M.encode_prompt(target.tokenizer, w.prompt, w.chat)
     sampling = SamplingConfig(float(temperature))
     plain_cfg = DecodeConfig(k=1, max_new_tokens=int(tokens), sampling=sampling, record=False)
@@ -146,9 +146,28 @@ def run_pool(target, pool: Pool, opts: list[Choice], tokens: int, temperature: f
         s = plain if o.method == "plain" else got[o.label()].summary
         rows.append({"option": o, "label": o.label(), "tokens_per_s": s.tokens_per_s, "tau": s.tokens_per_pass,
                      "alpha_hat": s.draft_acceptance_rate, "speedup": s.tokens_per_s / plain.tokens_per_s,
-                     "run": Experiment((o.setting(),), (pool.workload,), int(tokens), float(temperature),
+                     "mean_k": s.mean_k, "passes": s.target_passes,
+                     "run": Experiment((o.setting(),), (workload,), int(tokens), float(temperature),
                                        against_plain=o.method != "plain").describe()})
     return rows
+
+
+def run_pool(target, pool: Pool, opts: list[Choice], tokens: int, temperature: float, drafter=None,
+             progress=None) -> list[dict]:
+    return run_options(target, pool.workload, opts, tokens, temperature, drafter, progress)
+
+
+# -- lookup's match rule beside fixed k on one copy-heavy prompt (concept 6) --------------------------------------
+MATCH_VS_FIXED = (Choice("lookup", M.SELF_SIZED_CAP, "match"), Choice("lookup", 4, "fixed"), Choice("plain"))
+
+
+def match_vs_fixed_plan(workload: str, tokens: int, temperature: float) -> Experiment:
+    return Experiment(tuple(c.setting() for c in MATCH_VS_FIXED[:2]), (workload,), tokens, temperature)
+
+
+def match_vs_fixed_truth(rows: list[dict]) -> dict:
+    """rows: run_options over MATCH_VS_FIXED (the match rule, fixed k = 4, plain)."""
+    return {"tau_gain": rows[0]["tau"] - rows[1]["tau"]}
 
 
 def _factory(o: Choice, target, drafter):

@@ -164,6 +164,18 @@ class Settings:
         return self.n if self.n is not None else (f"{self.n_min}..{self.n_max}" if self.n_min is not None else None)
 
 
+def k_meaning(method: str, n, k_rule: str) -> str | None:
+    """What k means for a method that sizes its own drafts (lookup's match rule, suffix): the cap a run gets, in
+    words rendered from the resolved settings; None when k is the draft length itself."""
+    from specviz.engine.experiment import Setting
+    from specviz.engine.methods import self_sized
+    if not self_sized(method, k_rule):
+        return None
+    r = Setting.resolve(method, None, n, k_rule if method == "lookup" else None)
+    return (f"k for this run: a cap of {r.k} tokens a step, not a draft length: {r.describe()}. The Draft length "
+            f"k field applies to fixed k and the other methods.")
+
+
 def range_error(s: Settings) -> None:
     """st.error as soon as a number is out of the app's range (Streamlit turns a number field that is left empty or
     holds letters into its default, 0 here, without a word), not only when a run is started."""
