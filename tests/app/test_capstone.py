@@ -64,24 +64,26 @@ def test_scorecard_counts_two_guesses_and_downloads_parse(monkeypatch):
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", spy)
     at = page("capstone")
     assert any("No guess scored yet" in i.value for i in at.info)
-    at.switch_page("pages/serving_reality.py").run()
-    at.number_input(key="sr_vb_guess").set_value(1.0)
-    ok(at.button(key="sr_vb_run").click().run())
-    at.number_input(key="rf_s16_guess").set_value(1.0)
-    ok(at.button(key="rf_run").click().run())
+    at.switch_page("pages/walkthrough.py").run()
+    at.number_input(key="stop:lossless_toy_guess").set_value(0.9)        # the walkthrough's first stop
+    ok(at.button(key="wt_run").click().run())
+    at.radio(key="wt_mode").set_value("Interview prep").run()
+    at.radio(key="iv_level").set_value("senior").run()
+    at.radio(key="q:tokenizer_check_guess").set_value("refused")         # an interview question, at senior
+    ok(at.button(key="iv_run_tokenizer").click().run())
     at.switch_page("pages/capstone.py").run()
     ok(at)
     m = {x.label: x.value for x in at.metric}
-    assert m["within tolerance"].endswith("of 2") and m["lab"].endswith("of 2")
-    close = int(m["within tolerance"].split()[0])
+    assert m["within tolerance"] == "1 of 2"                              # 0.9 is off (measured 0.4), "refused" right
+    assert m["walkthrough"] == "0 of 1" and m["interview, senior"] == "1 of 1"
     rows = [d.value for d in at.dataframe][-1]
-    assert list(rows["key"]) == ["sr_vb", "rf_s16"] and sum(rows["within_tolerance"]) == close
+    assert list(rows["key"]) == ["stop:lossless_toy", "q:tokenizer_check"]
     data = json.loads(served["specviz_scorecard.json"])
-    assert data["tally"]["total"] == 2 and data["tally"]["close"] == close
-    assert [g["guessed"] for g in data["guesses"]] == ["1", "1"]
-    assert all(float(g["measured"]) > 0 and g["question"] for g in data["guesses"])
+    assert data["tally"] == {"total": 2, "close": 1, "levels": {"walkthrough": [0, 1], "interview, senior": [1, 1]}}
+    assert [g["guessed"] for g in data["guesses"]] == ["0.9", "refused"]
+    assert [g["within_tolerance"] for g in data["guesses"]] == [False, True]
     parsed = list(csv.DictReader(io.StringIO(served["specviz_scorecard.csv"].decode()
                                              if isinstance(served["specviz_scorecard.csv"], bytes)
                                              else served["specviz_scorecard.csv"])))
-    assert [r["key"] for r in parsed] == ["sr_vb", "rf_s16"]
+    assert [r["key"] for r in parsed] == ["stop:lossless_toy", "q:tokenizer_check"]
     assert [r["within_tolerance"] for r in parsed] == [str(g["within_tolerance"]) for g in data["guesses"]]
