@@ -116,11 +116,13 @@ def fits(b: R.Budget, batch: int) -> bool:
     return b.sequences_with >= batch
 
 
-def fitting(pool: str, opts: list[Choice], choices: dict[str, Choice], costs: dict[str, Cost], target_cost: Cost,
-            batch: int, context: int, memory_gb: float) -> set[str]:
-    """The labels of the options that would keep the fleet within budget if `pool` ran them instead."""
+def fitting(pool: str, opts: list[Choice], costs: dict[str, Cost], target_cost: Cost, batch: int, context: int,
+            memory_gb: float) -> set[str]:
+    """The labels of the options that fit the budget on their own: `pool` running the option, the other pools plain
+    (whether the learner's whole fleet fits is fleet_budget's question)."""
+    alone = {p.name: Choice("plain") for p in POOLS}
     return {o.label() for o in opts
-            if fits(fleet_budget({**choices, pool: o}, costs, target_cost, context, memory_gb), batch)}
+            if fits(fleet_budget({**alone, pool: o}, costs, target_cost, context, memory_gb), batch)}
 
 
 # -- running a pool ------------------------------------------------------------------------------------------

@@ -26,8 +26,9 @@ def fleet_settings() -> dict:
     return {"memory_gb": float(c[0].number_input("memory budget (GB)", 0.01, 1000.0, 1.05, 0.05, key="cap_mem")),
             "batch": int(c[1].number_input("batch (sequences at once)", 1, 4096, 16, 1, key="cap_batch")),
             "context": int(c[2].number_input("tokens per sequence", 16, 131072, 2048, 256, key="cap_ctx")),
-            "temperature": 0.0 if c[3].radio("decoding", ["greedy", "sampled at T = 0.8"], index=1,
-                                             key="cap_mode") == "greedy" else 0.8,
+            "temperature": 0.0 if c[3].radio("decoding", ["greedy", "sampled at T = 0.8"], key="cap_mode",
+                                             help="greedy: a 135M model's open chat tends to loop, and lookup copies "
+                                                  "the loop; sample to see chat as novel text") == "greedy" else 0.8,
             "tokens": int(c[4].number_input("new tokens per run", 4, 64, 8 if tiny else 40, 4, key="cap_tokens"))}
 
 
@@ -118,8 +119,8 @@ def section() -> None:
         res = run_fleet(tgt, drafter, plan, fs)
         if res is not None:
             ss["cap_result"] = dict(res, choices=choices, fits=fits, budget=budget,
-                                    fitting={p.name: C.fitting(p.name, plan[p.name], choices, cost, target_cost,
-                                                               fs["batch"], fs["context"], fs["memory_gb"])
+                                    fitting={p.name: C.fitting(p.name, plan[p.name], cost, target_cost, fs["batch"],
+                                                               fs["context"], fs["memory_gb"])
                                              for p in C.POOLS}, guesses=guesses)
     res = ss.get("cap_result")
     if res is None:
@@ -148,7 +149,7 @@ def results(res: dict) -> None:
                                 "tokens/s": f"{r['tokens_per_s']:.1f}", "speedup": f"{r['speedup']:.2f}×",
                                 "τ": f"{r['tau']:.2f}",
                                 "α̂": "–" if r["alpha_hat"] is None else f"{r['alpha_hat']:.2f}",
-                                "fits the budget": "yes" if r["label"] in res["fitting"][p] else "no",
+                                "fits the budget alone": "yes" if r["label"] in res["fitting"][p] else "no",
                                 "best": "★" if r["label"] == scores[p]["best"] else ""}
                                for p, rows in res["rows"].items() for i, r in enumerate(rows)]),
                  hide_index=True, width="stretch")
