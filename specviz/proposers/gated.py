@@ -3,8 +3,8 @@
 On novel text lookup still finds short, stray matches; each costs a wider verify pass and is rejected. A server
 can watch the draft acceptance rate α̂ (kept ÷ drafted) of the last few drafts and stop drafting while it is low,
 so those steps are ordinary decoding steps. A probe draft every few skipped steps lets the gate reopen when the
-text turns copyable again. (vLLM 0.33 has no such gate for n-gram lookup; its V0 engine switched speculation off
-by batch size, not by hit rate.)
+text turns copyable again. The rule and its defaults are this app's own (switching speculation off by batch size is
+the other rule a server uses: Serving reality).
 """
 from __future__ import annotations
 
