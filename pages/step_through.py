@@ -4,7 +4,7 @@ The page lays out the widgets and draws; building and keeping the run, Play and 
 decoding are in specviz/ui/stepping.py (settings: step_settings.py; panels: step_panels.py)."""
 import streamlit as st
 
-from specviz.engine.methods import REGISTRY, SELF_SIZED_CAP, self_sized
+from specviz.engine.methods import REGISTRY, SELF_SIZED_CAP
 from specviz.teach import anatomy, steps as T
 from specviz.ui import loading, step_panels as SP, step_settings as SS, step_share as SH, stepping as S
 from specviz.viz import step as vz
@@ -35,7 +35,6 @@ with right:
     drafter_name = SS.drafter_choice() if method == "draft" else None
     c1, c2 = st.columns(2)
     k = c1.number_input("Draft length k", step=1, key="stp_k", persist_state="session",
-                        disabled=self_sized(method, ss.get("stp_krule", "match")),
                         help=f"1 to {K_MAX}; suffix and lookup's match rule size their own drafts (up to "
                              f"{SELF_SIZED_CAP} tokens), so k applies to the other methods and lookup's fixed rule")
     new = c2.number_input("Max new tokens", step=8, key="stp_new", persist_state="session",

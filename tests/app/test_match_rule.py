@@ -25,13 +25,14 @@ def test_step_through_says_what_k_means_under_the_match_rule():
     at.selectbox(key="stp_method").set_value("lookup")
     at.radio(key="stp_krule").set_value("match")
     ok(at.run())
-    ok(at.run())                                                          # the k field reads the rule of the last run
     said = [c.value for c in at.caption if c.value.startswith("k for this run")]
     assert len(said) == 1 and "a cap of 24 tokens a step" in said[0]
     assert "lookup drafting as far as the match goes (4 × the matched length, at most 24 tokens" in said[0]
-    assert at.number_input(key="stp_k").disabled
+    assert at.number_input(key="stp_k").value == 4                       # the field still reads 4 ...
     at.radio(key="stp_krule").set_value("fixed")
     ok(at.run())
+    assert not [c for c in at.caption if c.value.startswith("k for this run")]   # ... and is the draft length here
+    at.selectbox(key="stp_method").set_value("suffix")
     ok(at.run())
-    assert not [c for c in at.caption if c.value.startswith("k for this run")]
-    assert not at.number_input(key="stp_k").disabled                     # fixed k: the field is the draft length
+    said = [c.value for c in at.caption if c.value.startswith("k for this run")]
+    assert len(said) == 1 and "suffix (at most" in said[0] and "up to 24 nodes" in said[0]
