@@ -52,6 +52,15 @@ class Choice:
     def label(self) -> str:
         return self.setting().describe()
 
+    def short(self) -> str:
+        """A chart's axis label: the method and its length rule in a few characters (the table names it fully)."""
+        if self.method == "plain":
+            return "plain"
+        if self.method == "lookup":
+            rule = "lookup match" if self.k_rule == "match" else f"lookup k={self.k}"
+            return rule + (" gated" if self.gated else "")
+        return f"{self.method} k={self.k}"
+
     def check(self, pool: str) -> None:
         M.spec(self.method)
         if not 1 <= self.k <= K_MAX:
@@ -147,7 +156,8 @@ def run_options(target, workload: str, opts: list[Choice], tokens: int, temperat
     rows = []
     for o in opts:
         s = plain if o.method == "plain" else got[o.label()].summary
-        rows.append({"option": o, "label": o.label(), "tokens_per_s": s.tokens_per_s, "tau": s.tokens_per_pass,
+        rows.append({"option": o, "label": o.label(), "short": o.short(), "tokens_per_s": s.tokens_per_s,
+                     "tau": s.tokens_per_pass,
                      "alpha_hat": s.draft_acceptance_rate,
                      "speedup": 1.0 if o.method == "plain" else got[o.label()].speedup,
                      "mean_k": s.mean_k, "passes": s.target_passes,

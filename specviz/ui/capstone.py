@@ -141,7 +141,8 @@ def results(res: dict) -> None:
     m[0].metric("fleet score", f"{total:.0%}", help="traffic-weighted share of each pool's best fitting tokens/s; "
                                                    "0 when the fleet does not fit its memory")
     for col, (pool, s) in zip(m[1:], scores.items()):
-        col.metric(pool, f"{s['share_of_best']:.0%} of best", "your pick was the best" if s["picked_best"] else None)
+        col.metric(pool, f"{s['share_of_best']:.0%}", "best pick" if s["picked_best"] else None,
+                   help="your pick's tokens/s ÷ the fastest option that fits the budget alone")
     predicted = {p: ss.get(f"cap_{p}_locked") for p in res["rows"]}
     st.plotly_chart(V.fleet_figure(res["rows"], {p: s["best"] for p, s in scores.items()}, predicted),
                     width="stretch", key="cap_fig")

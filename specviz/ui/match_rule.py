@@ -42,8 +42,6 @@ def section() -> None:
     if res["shared"]:
         st.warning(waiting.SHARED_NOTE)
     G.show("mr", g, C.match_vs_fixed_truth(rows))
-    for r, short in zip(rows, ("match rule", "fixed k = 4", "plain")):
-        r["short"] = short
     st.plotly_chart(V.rule_figure(rows), width="stretch", key="mr_fig")
     st.dataframe(pd.DataFrame([{"run": r["run"], "τ (tokens per pass)": f"{r['tau']:.2f}",
                                 "α̂ (kept ÷ drafted)": "–" if r["alpha_hat"] is None else f"{r['alpha_hat']:.2f}",

@@ -16,23 +16,19 @@ def fleet_figure(pools: dict[str, list[dict]], best: dict[str, str], predicted: 
     for c, pool in enumerate(names, start=1):
         rows = pools[pool]
         colours = [MINE if i == 0 else BEST if r["label"] == best.get(pool) else OTHER for i, r in enumerate(rows)]
-        fig.add_trace(go.Bar(x=[_short(r["label"]) for r in rows], y=[r["tokens_per_s"] for r in rows],
+        xs = [("yours: " if i == 0 else "") + r["short"] for i, r in enumerate(rows)]
+        fig.add_trace(go.Bar(x=xs, y=[r["tokens_per_s"] for r in rows],
                              marker_color=colours, showlegend=False, customdata=[r["label"] for r in rows],
                              hovertemplate="%{customdata}<br>%{y:.1f} tokens/s<extra>" + pool + "</extra>"),
                       row=1, col=c)
         if predicted.get(pool) is not None:
-            fig.add_trace(go.Scatter(x=[_short(rows[0]["label"])], y=[predicted[pool]], mode="markers",
+            fig.add_trace(go.Scatter(x=xs[:1], y=[predicted[pool]], mode="markers",
                                      marker=dict(symbol="diamond", size=12, color=GUESS), name="your prediction",
                                      showlegend=c == 1, legendgroup="guess"), row=1, col=c)
     fig.update_yaxes(title_text="tokens/s (measured)", row=1, col=1)
-    fig.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=1.15))
+    fig.update_xaxes(tickangle=-45)
+    fig.update_layout(height=460, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=1.15))
     return fig
-
-
-def _short(label: str) -> str:
-    """An option's axis label: its method words up to the first parenthesis or comma."""
-    cut = min((i for i in (label.find(" ("), label.find(",")) if i > 0), default=len(label))
-    return label[:cut] + (" (gated)" if "gated" in label else "") + (" (match)" if "as far as" in label else "")
 
 
 def rule_figure(rows: list[dict]) -> go.Figure:
