@@ -21,7 +21,7 @@ def section() -> None:
              "progress and gets a long draft, a short one a short draft. Same prompt, same tokens, one run each.")
     c = st.columns(3)
     names = [w.name for w in of_kind(COPY)]
-    workload = c[0].selectbox("copy-heavy prompt", names, key="mr_workload")
+    workload = c[0].selectbox("copy-heavy prompt", names, index=names.index("quote-document"), key="mr_workload")
     tokens = int(c[1].number_input("new tokens", 4, 128, 8 if loading.TINY else 48, 4, key="mr_tokens"))
     temperature = 0.0 if c[2].radio("decoding", ["greedy", "sampled at T = 0.8"], key="mr_mode") == "greedy" else 0.8
     plan = C.match_vs_fixed_plan(workload, tokens, temperature)
