@@ -153,7 +153,7 @@ def results(res: dict) -> None:
                                 "fits the budget alone": "yes" if r["label"] in res["fitting"][p] else "no",
                                 "best": "★" if r["label"] == scores[p]["best"] else ""}
                                for p, rows in res["rows"].items() for i, r in enumerate(rows)]),
-                 hide_index=True, width="stretch")
+                 hide_index=True, width="stretch", column_config={"option": st.column_config.TextColumn(width="large")})
     runs = "; ".join(f"{p}: {rows[0]['run']}" for p, rows in res["rows"].items())
     st.caption(f"Your choices as run — {runs}. One repeat per option: a difference of a few percent is the machine's "
                f"noise. {loading.machine_caption()}.")

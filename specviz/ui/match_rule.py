@@ -47,7 +47,8 @@ def section() -> None:
                                 "α̂ (kept ÷ drafted)": "–" if r["alpha_hat"] is None else f"{r['alpha_hat']:.2f}",
                                 "k̄ (drafted per pass)": f"{r['mean_k']:.2f}", "target passes": r["passes"],
                                 "tokens/s": f"{r['tokens_per_s']:.1f}", "speedup": f"{r['speedup']:.2f}×"}
-                               for r in rows]), hide_index=True, width="stretch")
+                               for r in rows]), hide_index=True, width="stretch",
+                 column_config={"run": st.column_config.TextColumn(width="medium")})
     st.caption("The match rule drafts more where the copy is long and less where the match is short, so τ usually "
                "rises; α̂ can fall, because a long draft that breaks late still counts every untested token as "
                "drafted. One run each: tokens/s differences of a few percent are the machine's noise, τ is not. "
