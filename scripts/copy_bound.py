@@ -3,6 +3,13 @@
     .venv/bin/python scripts/copy_bound.py [--new 128] [--dtype bfloat16] [--kind copy-heavy|novel]
     .venv/bin/python scripts/copy_bound.py --sessions [--new 64]
     .venv/bin/python scripts/copy_bound.py --suffix-factor 4 --suffix-factor 12   (suffix with other factors too)
+    .venv/bin/python scripts/copy_bound.py --held-out [--regenerate]
+
+--held-out: the bench's copy-heavy four and workloads.HELD_OUT_COPY, with each rule's share of its ceiling
+(lookup, with and without its sole-occurrence option, ÷ the m≥2 ceiling; suffix ÷ the m≥1 ceiling) and the
+medians over the old, the new and all. The texts are generated once and cached (data/copy_texts/<dtype>-<new>.json:
+token ids, the model's fingerprint, the settings); later runs replay from the cache without loading the model
+(--regenerate writes it again).
 
 Plain greedy decoding writes each workload's text once (bfloat16 by default, as the bench times it; every
 specviz method writes that same text, bench/results.md's equality row). On that text greedy speculation's
@@ -22,6 +29,7 @@ measured), or with --measure-v timed here and now (passcost.measure_v, as the be
 entry beyond the measured sizes.
 """
 import argparse
+import json
 import os
 import statistics
 
@@ -42,6 +50,7 @@ from specviz.engine.methods import SELF_SIZED_CAP, encode_prompt, make_proposer
 from specviz.engine.models import load_model
 from specviz.engine.passcost import V_KS, measure_v
 from specviz.proposers.base import draft_on
+from specviz.proposers.lookup import MATCH_MIN, PromptLookup
 
 
 def measure(t, prompt, text, earlier, caches, v, v_tree) -> dict:
@@ -62,6 +71,31 @@ def measure(t, prompt, text, earlier, caches, v, v_tree) -> dict:
     return out
 
 
+BY_NAME = {w.name: w for w in workloads.of_kind(workloads.COPY) + workloads.HELD_OUT_COPY}
+TEXTS = os.path.join(os.path.dirname(__file__), "..", "data", "copy_texts")
+
+
+def cached_texts(names: list[str], dtype: str, new: int, regenerate: bool) -> tuple[dict, dict]:
+    """({workload: (prompt ids, text ids)}, the cache's header): read from data/copy_texts, or generated
+    with the default model (greedy, plain decoding) and written there when missing or asked to."""
+    path = os.path.join(TEXTS, f"{dtype}-{new}.json")
+    have = json.load(open(path)) if os.path.exists(path) and not regenerate else {"texts": {}}
+    missing = [n for n in names if n not in have["texts"]]
+    if missing:
+        t = load_model("default", device="cpu", dtype=dtype)
+        have.update(model=t.name, fingerprint=t.fingerprint(), dtype=dtype, new_tokens=new, decoding="greedy, plain",
+                    torch=torch.__version__.split("+")[0], machine=describe_machine(machine(t.device, t.dtype)))
+        for n in missing:
+            prompt, text = plain_text(t, BY_NAME[n], new)
+            have["texts"][n] = {"prompt_ids": prompt, "text_ids": text}
+            print(f"generated {n}: {len(text)} tokens", flush=True)
+        os.makedirs(TEXTS, exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(have, f)
+    return {n: (have["texts"][n]["prompt_ids"], have["texts"][n]["text_ids"]) for n in names}, \
+        {k: v for k, v in have.items() if k != "texts"}
+
+
 def plain_text(t, w, new) -> tuple[list[int], list[int]]:
     ids = encode_prompt(t.tokenizer, w.prompt, w.chat)
     s, _ = run(t, None, ids, DecodeConfig(k=1, max_new_tokens=new, record=False), t.tokenizer.eos_token_id)
@@ -75,9 +109,44 @@ def show(name: str, res: dict) -> dict:
     return sp
 
 
-def v_tables(t, here: bool) -> tuple[dict, dict, str]:
-    """v and v_tree of this machine: timed now, or the bench of this machine's kind (bench_where says which)."""
-    m = machine(t.device, t.dtype)
+def shares(prompt, text, v, v_tree) -> dict:
+    """{column: the rule's cost-model speedup ÷ its ceiling's} on one text: lookup ÷ the m≥2 ceiling (the default,
+    and the match rule without the sole-occurrence option, the default before issue 35), suffix ÷ the m≥1 one."""
+    ceil = {m: cb.model_speedup(text, cb.ceiling(prompt, text, min_match=m), v) for m in (2, 1)}
+    rules = {"lookup": (make_proposer("lookup", None), v, 2),
+             "lookup, no sole": (PromptLookup(n_min=MATCH_MIN, k_rule="match", sole=False), v, 2),
+             "suffix": (make_proposer("suffix", None), v_tree, 1)}
+    out = {}
+    for col, (pr, vv, m) in rules.items():
+        pr.reset(torch.tensor(prompt))
+        lengths = cb.replay(prompt, text, lambda ctx: draft_on(pr, ctx, SELF_SIZED_CAP))
+        out[col] = cb.model_speedup(text, lengths, vv) / ceil[m]
+    return out
+
+
+def held_out(a, new: int) -> None:
+    """Each rule's share of its ceiling on the copy-heavy four and the held-out set, from cached texts."""
+    texts, head = cached_texts(list(BY_NAME), a.dtype, new, a.regenerate)
+    v, v_tree, where = v_tables(None, a.measure_v, a.dtype) if not a.measure_v else \
+        v_tables(load_model("default", device="cpu", dtype=a.dtype), True)
+    print(f"{head['model']} (fingerprint {head['fingerprint'][:12]}…), {head['dtype']}, {head['new_tokens']} new "
+          f"tokens, greedy plain decoding's texts (data/copy_texts); cost-model decode-only speedup ÷ its ceiling's "
+          f"(lookup ÷ the m≥2 ceiling, suffix ÷ the m≥1 ceiling), v and v_tree {where}")
+    rows = {n: shares(*texts[n], v, v_tree) for n in BY_NAME}
+    cols = list(next(iter(rows.values())))
+    print(f"{'workload':26s} " + " ".join(f"{c:>16s}" for c in cols))
+    for n, r in rows.items():
+        print(f"{n:26s} " + " ".join(f"{r[c]:16.3f}" for c in cols))
+    old = [w.name for w in workloads.of_kind(workloads.COPY)]
+    for label, names in (("median, bench's four", old), ("median, held-out", [n for n in rows if n not in old]),
+                         ("median, all", list(rows))):
+        print(f"{label:26s} " + " ".join(f"{statistics.median(rows[n][c] for n in names):16.3f}" for c in cols))
+
+
+def v_tables(t, here: bool, dtype: str = "bfloat16") -> tuple[dict, dict, str]:
+    """v and v_tree of this machine: timed now (t: the loaded model), or the bench of this machine's kind
+    (bench_where says which; t may be None)."""
+    m = machine(t.device, t.dtype) if t is not None else machine("cpu", dtype)
     if here:
         v = measure_v(t, ks=V_KS, repeats=7)
         v_tree = measure_v(t, ks=TREE_V_KS, repeats=5, tree=True)
@@ -99,9 +168,14 @@ def main() -> None:
     a.add_argument("--measure-v", action="store_true", help="time v(k) and v_tree(k) here instead of reading a bench")
     a.add_argument("--suffix-factor", type=float, action="append", default=[], metavar="F",
                    help="also replay suffix with this spec factor (repeatable)")
+    a.add_argument("--held-out", action="store_true", help="the copy-heavy four and the held-out copy-heavy set, "
+                   "replayed from cached texts (data/copy_texts), each rule against its ceiling")
+    a.add_argument("--regenerate", action="store_true", help="with --held-out: generate the cached texts again")
     a = a.parse_args()
     new = a.new or (64 if a.sessions else 128)
     torch.set_num_threads(min(2, torch.get_num_threads()))
+    if a.held_out:
+        return held_out(a, new)
     t = load_model("default", device="cpu", dtype=a.dtype)
     v, v_tree, where = v_tables(t, a.measure_v)
     print(f"{a.dtype}, {new} new tokens per request, greedy; cost-model decode-only speedup (× plain) with "

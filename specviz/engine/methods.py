@@ -19,12 +19,22 @@ from specviz.core.suffix import MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
 from specviz.engine.models import LoadedModel, check_same_tokenizer, token_id_count
 from specviz.proposers.base import Plain, Proposer
 from specviz.proposers.draft_model import DraftModel
-from specviz.proposers.lookup import K_RULES, MATCH_FACTOR, MATCH_MIN, MAX_MATCH, RULES as LOOKUP_RULES, PromptLookup
+from specviz.proposers.lookup import (
+    K_RULES,
+    MATCH_FACTOR,
+    MATCH_MIN,
+    MAX_MATCH,
+    RULES as LOOKUP_RULES,
+    SOLE_FULL,
+    PromptLookup,
+)
 
 DEFAULT_K_RULE = "match"   # lookup drafts as far as the match goes (issue 23 §1); "fixed" is the k/n sweep's rule
 SELF_SIZED_CAP = MAX_MATCH  # their most tokens per step: vLLM's suffix_decoding_max_tree_depth default (24)
+# the default lookup's rule, in words
 LOOKUP_DEFAULT = (f"as far as the match goes: {MATCH_FACTOR:g} × the matched length, at most {SELF_SIZED_CAP} "
-                  f"tokens, from a {MATCH_MIN}-token match on")   # the default lookup's rule, in words
+                  f"tokens, from a {MATCH_MIN}-token match on" +
+                  (f"; all {SELF_SIZED_CAP} when the last {MATCH_MIN} occurred once before" if SOLE_FULL else ""))
 
 COPY, DRAFT_MODEL, HEADS, NONE = "copy", "draft model", "heads", "none"   # MethodSpec.family
 
@@ -77,7 +87,7 @@ def _lookup(target, o):
         raise InputError(f"unknown lookup k rule '{k_rule}' (choose from: {', '.join(K_RULES)})")
     if k_rule == "match":  # the shortest match is n (or n-min); the longest counted is n-max, else MAX_MATCH
         factor = o.get("spec_factor")
-        return PromptLookup(n_min=n_min or n, n_max=n_max, rule=rule, k_rule="match",
+        return PromptLookup(n_min=n_min or n, n_max=n_max, rule=rule, k_rule="match", sole=o.get("sole", SOLE_FULL),
                             **({} if factor is None else {"factor": factor}))
     return PromptLookup(n_min=lo, n_max=hi, rule=rule)
 

@@ -94,6 +94,90 @@ TRANSLATE = Workload("translate", GROUNDED, "translate a passage into French",
                      f"Translate this passage into French:\n\n{_DOC}")
 ALL: list[Workload] = WORKLOADS + [TRANSLATE]
 
+# -- held-out copy-heavy prompts (issue 35 §4) -----------------------------------------------------------------
+# Copying of other shapes than the bench's four, to check that the copying rules' settings were not fitted to
+# those four: scripts/copy_bound.py --held-out replays the rules on them (data/copy_texts/ caches the model's
+# texts). Kept out of WORKLOADS and ALL, so the bench's plan, Compare's presets and the tests that run every
+# workload do not grow.
+_LETTER = """Dear members of the allotment society,
+The spring meeting will take place on Thursday the 14th of March at seven in the evening, in the hall behind \
+the bakery on Mill Lane. We will vote on the new water tariff, which the committee proposes to raise from \
+12 to 15 euros per plot per season. Plots that have not been dug by the end of April will be offered to the \
+people on the waiting list. Please bring your own cup, since the hall no longer lends them.
+With kind regards,
+Ruth Adebayo, secretary"""
+
+_CONFIG_JSON = """{
+  "server": {"host": "0.0.0.0", "port": 8080, "workers": 4},
+  "database": {"url": "postgres://db.internal:5432/shop", "pool_size": 10, "timeout_s": 30},
+  "logging": {"level": "info", "file": "/var/log/shop/app.log", "rotate_days": 7},
+  "features": {"new_checkout": true, "gift_cards": false, "beta_banner": true}
+}"""
+
+_INVENTORY = '''class Inventory:
+    def __init__(self):
+        self.stock = {}
+
+    def add(self, sku, count):
+        self.stock[sku] = self.stock.get(sku, 0) + count
+
+    def remove(self, sku, count):
+        if self.stock.get(sku, 0) < count:
+            raise ValueError(f"not enough {sku} in stock")
+        self.stock[sku] -= count
+
+    def count(self, sku):
+        return self.stock.get(sku, 0)
+'''
+
+_NOTICES = ["""Notice A (swimming pool): The pool opens at 6.30 am on weekdays and at 8 am at weekends. \
+Lanes 1 and 2 are reserved for lessons until 10 am. Swimming caps are required for everyone.""",
+            """Notice B (gym): The gym is open from 7 am to 10 pm every day. Members under sixteen may \
+train only with an adult. Towels must be placed on every bench before use.""",
+            """Notice C (sauna): The sauna is heated from 2 pm to 9 pm, Tuesday to Sunday. It is closed \
+on Mondays for cleaning. Drinking water is provided at the entrance."""]
+
+_STATIONS = "\n".join(["station,region,elevation_m,rain_mm", "Aldergrove,North,63,1021", "Bexley Hill,South,121,688",
+                       "Carran Moor,West,402,1540", "Dunmore,North,88,975", "Eastwick,East,12,590",
+                       "Fenwick,East,9,604", "Glenrath,West,215,1310", "Harlow Ford,South,57,640",
+                       "Inchmore,North,140,1102", "Juniper Bay,West,5,1188", "Kestle,South,73,702",
+                       "Lowfield,East,20,575", "Marrow Pass,West,530,1702", "Northam,North,31,880",
+                       "Oakby,South,96,655"])
+
+_TYPOS = """Our cycling club meets every Sunday at nine oclock outside the town library. The route is usualy \
+forty kilometres long and follows the river to the old stone brigde before turning back through the woods. \
+New riders are welcome, but they should bring a helmet, a spare inner tube and enough water for the hole ride. \
+If it rains heavily the ride is cancelled and a mesage is posted on the club's page by eight."""
+
+_SQL = """CREATE TABLE bookings (id INTEGER PRIMARY KEY, guest TEXT, room INTEGER, nights INTEGER);
+SELECT guest, room FROM bookings WHERE nights > 3;
+SELECT room, COUNT(*) FROM bookings GROUP BY room;
+UPDATE bookings SET room = 12 WHERE guest = 'Okafor';
+DELETE FROM bookings WHERE nights = 0;"""
+
+HELD_OUT_COPY: list[Workload] = [
+    Workload("quote-with-edits", COPY, "quote a letter back with a few edits",
+             f"Here is a letter:\n\n{_LETTER}\n\nWrite the letter out again with two changes: the meeting is "
+             "now on Friday the 15th of March, and the tariff rises to 14 euros instead of 15. Keep every other "
+             "word as it is."),
+    Workload("json-to-yaml", COPY, "convert a JSON config to YAML",
+             f"Convert this JSON configuration file to YAML, keeping every key and value:\n\n{_CONFIG_JSON}"),
+    Workload("rename-throughout", COPY, "a refactor that renames one identifier everywhere",
+             f"```python\n{_INVENTORY}```\n\nRename the attribute `stock` to `levels` everywhere in this class "
+             "and show the whole class."),
+    Workload("questions-over-documents", COPY, "questions answered by quoting several documents",
+             "Read these three notices:\n\n" + "\n\n".join(_NOTICES) + "\n\nAnswer the questions below by "
+             "quoting the sentence that answers each one, and say which notice it comes from.\n1. When does the "
+             "pool open on weekdays?\n2. Who may train in the gym alone?\n3. Why is the sauna closed on Mondays?"),
+    Workload("long-table", COPY, "reformat a 15-row table",
+             f"Turn this CSV into a Markdown table with the same columns and rows in the same order:\n\n{_STATIONS}"),
+    Workload("fix-typos", COPY, "correct the spelling of a paragraph",
+             "Correct the spelling mistakes in this paragraph and write out the whole corrected paragraph:\n\n"
+             + _TYPOS),
+    Workload("sql-rename-column", COPY, "rename a column in every SQL statement",
+             f"Rename the column `room` to `room_number` in every statement below and show all of them:\n\n{_SQL}"),
+]
+
 BY_NAME = {w.name: w for w in ALL}
 
 

@@ -11,8 +11,15 @@ How many tokens (`K_RULES`):
          This is SuffixDecoding's length rule (arXiv 2411.04975; vLLM's suffix_decoding_max_spec_factor)
          applied to one copied chain: a long match is a copy in progress, a short one is a guess.
 
+  sole   (an option of the match rule, on in the registry's default lookup) when the context's last n_min
+         tokens occurred exactly once before, draft k tokens whatever m is: a run of tokens seen once in the
+         context is evidence of a copy; a short run seen many times (", the", a newline and an indent) is not.
+
 Which occurrence: specviz's rule ("recent") takes the most recent one; vLLM's n-gram proposer
 ("earliest", its KMP search over the reversed context) takes the earliest among the longest matches.
+Replayed on the model's own texts (scripts/copy_bound.py --held-out), choosing among the longest matches
+by how many other occurrences agree with each continuation, or by how much of the text before the match
+agrees at the same offset, kept no more than "recent" (docs/copying.md); the sole rule is what gained.
 """
 from __future__ import annotations
 
@@ -32,6 +39,19 @@ MAX_MATCH = MAX_TREE_DEPTH      # the match rule's default longest match (and it
 # sampled (lowest 0.99). A verify pass over 24 tokens costs ~1.5 plain steps, so a long draft on a long match is
 # cheap and a wasted one costs little. vLLM's suffix default factor is 1.0.
 MATCH_MIN, MATCH_FACTOR = 2, 4.0
+# A sole occurrence of the last MATCH_MIN tokens drafts k: replayed on the model's bfloat16 texts of the bench's
+# four copy-heavy workloads and seven held-out ones (docs/copying.md), it kept 0.919 of the m≥2 ceiling at the
+# median of all eleven against 0.898 without it (the four: 0.927 against 0.905).
+SOLE_FULL = True          # the registry's default lookup (engine/methods.py); PromptLookup's own default is off
+
+
+def occurrences(ids: list[int], n: int) -> int:
+    """How many earlier positions p (something follows them: p < len(ids) - 1) end a copy of ids[-n:]."""
+    T = len(ids)
+    if n < 1 or T <= n:
+        return 0
+    tail = ids[-n:]
+    return sum(1 for p in range(n - 1, T - 1) if ids[p] == tail[-1] and ids[p - n + 1:p + 1] == tail)
 
 
 def find_continuation_at(ids: list[int], n: int, k: int, rule: str = "recent") -> tuple[list[int], int]:
@@ -94,21 +114,24 @@ def longest_match(ids: list[int], max_len: int, rule: str = "recent") -> tuple[i
 
 
 def match_lookup_at(ids: list[int], n_min: int, n_max: int, k: int, factor: float = MATCH_FACTOR,
-                    rule: str = "recent") -> tuple[list[int], int, int]:
+                    rule: str = "recent", sole: bool = False) -> tuple[list[int], int, int]:
     """match_lookup and the position its draft was copied from (-1 when there is no draft)."""
     m, p = longest_match(ids, n_max, rule)
     if m < n_min or m == 0:
         return [], m, -1
     length = min(k, int(factor * m + 1e-6))
+    if sole and length < k and occurrences(ids, n_min) == 1:      # the only earlier copy of the tail: all k
+        length = k
     draft = ids[p + 1: p + 1 + length]
     return draft, m, (p + 1 if draft else -1)
 
 
 def match_lookup(ids: list[int], n_min: int, n_max: int, k: int, factor: float = MATCH_FACTOR,
-                 rule: str = "recent") -> tuple[list[int], int]:
+                 rule: str = "recent", sole: bool = False) -> tuple[list[int], int]:
     """The match rule: (draft, m), draft = the min(k, floor(factor * m)) tokens that followed the longest
-    earlier match (m <= n_max); ([], m) when m < n_min."""
-    draft, m, _ = match_lookup_at(ids, n_min, n_max, k, factor, rule)
+    earlier match (m <= n_max), all k of them with `sole` when the last n_min tokens occurred only once
+    before; ([], m) when m < n_min."""
+    draft, m, _ = match_lookup_at(ids, n_min, n_max, k, factor, rule, sole)
     return draft, m
 
 
@@ -123,7 +146,7 @@ class PromptLookup(Proposer):
     deterministic = True
 
     def __init__(self, n: int = 3, n_min: int | None = None, n_max: int | None = None, rule: str = "recent",
-                 k_rule: str = "fixed", factor: float = MATCH_FACTOR):
+                 k_rule: str = "fixed", factor: float = MATCH_FACTOR, sole: bool = False):
         if k_rule not in K_RULES:
             raise InputError(f"unknown lookup k rule '{k_rule}' (choose from: {', '.join(K_RULES)})")
         self.k_rule = k_rule
@@ -137,7 +160,7 @@ class PromptLookup(Proposer):
             raise InputError(f"lookup rule must be one of {', '.join(RULES)}, got {rule!r}")
         if not factor > 0:
             raise InputError(f"the spec factor must be > 0, got {factor}")
-        self.rule, self.factor = rule, factor
+        self.rule, self.factor, self.sole = rule, factor, sole    # sole: the match rule's option (module doc)
         self.last_n = 0  # the n that matched at the last step (0: no match; the match rule: the match length)
         self.prompt_len = 0  # set by reset(): where this request's prompt ends (for seen_in)
 
@@ -147,7 +170,8 @@ class PromptLookup(Proposer):
     def propose(self, ctx: Context, k: int) -> Draft:
         ids = ctx.ids.tolist()
         if self.k_rule == "match":
-            draft, self.last_n, at = match_lookup_at(ids, self.n_min, self.n_max, k, self.factor, self.rule)
+            draft, self.last_n, at = match_lookup_at(ids, self.n_min, self.n_max, k, self.factor, self.rule,
+                                                             self.sole)
         else:
             draft, self.last_n, at = lookup_at(ids, self.n_min, self.n_max, k, self.rule)
         if not draft:
