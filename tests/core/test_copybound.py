@@ -69,6 +69,7 @@ def test_no_copying_rule_needs_fewer_passes_than_the_ceiling():
         assert c1 <= c2
         for m in (1, 2):
             rules = [lambda ctx, m=m: (match_lookup(ctx, m, 24, 24)[0], None),
+                     lambda ctx, m=m: (match_lookup(ctx, m, 24, 24, sole=True)[0], None),
                      lambda ctx, m=m: (find_continuation(ctx, m, 10), None),
                      lambda ctx, m=m: (find_continuation(ctx, m, 3, rule="earliest"), None)]
             for rule in rules:

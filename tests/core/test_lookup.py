@@ -4,7 +4,8 @@ import torch
 
 from specviz.core.sampling import SamplingConfig
 from specviz.proposers.base import Context
-from specviz.proposers.lookup import PromptLookup, find_continuation, lookup
+from specviz.core import copybound as cb
+from specviz.proposers.lookup import PromptLookup, find_continuation, lookup, match_lookup, occurrences
 
 
 def test_no_match():
@@ -81,3 +82,40 @@ def test_lookup_says_where_each_copied_token_was_seen():
     assert draft(n=1) == ([6, 7, 8, 9], out)                       # most recent: positions 6..9
     assert draft(n=1, rule="earliest") == ([6, 7, 8, 9], ["this prompt"] * 3 + ["this output"])  # 1..4
     assert draft(n=1, k_rule="match", factor=4.0) == ([6, 7, 8, 9], out)  # the longest match (6 tokens) is at 5
+
+
+# -- the sole-occurrence option of the match rule (issue 35) ---------------------------------------------------
+def test_occurrences_counts_earlier_copies_of_the_tail_with_something_after_them():
+    ids = [4, 5, 1, 4, 5, 2, 9, 4, 5]
+    assert occurrences(ids, 2) == 2                                    # [4, 5] at 0-1 and 3-4; the tail itself not
+    assert occurrences(ids, 3) == 0                                    # [9, 4, 5] never before
+    assert occurrences([1, 2, 3, 1, 2], 2) == 1
+    assert occurrences([7, 7, 7], 1) == 2 and occurrences([7], 1) == 0
+    assert occurrences([1, 2], 5) == 0
+
+
+def test_a_sole_short_match_drafts_k_and_a_common_one_factor_times_m():
+    src = list(range(10, 40))
+    sole = src + [99] + src[:2]                                        # [10, 11] once before: a copy starting
+    assert match_lookup(sole, 2, 24, k=24, factor=4.0) == (src[2:10], 2)              # without: 4 x 2 tokens
+    assert match_lookup(sole, 2, 24, k=24, factor=4.0, sole=True) == (src[2:26], 2)   # with: all k
+    assert match_lookup(sole, 2, 24, k=5, factor=4.0, sole=True) == (src[2:7], 2)     # k still caps it
+    common = [10, 11, 50, 51] + sole                                   # [10, 11] twice before: no evidence
+    assert match_lookup(common, 2, 24, k=24, factor=4.0, sole=True) == match_lookup(common, 2, 24, k=24, factor=4.0)
+    assert match_lookup(sole, 3, 24, k=24, sole=True) == ([], 2)       # too short a match still drafts nothing
+    c = Context(torch.tensor(sole), None, SamplingConfig(), None)
+    assert PromptLookup(n_min=2, k_rule="match", sole=True).propose(c, k=24).tokens.tolist() == src[2:26]
+    assert PromptLookup(n_min=2, k_rule="match").propose(c, k=24).tokens.tolist() == src[2:10]
+
+
+def test_the_sole_rule_keeps_a_long_copy_in_fewer_passes_where_the_old_rule_drafts_short():
+    """A quote that restarts after an edit: the first two tokens after the edit occur once in the prompt, so
+    the copy goes on; the old rule drafts 4 x 2 tokens there and needs an extra pass, the sole rule does not.
+    Neither passes the m >= 2 ceiling."""
+    quote = list(range(10, 50))                                        # 40 distinct tokens
+    prompt = [1, 2] + quote + [3]
+    text = quote[:10] + [77] + quote[11:35]                            # one token edited, then copying again
+    old = cb.replay(prompt, text, lambda c: (match_lookup(c, 2, 24, 24)[0], None))
+    new = cb.replay(prompt, text, lambda c: (match_lookup(c, 2, 24, 24, sole=True)[0], None))
+    best = cb.ceiling(prompt, text, min_match=2)
+    assert len(best) <= len(new) < len(old)

@@ -32,18 +32,19 @@ def prompt(seed=0, length=48, alphabet=8):
     return (torch.randint(2, 2 + alphabet, (16,), generator=g).tolist() * 4)[:length]
 
 
-@pytest.mark.parametrize("factor,n_min,k", [(1.0, 1, 24), (0.5, 2, 24), (2.0, 3, 6)])
-def test_lookup_match_rule_greedy_equals_plain(target, factor, n_min, k):
+@pytest.mark.parametrize("factor,n_min,k,sole", [(1.0, 1, 24, False), (0.5, 2, 24, False), (2.0, 3, 6, False),
+                                                 (1.0, 2, 24, True)])
+def test_lookup_match_rule_greedy_equals_plain(target, factor, n_min, k, sole):
     for seed in range(3):
         ids = prompt(seed)
-        s, steps = run(target, PromptLookup(n_min=n_min, k_rule="match", factor=factor), ids,
+        s, steps = run(target, PromptLookup(n_min=n_min, k_rule="match", factor=factor, sole=sole), ids,
                             DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
         assert torch.equal(torch.tensor(s.token_ids), T2.plain(target, ids, 48))
         assert s.drafted > 0
         full = ids + s.token_ids
         for st in steps:                                                    # each draft as long as its match says
             k_step = min(k, 48 - (st.context_len - len(ids)) - 1)
-            want, _ = match_lookup(full[: st.context_len], n_min, 24, k_step, factor)
+            want, _ = match_lookup(full[: st.context_len], n_min, 24, k_step, factor, sole=sole)
             assert st.drafted == want
 
 
@@ -81,7 +82,7 @@ def test_make_proposer_builds_both_and_refuses_bad_settings(target):
     lk = make_proposer("lookup", target, n=2, k_rule="match", spec_factor=0.5)
     assert (lk.k_rule, lk.n_min, lk.n_max, lk.factor) == ("match", 2, 24, 0.5)
     default = make_proposer("lookup", target)                             # the app's, CLI's and bench's lookup
-    assert (default.k_rule, default.n_min) == ("match", 2)
+    assert (default.k_rule, default.n_min, default.sole) == ("match", 2, True)     # a sole short match drafts k
     assert make_proposer("lookup", target, n=3, k_rule="fixed").k_rule == "fixed"    # the k/n sweep's
     for kw in (dict(k_rule="longest"), dict(k_rule="match", spec_factor=-1.0)):
         with pytest.raises(InputError):
