@@ -6,7 +6,7 @@
     .venv/bin/python scripts/copy_bound.py --held-out [--regenerate]
 
 --held-out: the bench's copy-heavy four and workloads.HELD_OUT_COPY, with each rule's share of its ceiling
-(lookup, with and without its sole-occurrence option, ÷ the m≥2 ceiling; suffix ÷ the m≥1 ceiling) and the
+(lookup, with and without its sole and follow options, ÷ the m≥2 ceiling; suffix ÷ the m≥1 ceiling) and the
 medians over the old, the new and all. The texts are generated once and cached (data/copy_texts/<dtype>-<new>.json:
 token ids, the model's fingerprint, the settings); later runs replay from the cache without loading the model
 (--regenerate writes it again).
@@ -110,11 +110,12 @@ def show(name: str, res: dict) -> dict:
 
 
 def shares(prompt, text, v, v_tree) -> dict:
-    """{column: the rule's cost-model speedup ÷ its ceiling's} on one text: lookup ÷ the m≥2 ceiling (the default,
-    and the match rule without the sole-occurrence option, the default before issue 35), suffix ÷ the m≥1 one."""
+    """{column: the rule's cost-model speedup ÷ its ceiling's} on one text: lookup ÷ the m≥2 ceiling (the default;
+    with the sole option only; neither sole nor follow, the default before issue 35), suffix ÷ the m≥1 one."""
     ceil = {m: cb.model_speedup(text, cb.ceiling(prompt, text, min_match=m), v) for m in (2, 1)}
     rules = {"lookup": (make_proposer("lookup", None), v, 2),
-             "lookup, no sole": (PromptLookup(n_min=MATCH_MIN, k_rule="match", sole=False), v, 2),
+             "lookup, sole only": (PromptLookup(n_min=MATCH_MIN, k_rule="match", sole=True), v, 2),
+             "lookup before": (PromptLookup(n_min=MATCH_MIN, k_rule="match"), v, 2),
              "suffix": (make_proposer("suffix", None), v_tree, 1)}
     out = {}
     for col, (pr, vv, m) in rules.items():

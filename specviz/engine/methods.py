@@ -20,6 +20,7 @@ from specviz.engine.models import LoadedModel, check_same_tokenizer, token_id_co
 from specviz.proposers.base import Plain, Proposer
 from specviz.proposers.draft_model import DraftModel
 from specviz.proposers.lookup import (
+    FOLLOW,
     K_RULES,
     MATCH_FACTOR,
     MATCH_MIN,
@@ -34,7 +35,8 @@ SELF_SIZED_CAP = MAX_MATCH  # their most tokens per step: vLLM's suffix_decoding
 # the default lookup's rule, in words
 LOOKUP_DEFAULT = (f"as far as the match goes: {MATCH_FACTOR:g} × the matched length, at most {SELF_SIZED_CAP} "
                   f"tokens, from a {MATCH_MIN}-token match on" +
-                  (f"; all {SELF_SIZED_CAP} when the last {MATCH_MIN} occurred once before" if SOLE_FULL else ""))
+                  (f"; all {SELF_SIZED_CAP} when the last {MATCH_MIN} occurred once before" if SOLE_FULL else "") +
+                  ("; from where the last copy left off when a match starts there" if FOLLOW else ""))
 
 COPY, DRAFT_MODEL, HEADS, NONE = "copy", "draft model", "heads", "none"   # MethodSpec.family
 
@@ -88,6 +90,7 @@ def _lookup(target, o):
     if k_rule == "match":  # the shortest match is n (or n-min); the longest counted is n-max, else MAX_MATCH
         factor = o.get("spec_factor")
         return PromptLookup(n_min=n_min or n, n_max=n_max, rule=rule, k_rule="match", sole=o.get("sole", SOLE_FULL),
+                            follow=o.get("follow", FOLLOW),
                             **({} if factor is None else {"factor": factor}))
     return PromptLookup(n_min=lo, n_max=hi, rule=rule)
 

@@ -6,7 +6,7 @@ import torch
 from specviz.core import copybound as cb
 from specviz.core.suffix import SessionCache
 from specviz.proposers.base import draft_on
-from specviz.proposers.lookup import find_continuation, match_lookup
+from specviz.proposers.lookup import PromptLookup, find_continuation, match_lookup
 from specviz.proposers.suffix import SuffixProposer
 
 
@@ -72,7 +72,9 @@ def test_no_copying_rule_needs_fewer_passes_than_the_ceiling():
                      lambda ctx, m=m: (match_lookup(ctx, m, 24, 24, sole=True)[0], None),
                      lambda ctx, m=m: (find_continuation(ctx, m, 10), None),
                      lambda ctx, m=m: (find_continuation(ctx, m, 3, rule="earliest"), None)]
-            for rule in rules:
+            follow = PromptLookup(n_min=m, k_rule="match", sole=True, follow=True)   # the default's options
+            follow.reset(torch.tensor(prompt))
+            for rule in rules + [_draft(follow)]:
                 assert len(cb.replay(prompt, text, rule)) >= (c1 if m == 1 else c2), case
         prop = SuffixProposer()
         prop.reset(torch.tensor(prompt))

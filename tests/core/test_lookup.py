@@ -2,9 +2,9 @@
 import pytest
 import torch
 
+from specviz.core import copybound as cb
 from specviz.core.sampling import SamplingConfig
 from specviz.proposers.base import Context
-from specviz.core import copybound as cb
 from specviz.proposers.lookup import PromptLookup, find_continuation, lookup, match_lookup, occurrences
 
 
@@ -119,3 +119,42 @@ def test_the_sole_rule_keeps_a_long_copy_in_fewer_passes_where_the_old_rule_draf
     new = cb.replay(prompt, text, lambda c: (match_lookup(c, 2, 24, 24, sole=True)[0], None))
     best = cb.ceiling(prompt, text, min_match=2)
     assert len(best) <= len(new) < len(old)
+
+
+# -- the follow option: which occurrence, where the copy in progress goes on -------------------------------------
+SOURCE = [10, 11, 12, 13, 14, 50, 51, 20, 21, 22, 23, 30, 31, 50, 51, 40, 41, 42, 43]   # [50, 51] twice
+
+
+def _steps(prop, prompt, committed):
+    """Drafts of `prop` at each growing context prompt + committed[:i] (a decode loop's calls)."""
+    prop.reset(torch.tensor(prompt))
+    return [prop.propose(Context(torch.tensor(prompt + committed[:i]), None, SamplingConfig(), None), 24)
+            .tokens.tolist() for i in (2, 5, 6, 7)]
+
+
+def test_follow_copies_from_where_the_copy_left_off_where_the_most_recent_match_is_the_wrong_one():
+    """A quote with one edit (14 -> 77): after the edit the tail [50, 51] matches twice; the copy goes on at
+    the first (20, 21, ...), the most recent match (the old rule) copies from the second (40, 41, ...)."""
+    prompt = [1] + SOURCE + [2]
+    out = [10, 11, 12, 13, 77, 50, 51, 20, 21, 22, 23]
+    old = _steps(PromptLookup(n_min=2, k_rule="match"), prompt, out)
+    new = _steps(PromptLookup(n_min=2, k_rule="match", follow=True), prompt, out)
+    assert old[0] == new[0] == [12, 13, 14, 50, 51, 20, 21, 22]          # the first draft: both the same
+    assert old[1] == new[1] == [] and old[2] == new[2] == []             # the edit: nothing matches 2 tokens
+    assert old[3][:2] == [40, 41]                                         # recent: the wrong occurrence
+    assert new[3][:4] == [20, 21, 22, 23]                                 # follow: where the copy left off
+    text = out + [30, 31]
+    assert len(cb.replay(prompt, text, lambda c, p=PromptLookup(n_min=2, k_rule="match", follow=True):
+                         (p.propose(Context(torch.tensor(c), None, SamplingConfig(), None), 24).tokens.tolist(),
+                          None))) < len(cb.replay(prompt, text, lambda c: (match_lookup(c, 2, 24, 24)[0], None)))
+
+
+def test_follow_without_a_match_near_the_copy_takes_the_longest_and_asking_twice_changes_nothing():
+    prompt = [1] + SOURCE + [2]
+    p = PromptLookup(n_min=2, k_rule="match", follow=True)
+    p.reset(torch.tensor(prompt))
+    c = Context(torch.tensor(prompt + [30, 31]), None, SamplingConfig(), None)
+    first = p.propose(c, 24).tokens.tolist()
+    assert first == p.propose(c, 24).tokens.tolist() == match_lookup(prompt + [30, 31], 2, 24, 24)[0]
+    far = Context(torch.tensor(prompt + [30, 31, 50, 51, 9, 9, 10, 11]), None, SamplingConfig(), None)
+    assert p.propose(far, 24).tokens.tolist() == match_lookup(far.ids.tolist(), 2, 24, 24)[0]

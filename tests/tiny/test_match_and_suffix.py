@@ -48,6 +48,17 @@ def test_lookup_match_rule_greedy_equals_plain(target, factor, n_min, k, sole):
             assert st.drafted == want
 
 
+def test_the_default_lookup_with_sole_and_follow_greedy_equals_plain(target):
+    """The registry's lookup (sole and follow on; its draft depends on the steps before, so no per-step check)."""
+    for seed in range(3):
+        ids = prompt(seed)
+        lk = make_proposer("lookup", target)
+        assert lk.sole and lk.follow
+        s, steps = run(target, lk, ids, DecodeConfig(k=24, max_new_tokens=48, stop_at_eos=False))
+        assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 48))
+        assert s.drafted > 0
+
+
 @pytest.mark.parametrize("opts,k", [({}, 24), (dict(factor=2.0, min_prob=0.0), 8), (dict(max_depth=6), 4)])
 def test_suffix_greedy_equals_plain(target, opts, k):
     trees = 0
