@@ -69,7 +69,8 @@ def lookup_choice() -> tuple[str, int | None, int | None, int | None, str, float
                            "n-gram lookup). Match length: find the longest earlier match of the context's tail "
                            f"(m tokens) and draft factor × m tokens, at most {SELF_SIZED_CAP}; n is then the "
                            "shortest match that drafts. A long match is a copy in progress; a short one is a guess, "
-                           f"unless its last n tokens occurred only once before: then all {SELF_SIZED_CAP}.")
+                           f"unless its last n tokens occurred only once before: then all {SELF_SIZED_CAP}. It "
+                           "copies from where its last copy left off when a match starts there.")
     factor = None
     if k_rule == "match":
         factor = st.number_input("Spec factor (draft ≤ factor × match length)", step=0.5, key="stp_factor",
