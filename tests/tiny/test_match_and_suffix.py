@@ -55,7 +55,7 @@ def test_the_default_lookup_with_sole_and_follow_greedy_equals_plain(target):
         lk = make_proposer("lookup", target)
         assert lk.sole and lk.follow
         s, steps = run(target, lk, ids, DecodeConfig(k=24, max_new_tokens=48, stop_at_eos=False))
-        assert torch.equal(torch.tensor(s.token_ids), plain(target, ids, 48))
+        assert torch.equal(torch.tensor(s.token_ids), T2.plain(target, ids, 48))
         assert s.drafted > 0
 
 
