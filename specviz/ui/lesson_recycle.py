@@ -87,10 +87,11 @@ def _session(new: int, nodes: int) -> None:
     got = ss.get("rc_session")
     if not got:
         return
-    st.plotly_chart(VL.filling_figure(got["rows"], got["nodes"], got["describe"]), key="rc_fill_fig")
+    title = f"recycle, n = {got['nodes']}: the adjacency table over a session of {len(got['table'])} novel prompts"
+    st.plotly_chart(VL.filling_figure(got["rows"], got["nodes"], title), key="rc_fill_fig")
     st.dataframe(got["table"], hide_index=True, width="stretch")
-    st.caption(f"Whole session: τ = {got['tau']:.2f}. {got['caption']}. Each row of the chart is one target pass, "
-               "read from its step record: the table's rows when it drafted (the proposer's own count) and the "
-               "share of the n-node tree the table could fill. A later request starts with the rows the earlier "
-               "ones left, so its first passes can already draft; whether those guesses are kept depends on how "
-               "much the requests share (common words, punctuation, the chat template's tokens).")
+    st.caption(f"{got['describe']}. Whole session: τ = {got['tau']:.2f}. {got['caption']}. Each point of the chart "
+               "is one target pass, read from its step record: the table's rows when it drafted (the proposer's own "
+               "count) and the share of the n-node tree the table could fill. A later request starts with the rows "
+               "the earlier ones left, so its first passes can already draft; whether those guesses are kept "
+               "depends on how much the requests share (common words, punctuation, the chat template's tokens).")

@@ -20,9 +20,9 @@ def filling_figure(rows, tree_nodes: int, title: str = "") -> go.Figure:
         if r.request not in seen:
             seen.add(r.request)
             fig.add_vline(x=r.pass_in_session - 0.5, line=dict(dash="dot", color="#999"))
-            fig.add_annotation(x=r.pass_in_session, y=1.0, yref="paper", text=r.request, showarrow=False,
-                               xanchor="left", font=dict(size=11))
-    fig.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.25),
+            fig.add_annotation(x=r.pass_in_session, y=1.02, yref="paper", yanchor="bottom", text=r.request,
+                               showarrow=False, xanchor="left", font=dict(size=11))
+    fig.update_layout(height=360, margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.25),
                       title=dict(text=title, font=dict(size=12)))
     fig.update_xaxes(title="target pass, over the whole session")
     fig.update_yaxes(title="rows in the table", secondary_y=False, rangemode="tozero")

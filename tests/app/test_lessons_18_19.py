@@ -34,7 +34,7 @@ def test_trees_recycling_guess_run_score_session_and_a_bad_tree_size():
     assert [r.request for r in rows][0] == "story" and len({r.request for r in rows}) == 4
     sizes = [r.table_rows for r in rows]
     assert sizes == sorted(sizes) and sizes[-1] > sizes[0]                     # kept across requests: it only grows
-    fig = [f for f in figures(at) if "recycle" in f["layout"].get("title", {}).get("text", "")][0]
+    fig = [f for f in figures(at) if "adjacency table over a session" in f["layout"]["title"]["text"]][0]
     assert fig["data"][0]["y"] == sizes
     at.number_input(key="rc_nodes").set_value(0).run()                         # bad input: one clear line
     errs = errors(at)
