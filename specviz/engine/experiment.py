@@ -60,7 +60,8 @@ class Setting:
             match = proposer.k_rule == "match"
             return cls(name, cfg.k, proposer.n_min, proposer.k_rule, proposer.factor if match else None,
                        cfg.adaptive, verify=getattr(cfg, "verify", "token"))
-        nodes = getattr(getattr(proposer, "recycle", proposer), "nodes", None) if "recycle" in name else None
+        tree = name in ("recycle", "copy-recycle")                           # a recycling tree: its size
+        nodes = getattr(getattr(proposer, "recycle", proposer), "nodes", None) if tree else None
         return cls(name, cfg.k, None, None, getattr(proposer, "factor", None), cfg.adaptive, nodes=nodes,
                    verify=getattr(cfg, "verify", "token"))
 
