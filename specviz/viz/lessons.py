@@ -26,7 +26,8 @@ def filling_figure(rows, tree_nodes: int, title: str = "") -> go.Figure:
                       title=dict(text=title, font=dict(size=12)))
     fig.update_xaxes(title="target pass, over the whole session")
     fig.update_yaxes(title="rows in the table", secondary_y=False, rangemode="tozero")
-    fig.update_yaxes(title="share of the tree filled", secondary_y=True, range=[0, 1.05])
+    fig.update_yaxes(title="share of the tree filled", secondary_y=True, range=[0, 1.05], tickformat=".0%",
+                     tickvals=[0, 0.25, 0.5, 0.75, 1.0], showgrid=False)
     return fig
 
 
