@@ -8,14 +8,14 @@ from specviz.engine.methods import REGISTRY
 from specviz.engine.workloads import WORKLOADS
 from specviz.teach import acceptance as A, derivations as D, lab as L, notes as NOTES
 from specviz.teach.guess import Guess
-from specviz.ui import byhand, guess as G, labs_sampling, loading
+from specviz.ui import byhand, guess as G, labs_sampling, lesson_block, loading
 from specviz.viz import servers as VS
 
 st.title("Derivations")
 st.caption("Three results the rest of the app leans on, each derived on one screen and checked against numbers.")
-one, two, three, four, five = st.tabs(["E[τ] is a geometric series", "The rule is lossless",
-                                       "P(reject) = distance(p, q)", "Acceptance as servers report it",
-                                       "Temperature and warping"])
+one, two, three, four, five, six = st.tabs(["E[τ] is a geometric series", "The rule is lossless",
+                                            "P(reject) = distance(p, q)", "Acceptance as servers report it",
+                                            "Temperature and warping", "Token-wise is not optimal"])
 
 with one:
     st.markdown(r"""
@@ -154,3 +154,6 @@ with five:
     st.markdown(NOTES.TEMPERATURE)
     labs_sampling.temperature_section()  # α against T and top-p, measured (teach/temperature.py)
     labs_sampling.warping_section()      # mismatched warping drifting from p at T (core/warping.py)
+
+with six:
+    lesson_block.section()  # block verification: the paper's toy example by hand, then block vs token-wise measured

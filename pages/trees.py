@@ -8,7 +8,7 @@ from specviz.engine.decode import DecodeConfig
 from specviz.engine.methods import encode_prompt
 from specviz.teach import notes as NOTES, predict as P
 from specviz.teach.trees import PAIRS, chain_vs_tree
-from specviz.ui import guess as G, labs_cost, links as L, loading
+from specviz.ui import guess as G, labs_cost, lesson_recycle, links as L, loading
 from specviz.viz import step as vz, tree as vt
 
 ss = st.session_state
@@ -135,3 +135,4 @@ if rows:
                "uses; only EAGLE-2's tree drafts more (one batched head call per depth over the best nodes).")
 labs_cost.tree_calculator_section(w, int(depth), int(new), float(temp))  # E[τ] of a tree, best shape, break-even
 st.markdown(NOTES.TREES)  # other tree-shaped proposers (teach/notes.py)
+lesson_recycle.section()  # token recycling: guess τ on a novel prompt, then the table filling over a session

@@ -19,7 +19,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from specviz.bench.plan import GREEDY, REFERENCE_LABELS, SAMPLED, SESSION_ROWS, UNTUNED, candidates, is_tree, tuned
+from specviz.bench.plan import (
+    BLOCK,
+    BLOCK_CHAINS,
+    GREEDY,
+    REFERENCE_LABELS,
+    SAMPLED,
+    SESSION_ROWS,
+    UNTUNED,
+    candidates,
+    is_tree,
+    tuned,
+)
 from specviz.core.stats import median
 
 FIXED = 16
@@ -48,16 +59,20 @@ def _at(wall: float, n: int, N: int) -> float:
 
 
 def _wall(ref: dict, mode: str, label: str, w: str) -> float:
-    return (ref["walls"].get((mode, label, w)) or ref["walls"].get((mode, STAND_IN.get(label, "plain"), w))
+    return (ref["walls"].get((mode, label, w)) or ref["walls"].get((mode, label.removesuffix(BLOCK), w))
+            or ref["walls"].get((mode, STAND_IN.get(label, "plain"), w))
             or ref["walls"][(mode, "plain", w)])
 
 
-def timed(plan, ref: dict, mode: str, trained: list[str], copying=UNTUNED, references=REFERENCE_LABELS) -> float:
+def timed(plan, ref: dict, mode: str, trained: list[str], copying=UNTUNED, references=REFERENCE_LABELS,
+          block=BLOCK_CHAINS) -> float:
     """The timed phase of this mode: plain, the copying methods, the trained ones; the reference rows in the
-    first ref_repeats greedy repeats (copying, references: another plan's rows, e.g. an earlier run's)."""
+    first ref_repeats greedy repeats; sampled, each chain in `block` twice (token-wise and block verification)
+    (copying, references, block: another plan's rows, e.g. an earlier run's)."""
     ws = [w for w in plan.workloads if mode == GREEDY or w.kind == "novel"]
     rounds = plan.repeats if mode == GREEDY else len(plan.seeds)
     rows = ["plain", *copying, *[m for m in trained if mode != GREEDY or not is_tree(m)]]
+    rows += [m + BLOCK for m in rows if mode == SAMPLED and m in block]   # token vs block, same seeds
     refs = [x for x in references if x != "hf assisted (drafter)" or "draft" in trained]
     refs += [m for m in trained if mode == GREEDY and is_tree(m)]    # trees run with the references
     total = 0.0

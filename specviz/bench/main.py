@@ -49,6 +49,7 @@ from specviz.bench.plan import (
     TREES,
     UNTUNED,
     Plan,
+    block_rows,
     candidates,
     is_tree,
     tuned,
@@ -161,6 +162,8 @@ def timed_specs(b: Bench, mode: str, kind: str, trained: list[str], has_drafter:
     # greedy: the tree rows, like the references, run in the first ref_repeats repeats only (bench time)
     out = [Spec("plain", "specviz", "plain"), lk] + [b.chosen[(mode, kind, m)] for m in UNTUNED if m != "lookup"] + \
         [b.chosen[(mode, kind, m)] for m in trained if mode == SAMPLED or references or not is_tree(m)]
+    if mode == SAMPLED:                       # token vs block verification on the same chain rows and seeds
+        out += block_rows(out)
     if mode == GREEDY and references:
         out += [Spec("hf plain", "hf", "plain"),  # transformers' plain greedy: what specviz plain is held to
                 Spec("lookup (recording off)", "specviz", "lookup", lk.k, lk.n, lk.adaptive, record=False),

@@ -3,7 +3,7 @@ defaults, the trees, the reference rows, the sessions) and how many times. bench
 prices one from a previous run's times."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specviz.bench.runs import Spec
 from specviz.engine import workloads as W
@@ -29,6 +29,10 @@ TREE_V_KS = (4, 8, 12, 16, 20, 24)       # v of a tree of m nodes is the entry f
 REFERENCE_LABELS = ("hf plain", "hf lookup k=10", "hf assisted (drafter)",
                     "lookup (recording off)")   # rows run in the first ref_repeats greedy repeats only
 # the session phase (issue 23 §3): each session's requests in order, plain and these rows, greedy
+# token vs block verification (issue 35 §2): on the sampled workloads every chain row also runs verified as one block
+# (core/block.py), same setting and seeds; greedy needs none (block keeps the same prefix as token-wise there)
+BLOCK = " (block)"
+BLOCK_CHAINS = ("lookup",) + TRAINED_METHODS
 SESSION_ROWS = (("suffix (cache on)", "suffix", True), ("suffix (cache off)", "suffix", False),
                 ("lookup", "lookup", False))
 
@@ -58,6 +62,16 @@ class Plan:
         ws = self.workloads if mode == GREEDY else [w for w in self.workloads if w.kind == W.NOVEL]
         kinds = dict.fromkeys(w.kind for w in ws)
         return [w for kind in kinds for w in [x for x in ws if x.kind == kind][: self.tune_per_kind]]
+
+
+def block_spec(spec: Spec) -> Spec:
+    """The same chain row verified as one block: label 'eagle (block)'."""
+    return replace(spec, label=spec.label + BLOCK, verify="block")
+
+
+def block_rows(specs: list[Spec]) -> list[Spec]:
+    """The block twins of the specviz chain rows among `specs`."""
+    return [block_spec(s) for s in specs if s.engine == "specviz" and s.method in BLOCK_CHAINS and s.verify == "token"]
 
 
 def is_tree(method: str) -> bool:

@@ -9,6 +9,7 @@ import json
 import os
 import statistics
 
+from specviz.bench.plan import BLOCK
 from specviz.core.costmodel import alpha_for_tau, speedup_from_tau, tau_needed
 from specviz.core.repetition import repetition
 from specviz.core.stats import median, ratio
@@ -106,8 +107,55 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     out["sessions"] = [dict(r) for r in getattr(b, "sessions", [])]
     out["same_text"] = [dict(r) for r in getattr(b, "same_text", [])]
     out["copying"] = copying(out, BY_NAME)
+    out["block"] = block_vs_token(b, kind_of, sp_sampled)
     out["targets"] = targets(out, BY_NAME)
     return _r(out)
+
+
+def block_vs_token(b, kind_of: dict, sp: dict) -> list[dict]:
+    """Issue 35 §2: every sampled chain row beside its block twin (same setting, same seeds), per workload kind:
+    τ (median over seeds, then over the kind's workloads) and speedup both ways; over every run, the drafts block
+    kept against what token-wise would have kept on the same drafts with the same uniforms."""
+    rows = []
+    for (mode, w, lab), rs in sorted(b.runs.items()):
+        if mode != SAMPLED or not lab.endswith(BLOCK) or (mode, w, lab.removesuffix(BLOCK)) not in b.runs:
+            continue
+        token = b.runs[(mode, w, lab.removesuffix(BLOCK))]
+        rows.append(dict(method=lab.removesuffix(BLOCK), workload=w, kind=kind_of[w],
+                         tau_token=median([r.tokens_per_pass for r in token]),
+                         tau_block=median([r.tokens_per_pass for r in rs]),
+                         speedup_token=sp.get((w, lab.removesuffix(BLOCK))), speedup_block=sp.get((w, lab)),
+                         kept_block=sum(r.block_kept or 0 for r in rs),
+                         kept_token_same_draws=sum(r.token_wise_kept or 0 for r in rs)))
+    out = []
+    for m, kind in dict.fromkeys((r["method"], r["kind"]) for r in rows):
+        mine = [r for r in rows if r["method"] == m and r["kind"] == kind]
+        agg = {k: median([r[k] for r in mine if r[k] is not None])
+               for k in ("tau_token", "tau_block", "speedup_token", "speedup_block")}
+        kb, kt = sum(r["kept_block"] for r in mine), sum(r["kept_token_same_draws"] for r in mine)
+        out.append(dict(method=m, kind=kind, workloads=[r["workload"] for r in mine], **agg,
+                        tau_ratio=agg["tau_block"] / agg["tau_token"] if agg["tau_token"] else None,
+                        kept_block=kb, kept_token_same_draws=kt))
+    return out
+
+
+def block_table(res: dict) -> list[str]:
+    rows = res.get("block") or []
+    if not rows:
+        return []
+    m = res["meta"]
+    body = [[r["method"], r["kind"], str(len(r["workloads"])), _f(r["tau_token"]), _f(r["tau_block"]),
+             _f(r["tau_ratio"], "{:.3f}"), _f(r["speedup_token"]), _f(r["speedup_block"]),
+             f"{r['kept_block']} / {r['kept_token_same_draws']}"] for r in rows]
+    return [f"## Sampled at T={m['temperature']}: token-wise vs block verification",
+            "Every chain row run a second time verified as one block (Sun et al. 2024, arXiv 2403.10444; "
+            "core/block.py), "
+            f"same setting, same seeds ({', '.join(map(str, m['seeds']))}), {m['max_new_tokens']} new tokens. τ and "
+            "speedup: median over seeds, then over the kind's workloads. The last column counts, over the block runs' "
+            "drafting steps, the drafts block kept against those token-wise verification would have kept on the same "
+            "drafts with the same uniforms (paired, so far less noisy than the two runs' τ).",
+            _table(["method", "kind", "workloads", "τ token-wise", "τ block", "τ block ÷ token", "speedup token-wise",
+                    "speedup block", "kept: block / token-wise, same draws"], body)]
 
 
 COPYING = ("lookup", "suffix", "hf lookup k=10")   # the copying methods, and transformers' prompt lookup at its usual k
@@ -508,6 +556,7 @@ def markdown(res: dict) -> str:
     parts = _header(res)
     for mode in (GREEDY, SAMPLED):
         parts += _speedup_tables(res, mode)
+    parts += block_table(res)
     parts += learned_table(res)
     parts += needs_table(res)
     parts += _tuning_tables(res)

@@ -39,6 +39,7 @@ class Spec:
     n: int = 3               # lookup's n-gram size
     adaptive: bool = False
     record: bool = True      # specviz: step recording (the charts' p/q top tokens and residuals)
+    verify: str = "token"    # specviz chains: "token" (token by token) or "block" (core/block.py)
 
     @property
     def setting(self) -> str:
@@ -47,11 +48,12 @@ class Spec:
         if self.method in REGISTRY and REGISTRY[self.method].chain:   # a trained tree at its fixed depth
             return f"tree, depth≤{self.k}"
         if self.engine == "specviz" and self.method == "lookup":   # the bench's lookup: the match rule
-            return f"match rule, k≤{self.k}, from n={self.n}"
+            return f"match rule, k≤{self.k}, from n={self.n}" + (", block verification" if self.verify == "block"
+                                                                 else "")
         if self.method == "suffix":
             return f"tree, k≤{self.k} nodes"
         s = f"k≤{self.k} adaptive" if self.adaptive else f"k={self.k}"
-        return s
+        return s + (", block verification" if self.verify == "block" else "")
 
 
 @dataclass
@@ -72,6 +74,10 @@ class Result:
     steps: list[StepTime] = field(default_factory=list)           # per step: its times (for costmodel.draft_cost)
     top1: list[float] = field(default_factory=list)               # per emitted token (plain runs keep them)
     gap: list[float] = field(default_factory=list)
+    # block verification only: drafts it kept, and drafts token-wise verification would have kept on the same
+    # drafts with the same uniforms (StepRecord.block.token_wise_kept), over the steps that drafted
+    block_kept: int | None = None
+    token_wise_kept: int | None = None
 
     @property
     def tokens(self) -> int:
@@ -131,16 +137,19 @@ def run_specviz(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling:
                 seed: int, keep_logits: bool = False) -> Result:
     prop = None if spec.method == "plain" else env.proposer(spec.method, spec.n)
     cfg = DecodeConfig(k=max(1, spec.k), max_new_tokens=max_new, sampling=sampling, seed=seed,
-                       adaptive=spec.adaptive, record=spec.record, stop_at_eos=True)
+                       adaptive=spec.adaptive, record=spec.record, stop_at_eos=True, verify=spec.verify)
     s, steps = measure.run(env.target, prop, prompt, cfg, env.eos)  # timed as every other measured run
     top1, gap = emitted_logit_stats(steps) if keep_logits else ([], [])
+    blocks = [st.block for st in steps if st.block is not None and st.n_drafted]
     return Result(
         ids=s.token_ids, wall_s=s.wall_s, passes=s.target_passes, prefill_s=s.prefill_s, drafted=s.drafted,
                   accepted=s.accepted,
         tested=s.tested,        tokens_per_pass=s.tokens_per_pass, mean_k=s.mean_k,
         k_at_floor=s.k_at_floor if spec.adaptive else None, per_position=s.per_position_acceptance,
         steps=[StepTime(st.draft_s, st.n_drafted, st.verify_s) for st in steps],
-        top1=top1, gap=gap)
+        top1=top1, gap=gap,
+        block_kept=sum(b.n_accepted for b in blocks) if spec.verify == "block" else None,
+        token_wise_kept=sum(b.token_wise_kept for b in blocks) if spec.verify == "block" else None)
 
 
 @torch.inference_mode()

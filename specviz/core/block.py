@@ -3,8 +3,8 @@
 Source: Sun, Mendlovic, Leviathan, Aharoni, Ro, Beirami, Suresh, "Block Verification Accelerates Speculative
 Decoding" (arXiv 2403.10444, ICLR 2025), Algorithm 2. vLLM offers the same rule as
 `--speculative-config '{"rejection_sample_method": "block"}'` (its other values: "standard", the token-wise rule of
-core/verify.py, and "synthetic"); the stored vLLM sources this project could read (vllm/v1/sample/
-rejection_sampler.py) predate that option, so the code below follows the paper, checked against SGLang's reference
+core/verify.py, and "synthetic"; the key and its values as vllm/config/speculative.py spells them at vllm-project/vllm
+002e77c); the code below follows the paper, checked against SGLang's reference
 of the same algorithm (test/.../test_block_verification: h_i = Z_{i+1} / (Z_{i+1} + 1 - p_i), tau = the last i
 with coin_i <= h_i).
 

@@ -62,6 +62,8 @@ class StepRecord:
     verify: str = "token"          # "token" (token by token) or "block" (the chain verified jointly, core/block.py)
     block: BlockVerdict | None = None  # verify="block": every draft's h_i and p_i, the uniforms eta_i, and what
                                        # token-wise verification keeps with the same uniforms (weights.ratios)
+    table_rows: int | None = None  # token recycling: token ids with a row in the adjacency table when this step
+                                   # drafted (the proposer's own state); None for a proposer without a table
 
     @property
     def n_drafted(self) -> int:

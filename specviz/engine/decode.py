@@ -138,6 +138,7 @@ class _Pass:
     p: torch.Tensor | None = None        # 2. (n+1, V) the target's distribution at each row
     v: TreeVerdict | None = None         # 3. the accepted path and the next token
     block: BlockVerdict | None = None    # 3. block verification's weights and draws (verify="block")
+    table_rows: int | None = None        # 1. rows of the proposer's adjacency table the draft was read from
     kept: list[int] = field(default_factory=list)     # 3. rows of the pass on the accepted path
     emitted: list[int] = field(default_factory=list)  # 4. tokens added to the output
     t_verified: float = 0.0
@@ -286,6 +287,7 @@ class Decoder:
 
     def _draft(self, s: _Pass) -> None:
         k = s.k = min(self.k, s.remaining - 1)
+        s.table_rows = self.proposer.table_rows()                        # recycling: the table as drafting finds it
         s.draft = self.proposer.propose(self.context(), k) if k > 0 else empty_draft()
         s.drafter_cache.append(self.proposer.cache_length())
         s.tree = draft_tree(s.draft, k, self.vocab)                      # n nodes
@@ -363,7 +365,8 @@ class Decoder:
             logit_gap=(top[:, 0] - top[:, 1]).tolist() if top is not None else [],
             greedy=greedy, q_deterministic=s.draft.q is None, last_token=int(s.fed[0]),
             target_cache=tuple(s.target_cache), drafter_cache=None if dc1 is None else (dc0 or 0, dc1, dc2),
-            feature_layers=list(self.feature_layers) or None, verify=self.cfg.verify, block=s.block)
+            feature_layers=list(self.feature_layers) or None, verify=self.cfg.verify, block=s.block,
+            table_rows=s.table_rows)
         if self.cfg.record:
             shown = logits.softmax(-1) if greedy else p                  # greedy: draw the T=1 softmax
             rec.p_top = top_rows(shown)                                  # n+1 rows

@@ -27,13 +27,15 @@ class Setting:
     factor: float | None = None
     adaptive: bool = False
     gate: object = None          # a proposers.gated.Gate: no draft while the running α̂ is low
+    nodes: int | None = None        # token recycling's tree size (its registry default, or the proposer's own)
+    verify: str = "token"           # "token" (token by token) or "block" (the chain verified jointly)
 
     @classmethod
     def resolve(cls, method: str, k: int | None = None, n: int | None = None, k_rule: str | None = None,
-                adaptive: bool = False, gate=None) -> Setting:
+                adaptive: bool = False, gate=None, verify: str = "token") -> Setting:
         """The settings a run of `method` gets from make_proposer and methods.draft_cap, given these."""
         if gate is not None and method != "plain":
-            return replace(cls.resolve(method, k, n, k_rule, adaptive), gate=gate)
+            return replace(cls.resolve(method, k, n, k_rule, adaptive, verify=verify), gate=gate)
         s = M.spec(method)
         d = s.defaults
         if method == "plain":
@@ -42,8 +44,8 @@ class Setting:
         k = M.draft_cap(method, s.k if k is None else k, rule or M.DEFAULT_K_RULE)
         if method == "lookup":
             n = n if n is not None else (M.MATCH_MIN if rule == "match" else 3)
-            return cls(method, k, n, rule, d["factor"] if rule == "match" else None, adaptive)
-        return cls(method, k, None, None, d.get("factor"), adaptive)
+            return cls(method, k, n, rule, d["factor"] if rule == "match" else None, adaptive, verify=verify)
+        return cls(method, k, None, None, d.get("factor"), adaptive, nodes=d.get("nodes"), verify=verify)
 
     @classmethod
     def of(cls, proposer, cfg) -> Setting:
@@ -57,8 +59,11 @@ class Setting:
         if name == "lookup":
             match = proposer.k_rule == "match"
             return cls(name, cfg.k, proposer.n_min, proposer.k_rule, proposer.factor if match else None,
-                       cfg.adaptive)
-        return cls(name, cfg.k, None, None, getattr(proposer, "factor", None), cfg.adaptive)
+                       cfg.adaptive, verify=getattr(cfg, "verify", "token"))
+        tree = name in ("recycle", "copy-recycle")                           # a recycling tree: its size
+        nodes = getattr(getattr(proposer, "recycle", proposer), "nodes", None) if tree else None
+        return cls(name, cfg.k, None, None, getattr(proposer, "factor", None), cfg.adaptive, nodes=nodes,
+                   verify=getattr(cfg, "verify", "token"))
 
     def describe(self) -> str:
         if self.gate is not None:
@@ -71,11 +76,15 @@ class Setting:
                     f"tokens, from a {self.n}-token match)")
         if m == "lookup":
             return f"lookup k = {k}, n = {self.n}" + (" (adaptive)" if self.adaptive else "")
+        block = ", verified as one block" if self.verify == "block" else ""
+        if m in ("recycle", "copy-recycle"):
+            return (f"{m} (a static tree of up to {self.nodes} nodes read from the target's discarded candidates"
+                    + (", or suffix's tree on a match of 2 tokens or more" if m == "copy-recycle" else "") + ")")
         if M.REGISTRY.get(m) is not None and M.REGISTRY[m].self_sized:
             return f"{m} (at most {self.factor:g} × the matched length, up to {k} nodes)"
         if M.REGISTRY.get(m) is not None and M.REGISTRY[m].tree:
             return f"{m} (tree, depth ≤ {k})"
-        return f"{m} k ≤ {k} (adaptive)" if self.adaptive else f"{m} k = {k}"
+        return (f"{m} k ≤ {k} (adaptive)" if self.adaptive else f"{m} k = {k}") + block
 
 
 def mode_words(temperature: float, top_k: int = 0, top_p: float = 1.0) -> str:
@@ -108,6 +117,7 @@ class Experiment:
     repeats: int = 1
     against_plain: bool = True
     target: str = ""
+    seeds: tuple[int, ...] = ()     # sampled runs at these seeds (each method once per seed); () = `repeats` runs
 
     @property
     def sampling(self) -> SamplingConfig:
@@ -118,14 +128,25 @@ class Experiment:
 
     def _who(self) -> str:
         s0 = self.settings[0]
+        if len(self.settings) > 1 and all(replace(s, verify="token") == replace(s0, verify="token")
+                                          for s in self.settings):   # one method, verified two ways
+            ways = {"token": "token by token", "block": "as one block"}
+            return f"{replace(s0, verify='token').describe()} verified " + _and([ways[s.verify] for s in self.settings])
         if len(self.settings) > 1 and all(replace(s, k=0) == replace(s0, k=0) for s in self.settings):
             at = "at k = " + _and([str(s.k) for s in self.settings])      # one method over a k grid
             return f"lookup n = {s0.n} {at}" if s0.method == "lookup" and s0.k_rule != "match" else f"{s0.method} {at}"
         return _and(s.describe() for s in self.settings)
 
+    def _runs(self) -> str:
+        if not self.seeds:
+            return runs_words(self.repeats)
+        if len(self.seeds) == 1:
+            return f"one run at seed {self.seeds[0]}"
+        return f"one run per seed, seeds {_and(map(str, self.seeds))}"
+
     def describe(self) -> str:
         who = self._who() + (" vs plain" if self.against_plain else "")
         on = _and(f"'{w}'" for w in self.workloads)
         return (f"{who}, {mode_words(self.temperature, self.top_k, self.top_p)}, {self.new_tokens} new tokens, "
-                f"{runs_words(self.repeats)}{' each' if len(self.settings) > 1 else ''}, on {on}"
+                f"{self._runs()}{' each' if len(self.settings) > 1 and not self.seeds else ''}, on {on}"
                 + (f", on {self.target}" if self.target else ""))

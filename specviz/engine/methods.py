@@ -29,6 +29,7 @@ from specviz.proposers.lookup import (
     SOLE_FULL,
     PromptLookup,
 )
+from specviz.proposers.recycle import TREE_NODES
 
 DEFAULT_K_RULE = "match"   # lookup drafts as far as the match goes (issue 23 §1); "fixed" is the k/n sweep's rule
 SELF_SIZED_CAP = MAX_MATCH  # their most tokens per step: vLLM's suffix_decoding_max_tree_depth default (24)
@@ -195,12 +196,12 @@ REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
     # token recycling (Luo et al. 2024): no weights, the target's own discarded candidates; vLLM 0.33 has none
     _spec("recycle", "token recycling: a static tree from the target's own discarded candidates (no weights)",
           COPY, _recycle("tree"), tree=True, self_sized=True, bench=True,
-          defaults={"k": SELF_SIZED_CAP}),
+          defaults={"k": SELF_SIZED_CAP, "nodes": TREE_NODES}),
     _spec("recycle-chain", "token recycling as a chain: the target's top candidate after each token, k deep",
           COPY, _recycle("chain"), defaults={"k": 4}),
     _spec("copy-recycle", "suffix decoding's tree when the context offers a match, else the recycling tree "
           "(no weights)", COPY, _recycle("copy"), tree=True, self_sized=True, bench=True,
-          defaults={"k": SELF_SIZED_CAP}),
+          defaults={"k": SELF_SIZED_CAP, "nodes": TREE_NODES}),
 )}
 
 

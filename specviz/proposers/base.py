@@ -64,6 +64,10 @@ class Proposer:
         """Entries in the proposer's own KV cache; None when it keeps none (lookup, Medusa's heads)."""
         return None
 
+    def table_rows(self) -> int | None:
+        """Token ids with a row in the proposer's adjacency table (token recycling); None when it keeps none."""
+        return None
+
 
 def empty_draft() -> Draft:
     return Draft(tokens=torch.zeros(0, dtype=torch.long))

@@ -42,6 +42,9 @@ class CopyRecycle(Proposer):
         self.used = "recycle"
         return self.recycle.propose(ctx, k)
 
+    def table_rows(self) -> int:
+        return self.recycle.table_rows()
+
     def remember(self) -> None:
         self.copy.remember()
         self.recycle.remember()

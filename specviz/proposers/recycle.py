@@ -65,6 +65,10 @@ class Recycle(Proposer):
                      parents=None if self.chain else list(self.last.parents),
                      seen_in=[origin_text(s) for s in self.last.recycled_from])
 
+    def table_rows(self) -> int:
+        """Token ids whose successors the table holds now."""
+        return len(self.table)
+
     def remember(self) -> None:
         """This request is finished: the next requests of the session start from its table."""
         self.remembered = self.table.clone()

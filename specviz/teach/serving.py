@@ -52,7 +52,12 @@ NO_VLLM = {m: ("vLLM 0.33 has no token-recycling method: none of its speculative
 NO_VLLM["copy-recycle"] = ("vLLM 0.33 has no token-recycling method, so this hybrid has no config; its copying half "
                            "is vLLM's `suffix` method (export suffix for that part alone).")
 # rejection_sample_method: "standard" is the token-wise rule (vLLM's default), "block" Sun et al. 2024's block
-# verification (specviz's --verify block), "synthetic" a benchmarking mode with given acceptance rates.
+# verification (specviz's --verify block), "synthetic" a benchmarking mode with given acceptance rates. Checked in
+# vllm/config/speculative.py (vllm-project/vllm at 002e77c): `RejectionSampleMethod = Literal["standard",
+# "synthetic", "block"]`, the field `rejection_sample_method: RejectionSampleMethod = "standard"` ("'block' uses block
+# verification (Sun et al.), which jointly verifies the draft tokens as a block"); its SpeculativeMethod literal
+# (ngram, medusa, mlp_speculator, draft_model, suffix, custom_class, the EAGLE/MTP/DFlash types, ngram_gpu, dspark)
+# has no token-recycling method.
 REJECTION_METHODS = ("standard", "synthetic", "block")
 
 # What a specviz run does not hand to a server as is (shown on the page, per method).

@@ -112,3 +112,25 @@ def test_the_pages_guesses_are_their_runs(monkeypatch, models):
         seen = spy(monkeypatch)
         run()
         assert observed(seen, ex, tok).describe() == ex.describe()
+
+
+def test_the_lessons_guesses_are_their_runs(monkeypatch, models):
+    """Lessons 18 and 19: recycling's guess names the tree size that ran; block verification's names both ways of
+    verifying the same method, run once per seed each (read back from the proposers and DecodeConfigs)."""
+    from specviz.teach import blockverify as B, recycling as R
+
+    target, drafter = models
+    tok = target.tokenizer
+    w = workloads.of_kind(workloads.NOVEL)[0]
+    seen = spy(monkeypatch)
+    ex = R.plan(w.name, 6, nodes=5)
+    R.run(target, ex)
+    assert R.guess(ex).experiment == ex.describe() == observed(seen, ex, tok).describe()
+    assert observed(seen, ex, tok).describe() != R.plan(w.name, 6).describe()       # n = 12 is not what ran
+    monkeypatch.undo()
+    seen = spy(monkeypatch)
+    ex = B.plan("draft", w.name, 2, 6, (1, 2))
+    B.run(target, ex, drafter)
+    ran = [r[0] for r in seen]
+    assert tuple(dict.fromkeys(ran)) == ex.settings and all(ran.count(s) == 2 for s in ex.settings)
+    assert [s.verify for s in ex.settings] == ["token", "block"] and B.guess(ex).experiment == ex.describe()
