@@ -121,7 +121,8 @@ def _self_draft(target, o):
     """The target's first N layers and its output layer, shared, as an untrained drafter (N: o["layers"], else
     half the target's layers)."""
     from specviz.proposers.draft_model import first_layers
-    n = o.get("layers") or max(1, target.model.config.num_hidden_layers // 2)
+    n = o.get("layers")
+    n = max(1, target.model.config.num_hidden_layers // 2) if n is None else n
     return DraftModel(first_layers(target.model, int(n)), name="self-draft", greedy_draft=bool(o.get("greedy_draft")))
 
 

@@ -19,10 +19,11 @@ def _roof(m: RL.Machine, xs: list[float], colour: str, dash: str | None = None) 
 
 
 def roofline_figure(machines: list[RL.Machine], steps: list[dict], title: str) -> go.Figure:
-    """Each machine's roof min(peak, I × bandwidth) with its ridge; `steps`: {"label", "intensity", "flops_s"}
-    points (a decode step measured here: its FLOPs ÷ its measured time)."""
-    lo = min([0.5] + [s["intensity"] / 2 for s in steps])
-    hi = max([4 * m.ridge for m in machines] + [2 * s["intensity"] for s in steps])
+    """Each machine's roof min(peak, I × bandwidth) with its ridge; `steps`: one line of points each,
+    {"label", "intensity": [...], "flops_s": [...], "text": [...]}: decode steps measured here, FLOPs ÷ time."""
+    xs_all = [x for s in steps for x in s["intensity"]]
+    lo = min([0.5] + [x / 2 for x in xs_all])
+    hi = max([4 * m.ridge for m in machines] + [2 * x for x in xs_all])
     n = 60
     xs = [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
     fig = go.Figure()
