@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from specviz.core import roofline as RL
 from specviz.core.costmodel import speedup
+from specviz.engine.experiment import runs_words
 from specviz.engine.peaks import Peaks
 from specviz.teach.reality import BatchV, measured_kv_bytes_per_token
 
@@ -37,8 +38,8 @@ class Lab:
 
     def describe(self) -> str:
         return (f"{self.dtype}, k = {self.k}, batches {', '.join(map(str, self.vb))}, a {self.context}-token cache "
-                f"per sequence, v_B(k) the median of {self.repeats} interleaved repeats of a bare forward; roof from "
-                f"{self.peaks.describe()}")
+                f"per sequence, v_B(k) of a bare forward ({runs_words(self.repeats)}, interleaved with the one-token "
+                f"pass); roof from {self.peaks.describe()}")
 
 
 def step_of(model, context: int) -> RL.Step:
@@ -95,7 +96,7 @@ def gap_words(rs: list[dict]) -> str:
     share = r["roofline t1"] / r["measured t1"]
     return (f"At batch 1 the roofline says a plain step needs at least {r['roofline t1'] * 1e3:.1f} ms (reading the "
             f"weights at the copy's bandwidth); it took {r['measured t1'] * 1e3:.1f} ms, so the memory limit explains "
-            f"{share:.0%} of it. The rest is overhead a 135M model cannot hide: hundreds of small operator calls "
+            f"{share:.0%} of it. The rest is overhead a model this small cannot hide: hundreds of small operator calls "
             "per step, Python and the framework between them, matmuls too thin to reach the copy's bandwidth "
             "(docs/profile_plain_step.md). Overhead is paid once per pass however many tokens it carries, so it "
             "makes extra tokens look cheaper than the roof predicts, until the arithmetic takes over.")

@@ -10,7 +10,7 @@ from specviz.core.errors import InputError, ModelError
 from specviz.engine.peaks import measure_peaks
 from specviz.teach import reality as R, roofline as T
 from specviz.teach.guess import Guess
-from specviz.ui import guess as G, loading
+from specviz.ui import guess as G, loading, state
 from specviz.viz import roofline as VR
 
 ss = st.session_state
@@ -102,17 +102,25 @@ def show(lab: T.Lab, alpha: float, cost: float, guess: Guess) -> None:
             "text": [f"B = {r['batch']}, k = {lab.k}" for r in rs]}]
     st.plotly_chart(VR.roofline_figure([m, T.H100], pts, f"The roofline, {lab.dtype}: decode steps of "
                                        f"{loading.target_label()} at each batch"), width="stretch", key="rf_fig")
-    st.dataframe(pd.DataFrame([{
-        "batch B": r["batch"], "FLOP/byte": f"{r['intensity']:.1f}",
-        f"v_B({lab.k}) predicted": f"{r['predicted v']:.2f}",
-        f"v_B({lab.k}) measured": f"{r['measured v']:.2f}", "t1 roofline (ms)": f"{r['roofline t1'] * 1e3:.1f}",
-        "t1 measured (ms)": f"{r['measured t1'] * 1e3:.1f}", "speedup per sequence": f"{r['speedup']:.2f}×",
-        "tokens/s, plain": f"{r['plain tok/s']:.0f}", "tokens/s, speculating": f"{r['speculating tok/s']:.0f}"}
+    v = f"v_B({lab.k})"
+    cols = st.columns([3, 2])
+    cols[0].dataframe(pd.DataFrame([{
+        "batch B": r["batch"], "FLOP/byte": f"{r['intensity']:.1f}", f"{v} roofline": f"{r['predicted v']:.2f}",
+        f"{v} measured": f"{r['measured v']:.2f}", "t1 roofline (ms)": f"{r['roofline t1'] * 1e3:.1f}",
+        "t1 measured (ms)": f"{r['measured t1'] * 1e3:.1f}"} for r in rs]), hide_index=True, width="stretch")
+    cols[1].dataframe(pd.DataFrame([{
+        "batch B": r["batch"], "speedup per sequence": f"{r['speedup']:.2f}×",
+        "tokens/s plain": f"{r['plain tok/s']:.0f}", "tokens/s speculating": f"{r['speculating tok/s']:.0f}"}
         for r in rs]), hide_index=True, width="stretch")
     st.caption(f"The experiment: {lab.describe()}; {loading.target_label()}. Speedup per sequence = E[τ] ÷ "
                f"(v_B({lab.k}) + k·c) at α = {alpha:.2f}, c = {cost:.2f} (core/costmodel.py) with the measured "
                "v_B(k); tokens/s for the machine = B × that speedup ÷ t1. Predicted v_B(k) = max(bytes ÷ bandwidth, "
                "FLOPs ÷ peak) at k + 1 tokens per sequence ÷ the same at 1 (core/roofline.py).")
+    loop = state.v_table_if_measured()
+    if loop and lab.k in loop:
+        st.caption(f"Through the decode loop at batch 1 (acceptance and cache rollback included, engine/passcost.py, "
+                   f"measured earlier in this session): v({lab.k}) = {loop[lab.k]:.2f}, against "
+                   f"{rs[0]['measured v']:.2f} for the bare forward timed here.")
     st.markdown("**The gap.** " + T.gap_words(rs))
     st.markdown("**Throughput against latency.** Per-sequence speedup is what one user feels; tokens/s for the "
                 "machine is what the server sells. A bigger batch raises the second long after speculation's gain "

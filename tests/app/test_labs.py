@@ -60,8 +60,9 @@ def test_serving_reality_roofline_guess_measure_score():
     said = [m.value for m in [*at.success, *at.info] if "“4”" in m.value]
     assert len(said) == 1 and ("is what the measurement shows" in said[0]) == (answer["measured"] == "4")
     assert "k = 4" in said[0]                                                 # scored naming its experiment
-    table = at.dataframe[-1].value
-    assert list(table["batch B"]) == [1, 2, 4] and "v_B(4) predicted" in table and "tokens/s, speculating" in table
+    cost, served = at.dataframe[-2].value, at.dataframe[-1].value
+    assert list(cost["batch B"]) == [1, 2, 4] == list(served["batch B"])
+    assert "v_B(4) roofline" in cost and "v_B(4) measured" in cost and "tokens/s speculating" in served
     spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
     xs = [t for t in spec["data"] if t.get("name", "").startswith("verify pass")][0]["x"]
     assert xs == pytest.approx([lab.step.intensity(b, 4) for b in (1, 2, 4)])   # each step at its intensity
