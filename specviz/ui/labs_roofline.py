@@ -103,12 +103,11 @@ def show(lab: T.Lab, alpha: float, cost: float, guess: Guess) -> None:
     st.plotly_chart(VR.roofline_figure([m, T.H100], pts, f"The roofline, {lab.dtype}: decode steps of "
                                        f"{loading.target_label()} at each batch"), width="stretch", key="rf_fig")
     v = f"v_B({lab.k})"
-    cols = st.columns([3, 2])
-    cols[0].dataframe(pd.DataFrame([{
+    st.dataframe(pd.DataFrame([{
         "batch B": r["batch"], "FLOP/byte": f"{r['intensity']:.1f}", f"{v} roofline": f"{r['predicted v']:.2f}",
         f"{v} measured": f"{r['measured v']:.2f}", "t1 roofline (ms)": f"{r['roofline t1'] * 1e3:.1f}",
         "t1 measured (ms)": f"{r['measured t1'] * 1e3:.1f}"} for r in rs]), hide_index=True, width="stretch")
-    cols[1].dataframe(pd.DataFrame([{
+    st.dataframe(pd.DataFrame([{
         "batch B": r["batch"], "speedup per sequence": f"{r['speedup']:.2f}×",
         "tokens/s plain": f"{r['plain tok/s']:.0f}", "tokens/s speculating": f"{r['speculating tok/s']:.0f}"}
         for r in rs]), hide_index=True, width="stretch")
@@ -116,6 +115,9 @@ def show(lab: T.Lab, alpha: float, cost: float, guess: Guess) -> None:
                f"(v_B({lab.k}) + k·c) at α = {alpha:.2f}, c = {cost:.2f} (core/costmodel.py) with the measured "
                "v_B(k); tokens/s for the machine = B × that speedup ÷ t1. Predicted v_B(k) = max(bytes ÷ bandwidth, "
                "FLOPs ÷ peak) at k + 1 tokens per sequence ÷ the same at 1 (core/roofline.py).")
+    if any(r["measured v"] < 0.9 for r in rs):
+        st.warning("A pass over k + 1 tokens per sequence measured faster than one over 1: other work on the machine "
+                   "moved these timings more than k extra tokens do. Measure again when it is quieter.")
     loop = state.v_table_if_measured()
     if loop and lab.k in loop:
         st.caption(f"Through the decode loop at batch 1 (acceptance and cache rollback included, engine/passcost.py, "

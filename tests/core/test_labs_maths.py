@@ -1,5 +1,5 @@
 """Pure maths of the §6 labs: lossy rules drift from p (and the exact settings do not), break-even per family from
-the one cost model, batch speedups and wasted positions."""
+the one cost model, wasted positions per pass."""
 import pytest
 import torch
 
