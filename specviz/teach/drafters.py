@@ -33,6 +33,7 @@ class Row:
     tau: float                           # tokens per pass
     speedup: float                       # median over repeats of tokens/s ÷ plain's tokens/s in the same repeat
     spread: float | None
+    repeats: int = 1
 
 
 def self_layers(n_layers: int, shares=SHARES) -> list[int]:
@@ -72,7 +73,7 @@ def measure_drafters(target, ds: list[Drafter], workload, k: int = 4, tokens: in
     for d in ds:
         m = got[d.label]
         c = be.draft_cost(m.steps, be.plain_step_time(m.plain_steps))
-        rows.append(Row(d, m.summary.alpha, c, m.summary.tokens_per_pass, m.speedup, m.spread))
+        rows.append(Row(d, m.summary.alpha, c, m.summary.tokens_per_pass, m.speedup, m.spread, len(m.ratios)))
     return rows
 
 

@@ -8,6 +8,7 @@ import streamlit as st
 
 from specviz.core import costmodel as be
 from specviz.core.errors import InputError, ModelError
+from specviz.engine.measure import quote
 from specviz.engine.workloads import NOVEL, of_kind
 from specviz.teach import drafters as D
 from specviz.teach.guess import Guess
@@ -79,7 +80,7 @@ def show(rows: list[D.Row], ran: str, k: int, v: be.VCost, v_text: str, guess: G
     st.dataframe(pd.DataFrame([{
         "drafter": r.drafter.label, "α (kept ÷ tested)": "–" if r.alpha is None else f"{r.alpha:.2f}",
         "c measured": f"{r.c:.2f}", "c priced from its parameters": "–" if r.drafter.priced_c is None
-        else f"{r.drafter.priced_c:.2f}", "τ": f"{r.tau:.2f}", "speedup": f"{r.speedup:.2f}×",
+        else f"{r.drafter.priced_c:.2f}", "τ": f"{r.tau:.2f}", "speedup": quote(r.speedup, r.spread, r.repeats),
         f"break-even α (k = {k})": "never pays" if need[r.drafter.label] is None else f"{need[r.drafter.label]:.2f}"}
         for r in rows]), hide_index=True, width="stretch")
     st.caption(f"The run: {ran}; {loading.target_label()}. c = median draft time per drafted token ÷ the plain step "
