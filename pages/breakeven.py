@@ -5,7 +5,7 @@ from specviz.core import costmodel as be
 from specviz.core.records import is_tree_run
 from specviz.engine.methods import REGISTRY, SELF_SIZED_CAP
 from specviz.teach import reality as R
-from specviz.ui import labs_cost, loading, state
+from specviz.ui import labs_cost, labs_drafters, loading, state
 from specviz.viz import breakeven as vb
 
 K_MAX = 16
@@ -218,5 +218,6 @@ def show(k: int) -> None:
 if 1 <= k <= K_MAX:
     show(int(k))
     labs_cost.families_section(int(k), *v_in_use())
+    labs_drafters.sizing_section(int(k), *v_in_use())
 else:
     st.error(f"k must be between 1 and {K_MAX}, got {k}.")

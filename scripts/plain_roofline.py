@@ -1,6 +1,7 @@
 """Plain decoding against this machine's memory bandwidth, and where one step's time goes (issue 33 §5).
 
-- bandwidth: the best of 5 copies of a 512 MiB tensor (bytes read + bytes written ÷ seconds);
+- bandwidth: the median of 5 copies of a 512 MiB tensor (bytes read + bytes written ÷ seconds), measured by
+  specviz/engine/peaks.py, as the Serving reality roofline lab measures it;
 - bytes per token: every weight read once (the tied output layer reads the embedding matrix) plus the KV cache;
 - plain's share = (bytes per token ÷ bandwidth) ÷ the measured plain step: 1.0 would be the memory's limit;
 - a torch.profiler table of plain steps (operators by total CPU time), with --profile PATH written as markdown.
@@ -20,17 +21,7 @@ from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.device import describe_machine, machine
 from specviz.engine.methods import encode_prompt
 from specviz.engine.models import load_model
-
-
-def bandwidth(mib: int = 512, tries: int = 5) -> float:
-    src = torch.ones(mib * 2**20 // 4)                                   # (n,) float32
-    dst = torch.empty_like(src)
-    best = float("inf")
-    for _ in range(tries):
-        t0 = time.perf_counter()
-        dst.copy_(src)
-        best = min(best, time.perf_counter() - t0)
-    return 2 * src.numel() * 4 / best                                    # bytes read + written per second
+from specviz.engine.peaks import bandwidth
 
 
 def main() -> None:
@@ -39,7 +30,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--profile", default=None, help="write the profiler table (markdown) here")
     a = ap.parse_args()
-    bw = bandwidth()
+    bw = bandwidth(torch.device("cpu"), 512, 5)
     target = load_model("default", "cpu", a.dtype)
     m = machine(target.device, target.dtype)
     w = workloads.get("summarise-passage")
@@ -55,7 +46,7 @@ def main() -> None:
     # the attention keeps K and V in float64 (engine/attention.py): twice the float32 bytes per entry
     limit = bw / per_token
     print(f"machine: {describe_machine(m)}; load average {open('/proc/loadavg').read().split()[0]}")
-    print(f"bandwidth (512 MiB copy, best of 5): {bw / 1e9:.1f} GB/s")
+    print(f"bandwidth (512 MiB copy, median of 5): {bw / 1e9:.1f} GB/s")
     print(f"bytes per token: {per_token / 2**20:.0f} MiB (weights {target.param_bytes() / 2**20:.0f} MiB + KV of "
           f"{ctx} tokens) -> limit {limit:.1f} tok/s")
     print(f"plain step (median of {len(times)}): {step * 1e3:.1f} ms = {1 / step:.1f} tok/s = {1 / step / limit:.2f} "

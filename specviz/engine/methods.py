@@ -59,6 +59,7 @@ class MethodSpec:
     vllm_keys: tuple[str, ...] = ()  # the keys of --speculative-config it fills
     chain: str | None = None         # a tree: the chain method of the same drafter (the Trees page's pair)
     bench: bool = False              # the bench runs it (copying methods untuned, trained chains tuned, trees fixed)
+    offered: bool = True             # the app's method menus offer it (False: run by name, by a lab or the CLI)
 
     @property
     def k(self) -> int:
@@ -115,6 +116,15 @@ def _draft(target, o):
         return DraftModel(drafter.model, name="draft", greedy_draft=greedy)
     return DraftModel(drafter.model, name="draft", vocab=target.vocab_size, n_ids=token_id_count(target.tokenizer),
                       greedy_draft=greedy)
+
+
+def _self_draft(target, o):
+    """The target's first N layers and its output layer, shared, as an untrained drafter (N: o["layers"], else
+    half the target's layers)."""
+    from specviz.proposers.draft_model import first_layers
+    n = o.get("layers")
+    n = max(1, target.model.config.num_hidden_layers // 2) if n is None else n
+    return DraftModel(first_layers(target.model, int(n)), name="self-draft", greedy_draft=bool(o.get("greedy_draft")))
 
 
 def _artifact(name: str):
@@ -176,6 +186,10 @@ REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
                                     "suffix_decoding_min_token_prob")),
     _spec("draft", "separate draft model", DRAFT_MODEL, _draft, trained=True, artifact="drafter", bench=True,
           defaults={"k": 4}, vllm="draft_model", vllm_keys=_HEAD_KEYS),
+    # self-speculation by cutting the target short: no weights to train or load, no menu (Break-even's drafter lab)
+    _spec("self-draft", "the target's own first N layers and its output layer as an untrained drafter (layer "
+          "truncation; N = half the layers unless given)", DRAFT_MODEL, _self_draft, offered=False,
+          defaults={"k": 4}),
     _spec("medusa", "Medusa heads (trained for the default model)", HEADS, _medusa(False), trained=True,
           artifact="medusa", bench=True, defaults={"k": 4}, vllm="medusa", vllm_keys=_HEAD_KEYS),
     _spec("eagle", "EAGLE-style head (trained for the default model)", HEADS, _eagle("eagle", False), trained=True,
@@ -262,15 +276,15 @@ def available_methods(drafter_available: bool = True) -> list[str]:
     from specviz.engine import artifacts
 
     shipped = dict(artifacts.available())
-    return [m for m, s in REGISTRY.items() if s.artifact is None or shipped.get(s.artifact)
-            or (s.family == DRAFT_MODEL and drafter_available)]
+    return [m for m, s in REGISTRY.items() if s.offered and (s.artifact is None or shipped.get(s.artifact)
+            or (s.family == DRAFT_MODEL and drafter_available))]
 
 
 def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min: int | None = None,
                   n_max: int | None = None, drafter: LoadedModel | None = None,
                   lookup_rule: str = "recent", k_rule: str = DEFAULT_K_RULE, spec_factor: float | None = None,
                   suffix: dict | None = None, greedy_draft: bool = False, recycle: dict | None = None,
-                  gate=None) -> Proposer:
+                  gate=None, layers: int | None = None) -> Proposer:
     """The proposer of `method` for `target`, built by its registry entry. 'draft' uses `drafter`, else the
     shipped trained drafter (greedy_draft: it drafts its argmax even when sampling, vLLM's greedy
     draft_sample_method).
@@ -282,10 +296,11 @@ def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min:
     SuffixProposer's settings (max_depth, min_prob, min_match, cache: a SessionCache shared by a session's
     requests); spec_factor too. recycle (recycle, recycle-chain, copy-recycle): Recycle's settings (nodes: the
     tree's size, top_k). gate (a proposers.gated.Gate): no draft while the method's running α̂ is below the
-    gate's threshold (the capstone's gated lookup)."""
+    gate's threshold (the capstone's gated lookup). layers (self-draft): how many of the target's first layers
+    draft."""
     built = spec(method).build(target, dict(n=n, n_min=n_min, n_max=n_max, drafter=drafter, lookup_rule=lookup_rule,
                                             k_rule=k_rule, spec_factor=spec_factor, suffix=suffix,
-                                            greedy_draft=greedy_draft, recycle=recycle))
+                                            greedy_draft=greedy_draft, recycle=recycle, layers=layers))
     if gate is None or method == "plain":
         return built
     from specviz.proposers.gated import Gated
@@ -312,10 +327,10 @@ def check_settings(method: str, **settings) -> None:
 
 
 def try_methods(target: LoadedModel, drafter: LoadedModel | None, n: int | None = None) -> tuple[list[str], dict]:
-    """(methods that build a proposer for this target, {method: why not} for the others)."""
+    """(methods that build a proposer for this target, {method: why not} for the others): the offered ones."""
     ok, why = [], {}
-    for m in REGISTRY:
-        if m == "plain":
+    for m, s in REGISTRY.items():
+        if m == "plain" or not s.offered:
             continue
         try:
             make_proposer(m, target, n=n, drafter=drafter)

@@ -6,6 +6,7 @@ import copy
 import torch
 from transformers import DynamicCache, LlamaForCausalLM
 
+from specviz.core.errors import InputError
 from specviz.core.sampling import logits_to_probs, sample
 from specviz.proposers.base import Context, Draft, Proposer
 from specviz.proposers.vocab import SubsetHead
@@ -102,3 +103,25 @@ def build_drafter(target_model: torch.nn.Module, n_layers: int, ids: torch.Tenso
 def _fresh_layer(cfg, i):
     from transformers.models.llama.modeling_llama import LlamaDecoderLayer
     return LlamaDecoderLayer(cfg, layer_idx=i)
+
+
+def first_layers(target_model: torch.nn.Module, n_layers: int) -> LlamaForCausalLM:
+    """The target's own first `n_layers` decoder layers, its final norm and its output layer as a causal LM: an
+    untrained drafter (self-speculation by cutting the model short). Every module is the target's, shared, not
+    copied: it adds no weights, only its own KV cache of `n_layers` layers."""
+    total = target_model.config.num_hidden_layers
+    if not 1 <= n_layers < total:
+        raise InputError(f"the drafter's layers must be between 1 and {total - 1} (the target has {total}), "
+                         f"got {n_layers}")
+    cfg = copy.deepcopy(target_model.config)
+    cfg.num_hidden_layers = n_layers
+    if getattr(cfg, "layer_types", None):
+        cfg.layer_types = cfg.layer_types[:n_layers]
+    with torch.device("meta"):
+        m = LlamaForCausalLM(cfg)
+    body = target_model.get_decoder()
+    m.model.embed_tokens, m.model.norm, m.model.rotary_emb = body.embed_tokens, body.norm, body.rotary_emb
+    m.model.layers = torch.nn.ModuleList(body.layers[:n_layers])
+    m.lm_head = target_model.get_output_embeddings()
+    m.generation_config = copy.deepcopy(target_model.generation_config)
+    return m.eval()

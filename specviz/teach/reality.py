@@ -107,10 +107,19 @@ def measured_memory(target, drafter, memory_gb: float, context: int) -> dict:
             "weights_drafter": drafter.param_bytes(), "budget": b, "lost_pct": lost_share(b)}
 
 
+class BatchV(dict):
+    """{k: v_B(k)} at one batch size, with t1: the median seconds of that batch's one-token pass."""
+
+    def __init__(self, v: dict[int, float], t1: float):
+        super().__init__(v)
+        self.t1 = t1
+
+
 def v_by_batch(model, vocab: int, batches=(1, 4, 16), ks=(1, 4, 8), context: int = 128, repeats: int = 5,
-               progress=None) -> dict[int, dict[int, float]]:
+               progress=None) -> dict[int, BatchV]:
     """{batch: {k: v(k)}}: median time of one forward over k+1 new tokens per sequence ÷ over 1, with a KV
-    cache of `context` tokens, at each batch size. Sizes are interleaved within each repeat."""
+    cache of `context` tokens, at each batch size (each row's t1: that batch's one-token pass, seconds). Sizes
+    are interleaved within each repeat."""
     dev = next(model.parameters()).device
     g = torch.Generator().manual_seed(0)
     out = {}
@@ -127,7 +136,7 @@ def v_by_batch(model, vocab: int, batches=(1, 4, 16), ks=(1, 4, 8), context: int
                     times[k].append(secs)
                     cache.crop(-(k + 1))
         t1 = median(times[0][1:])
-        out[b] = {k: median(times[k][1:]) / t1 for k in ks}
+        out[b] = BatchV({k: median(times[k][1:]) / t1 for k in ks}, t1)
         if progress:
             progress((bi + 1) / len(batches), f"batch {b}")
     return out
@@ -251,39 +260,6 @@ def layer_agreement(model, ids: torch.Tensor, ns=(2, 4, 8, 16, 24, 28)) -> dict[
 def weight_bytes(model) -> int:
     """Bytes of weights one decode step reads: every parameter once (a tied embedding counts once)."""
     return sum(p.numel() * p.element_size() for p in model.parameters())
-
-
-def achieved_bandwidth(model, vocab: int, context: int = 128, repeats: int = 7) -> dict:
-    """One batch-1 decode step timed (median of `repeats` after a warm-up, a KV cache of `context` tokens):
-    {"bytes": weights read, "step_s": the step, "gbps": bytes ÷ step ÷ 1e9, the bandwidth it achieved}."""
-    dev = next(model.parameters()).device
-    g = torch.Generator().manual_seed(0)
-    ids = torch.randint(0, vocab, (1, context), generator=g).to(dev)                 # (1, context)
-    cache = DynamicCache(config=model.config)
-    times = []
-    with torch.inference_mode():
-        model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
-        for _ in range(repeats + 1):                                              # the first warms up
-            x = torch.randint(0, vocab, (1, 1), generator=g).to(dev)                # (1, 1)
-            _, secs = measure.timed(dev, lambda: model(input_ids=x, cache=cache, use_cache=True))
-            times.append(secs)
-            cache.crop(-1)
-    step = median(times[1:])
-    b = weight_bytes(model)
-    return {"bytes": b, "step_s": step, "gbps": b / step / GB}
-
-
-def batch_speedups(vb: dict[int, dict[int, float]], alpha: float, c: float) -> dict[int, dict[int, float]]:
-    """{batch: {k: predicted speedup τ ÷ (v_B(k) + k·c)}} from the measured v(k) at each batch size (the one cost
-    model, costmodel.speedup, with that batch's table)."""
-    from specviz.core.costmodel import speedup
-    return {b: {k: speedup(alpha, k, c, table) for k in table} for b, table in vb.items()}
-
-
-def best_k_by_batch(speedups: dict[int, dict[int, float]]) -> dict[int, int]:
-    """{batch: the k with the highest predicted speedup, or 0 when none beats plain decoding (1.0×)}."""
-    return {b: max(((k, s) for k, s in row.items() if s > 1.0), key=lambda t: t[1], default=(0, 1.0))[0]
-            for b, row in speedups.items()}
 
 
 def wasted_per_pass(alpha: float, k: int) -> float:

@@ -112,12 +112,19 @@ def families_figure(curves: dict[str, float], k: int, v: be.VCost, points: int =
     return fig
 
 
-def batch_speedup_figure(sp: dict[int, dict[int, float]]) -> go.Figure:
-    """Predicted speedup against k, one line per batch size ({batch: {k: speedup}})."""
-    fig = go.Figure([go.Scatter(x=list(row), y=list(row.values()), mode="lines+markers", name=f"batch {b}")
-                     for b, row in sp.items()])
-    fig.add_hline(y=1.0, line_dash="dash", line_color="gray", annotation_text="plain decoding")
-    fig.update_layout(title=dict(text="Predicted speedup τ ÷ (v_B(k) + k·c), v measured at each batch", font_size=14),
-                      xaxis_title="draft length k", yaxis_title="speedup (×)", height=360,
-                      margin=dict(l=10, r=10, t=40, b=10))
+def drafters_figure(points: dict[str, tuple[float, float | None, float]], k: int, v: be.VCost) -> go.Figure:
+    """The families chart with one curve per measured drafter ({label: (c, α, measured speedup)}), each drafter's
+    measured (α, speedup) drawn on its own curve's colour as a star."""
+    fig = families_figure({name: c for name, (c, _, _) in points.items()}, k, v)
+    colours = px_colors.qualitative.Plotly
+    for i, (name, (c, alpha, sp)) in enumerate(points.items()):
+        if alpha is None:
+            continue
+        fig.add_trace(go.Scatter(x=[alpha], y=[sp], mode="markers", showlegend=False,
+                                 marker=dict(size=14, symbol="star", color=colours[i % len(colours)],
+                                             line=dict(width=1, color="black")),
+                                 hovertemplate=f"{name} measured<br>α = {alpha:.2f}, c = {c:.2f}<br>"
+                                               f"speedup {sp:.2f}×<extra></extra>"))
+    fig.update_layout(title=dict(text=f"Each drafter on the break-even chart at k = {k}: curve = predicted from its c, "
+                                      "star = measured", font_size=14))
     return fig

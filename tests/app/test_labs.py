@@ -1,7 +1,11 @@
 """AppTests for the §6 labs: lossy rules (Is it lossless?), break-even per family (Break-even), batch size and the
 roofline (Serving reality). Each measures only after a guess."""
+import json
+
 import pytest
 from apptools import ok, page
+
+from specviz.teach import roofline as T
 
 
 def test_lossless_lossy_rules_are_labelled_and_drift():
@@ -41,16 +45,66 @@ def test_breakeven_per_family_after_guesses():
     assert any("Your guess 0.3 is high: measured 0 (off by 0.3)" in x for x in scores)  # lookup breaks even at 0
 
 
-def test_serving_reality_roofline_after_a_guess():
+def test_serving_reality_roofline_guess_measure_score():
     at = page("serving_reality")
     ok(at.button(key="rf_run").click().run())
-    assert "rf_vb" not in at.session_state
-    at.number_input(key="rf_s16_guess").set_value(1.0)
+    assert "rf_lab" not in at.session_state                                   # no guess: nothing measured
+    assert at.radio(key="rf_free_guess").options == ["1", "2", "4", "beyond 4"]
+    at.radio(key="rf_free_guess").set_value("4")
     ok(at.button(key="rf_run").click().run())
-    assert set(at.session_state["rf_vb"]) == {1, 4, 16}
-    assert any(m.label == "achieved bandwidth" for m in at.metric)
-    assert any("Wasted compute per pass" in m.value for m in at.markdown)
-    assert list(at.dataframe[-1].value["batch"]) == [1, 4, 16]
+    lab = at.session_state["rf_lab"]
+    assert list(lab.vb) == [1, 2, 4] and lab.peaks.bandwidth > 0 and lab.peaks.peak > 0
+    labels = {m.label for m in at.metric}
+    assert {"bandwidth (copy)", "ridge point here", "ridge of an H100 SXM"} <= labels
+    answer = T.nearly_free_until(lab)
+    said = [m.value for m in [*at.success, *at.info] if "“4”" in m.value]
+    assert len(said) == 1 and ("is what the measurement shows" in said[0]) == (answer["measured"] == "4")
+    assert "k = 4" in said[0]                                                 # scored naming its experiment
+    cost, served = at.dataframe[-2].value, at.dataframe[-1].value
+    assert list(cost["batch B"]) == [1, 2, 4] == list(served["batch B"])
+    assert "v_B(4) roofline" in cost and "v_B(4) measured" in cost and "tokens/s speculating" in served
+    spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    xs = [t for t in spec["data"] if t.get("name", "").startswith("verify pass")][0]["x"]
+    assert xs == pytest.approx([lab.step.intensity(b, 4) for b in (1, 2, 4)])   # each step at its intensity
+    assert spec["layout"]["xaxis"]["type"] == "log" and spec["layout"]["yaxis"]["type"] == "log"
+    assert any(m.value.startswith("**The gap.**") for m in at.markdown)
+
+
+def test_serving_reality_roofline_bad_batch_sizes_one_line():
+    at = page("serving_reality")
+    at.text_input(key="rf_batches").set_value("1, zero").run()
+    errs = [e.value for e in at.error]
+    assert errs == ["batch sizes must be whole numbers from 1 to 256, separated by commas; got 'zero'"]
+    assert not [b for b in at.button if b.key == "rf_run"]                    # nothing to measure with
+
+
+def test_breakeven_drafter_sizing_guess_run_score():
+    at = page("breakeven")
+    ok(at.button(key="ds_run").click().run())
+    assert "ds_rows" not in at.session_state                                  # no guess: nothing run
+    options = at.radio(key="ds_fast_guess").options
+    assert options[0] == "first 1 of 2 layers" and any(o.startswith("draft model") for o in options)
+    at.radio(key="ds_fast_guess").set_value(options[0])
+    ok(at.button(key="ds_run").click().run())
+    rows, ran = at.session_state["ds_rows"]
+    assert [r.drafter.label for r in rows] == options and "k = 4" in ran and "vs plain" in ran
+    assert all(r.speedup > 0 and r.c > 0 for r in rows)
+    fastest = max(rows, key=lambda r: r.speedup).drafter.label
+    said = [m.value for m in [*at.success, *at.info] if "first 1 of 2 layers" in m.value and "guess" in m.value]
+    assert len(said) == 1 and ("is what the measurement shows" in said[0]) == (fastest == options[0])
+    table = at.dataframe[-1].value
+    assert list(table["drafter"]) == options and table["c priced from its parameters"][0] != "–"
+    spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    stars = [t for t in spec["data"] if t.get("marker", {}).get("symbol") == "star"]
+    assert len(stars) == sum(r.alpha is not None for r in rows)              # each measured drafter placed
+
+
+def test_breakeven_drafter_sizing_bad_layers_one_line():
+    at = page("breakeven")
+    at.text_input(key="ds_layers").set_value("1, 7").run()
+    assert [e.value for e in at.error] == ["layer counts must be whole numbers from 1 to 1, separated by commas; "
+                                           "got '7'"]
+    assert not [b for b in at.button if b.key == "ds_run"]
 
 
 def test_step_through_max_new_tokens_of_zero_is_an_error_not_a_silent_run():

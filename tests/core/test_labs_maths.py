@@ -1,5 +1,5 @@
 """Pure maths of the §6 labs: lossy rules drift from p (and the exact settings do not), break-even per family from
-the one cost model, batch speedups and wasted positions."""
+the one cost model, wasted positions per pass."""
 import pytest
 import torch
 
@@ -81,12 +81,7 @@ def test_break_even_per_family_orders_by_cost():
     assert F.breakevens([F.truncation(SMOL, 16)], 1, 2.0)[F.TRUNCATION] is None    # v(1) + c > 2: never pays
 
 
-def test_batch_speedups_fall_as_v_grows_and_best_k_goes_to_zero():
-    vb = {1: {1: 1.0, 4: 1.05}, 4: {1: 1.2, 4: 1.8}, 16: {1: 1.9, 4: 4.5}}
-    sp = R.batch_speedups(vb, 0.8, 0.05)
-    assert sp[1][4] == pytest.approx(be.speedup(0.8, 4, 0.05, vb[1]))
-    assert sp[1][4] > sp[4][4] > sp[16][4]
-    assert R.best_k_by_batch(sp) == {1: 4, 4: 4, 16: 0}            # batch 16: 3.36 / 4.7 < 1 -> don't speculate
+def test_wasted_positions_per_pass():
     assert R.wasted_per_pass(1.0, 4) == pytest.approx(0.0)
     assert R.wasted_per_pass(0.0, 4) == pytest.approx(4.0)
     assert R.wasted_per_pass(0.8, 4) == pytest.approx(5 - be.expected_tokens_per_pass(0.8, 4))

@@ -40,6 +40,7 @@ def test_v_by_batch_has_every_size_and_positive_ratios():
     t = tiny_llama(max_positions=256)
     v = R.v_by_batch(t.model, t.vocab_size, batches=(1, 4), ks=(1, 4), context=16, repeats=2)
     assert set(v) == {1, 4} and all(set(r) == {1, 4} and all(x > 0 for x in r.values()) for r in v.values())
+    assert all(r.t1 > 0 for r in v.values())                      # each batch's one-token pass, in seconds
 
 
 def test_layer_skip_agreement_is_one_when_later_layers_do_nothing():

@@ -1,0 +1,62 @@
+"""This machine's roof, measured: peak memory bandwidth (a large tensor copy) and peak FLOP/s (a large matmul in
+the model's dtype). Short measurements (a few hundred ms on a CPU), medians of a few tries after a warm-up, each
+timed inside the session's turn on the model (engine/measure.timed) so another session's work does not land in it.
+scripts/plain_roofline.py and the Serving reality roofline lab both measure through here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from specviz.core.stats import median
+from specviz.engine import measure
+
+
+@dataclass(frozen=True)
+class Peaks:
+    bandwidth: float     # bytes / s: bytes read + bytes written by a copy ÷ its seconds
+    peak: float          # FLOP / s: 2·n³ ÷ the seconds of an n × n matmul
+    copy_mib: int
+    matmul_n: int
+    dtype: str
+    device: str
+    tries: int
+
+    def describe(self) -> str:
+        return (f"a {self.copy_mib} MiB copy and a {self.matmul_n} × {self.matmul_n} {self.dtype} matmul on "
+                f"{self.device}, median of {self.tries} tries each")
+
+
+def sizes(device: torch.device) -> tuple[int, int]:
+    """(copy MiB, matmul n): large enough to leave the caches and fill the arithmetic units, short on each device."""
+    return (1024, 8192) if device.type == "cuda" else (128, 1536)
+
+
+def bandwidth(device: torch.device, mib: int = 256, tries: int = 5) -> float:
+    """Bytes read + written per second by copying a `mib` MiB tensor: the median of `tries` after a warm-up."""
+    src = torch.ones(mib * 2**20 // 4, device=device)                    # (n,) float32
+    dst = torch.empty_like(src)
+    dst.copy_(src)                                                       # warm-up: pages touched, kernels chosen
+    secs = [measure.timed(device, lambda: dst.copy_(src))[1] for _ in range(tries)]
+    return 2 * src.numel() * 4 / median(secs)
+
+
+def flops(device: torch.device, dtype: torch.dtype, n: int = 2048, tries: int = 5) -> float:
+    """FLOP/s of an n × n by n × n matmul in `dtype` (2·n³ FLOPs): the median of `tries` after a warm-up."""
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(n, n, generator=g).to(device=device, dtype=dtype)    # (n, n)
+    b = torch.randn(n, n, generator=g).to(device=device, dtype=dtype)    # (n, n)
+    torch.mm(a, b)                                                       # warm-up
+    secs = [measure.timed(device, lambda: torch.mm(a, b))[1] for _ in range(tries)]
+    return 2.0 * n ** 3 / median(secs)
+
+
+def measure_peaks(device: torch.device, dtype: torch.dtype, tries: int = 5, copy_mib: int | None = None,
+                  matmul_n: int | None = None) -> Peaks:
+    """This machine's bandwidth and its peak FLOP/s in `dtype` (sizes per device unless given)."""
+    mib, n = sizes(device)
+    mib, n = copy_mib or mib, matmul_n or n
+    with torch.inference_mode():
+        bw, pk = bandwidth(device, mib, tries), flops(device, dtype, n, tries)
+    return Peaks(bw, pk, mib, n, str(dtype).replace("torch.", ""), device.type, tries)
