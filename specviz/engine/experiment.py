@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import methods as M
-from specviz.proposers import suffix as S
+from specviz.proposers import recycle as RC, suffix as S
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,8 @@ class Setting:
         if method == "lookup":
             n = n if n is not None else (M.MATCH_MIN if rule == "match" else 3)
             return cls(method, k, n, rule, d["factor"] if rule == "match" else None, adaptive)
-        return cls(method, k, None, None, d.get("factor"), adaptive)
+        nodes = (("nodes", RC.TREE_NODES),) if method in ("recycle", "copy-recycle") else ()   # Recycle's default
+        return cls(method, k, None, None, d.get("factor"), adaptive, nodes)
 
     @classmethod
     def of(cls, proposer, cfg) -> Setting:
