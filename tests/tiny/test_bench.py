@@ -192,3 +192,21 @@ def test_estimate_reproduces_the_previous_runs_timed_phases(capsys):
     assert minutes["sessions"] > 0 and minutes["tuning"] < ref["phases"]["tuning"] / 60
     assert 0.9 < total / (meta["wall_s"] / 60) < 1.3
 
+
+
+def test_every_bench_rows_setting_is_what_its_run_is_given():
+    """A bench row's setting is rendered from the Setting read off the proposer the bench builds and the
+    DecodeConfig it runs (issue 34): the copying methods at their defaults and the drafter's tuning grid."""
+    from specviz.bench import runs as BR
+    from specviz.bench.main import load_env
+    from specviz.bench.plan import UNTUNED, candidates
+    from specviz.core.sampling import SamplingConfig
+    from specviz.engine.experiment import Setting
+
+    env, _ = load_env("tiny", "cpu", "float32")
+    specs = [s for m in (*UNTUNED, "draft") for s in candidates(m)]
+    assert len(specs) == len(UNTUNED) + 3
+    for s in specs:
+        ran = Setting.of(env.proposer(s.method, s.n), BR.specviz_config(s, 8, SamplingConfig(), 0))
+        assert s.setting == ran.describe(short=True), s
+    assert len({s.setting for s in specs}) == len(specs)       # the drafter's k=2, k=4 and adaptive rows differ
