@@ -97,9 +97,10 @@ def by_hand(rows: list[dict]) -> ByHand:
                   acc / drafted if drafted else 0.0, 1 + acc / passes if passes else 0.0)
 
 
-def hand_guesses(method: str, k: int) -> list[Guess]:
-    n = ", n = 3" if method == "lookup" else ""   # the n every lookup run of the servers tab uses
-    ex = f"the three steps in the table ({method}, greedy, k = {k}{n}), counted from the table"
+def hand_guesses(run: Setting) -> list[Guess]:
+    """The three answers asked of a dealt table of `run`'s steps (ui/byhand.setting)."""
+    k = run.k
+    ex = f"the three steps in the table ({run.describe()}, greedy), counted from the table"
     return [Guess("α = accepted ÷ tested (0 to 1)", "alpha", lo=0.0, hi=1.0, step=0.01, rel=0.0, abs_tol=0.02,
                   experiment=ex),
             Guess("α̂ = accepted ÷ drafted (0 to 1)", "alpha_hat", lo=0.0, hi=1.0, step=0.01, rel=0.0, abs_tol=0.02,

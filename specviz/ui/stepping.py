@@ -15,6 +15,7 @@ from specviz.core import recording as R
 from specviz.core.errors import InputError, ModelError
 from specviz.engine import recorder, runcache, workloads
 from specviz.engine.decode import Decoder
+from specviz.engine.experiment import mode_words
 from specviz.engine.methods import encode_prompt, self_sized
 from specviz.ui import lecture, loading, memory, sessions, state, waiting
 from specviz.ui.step_settings import Settings
@@ -95,7 +96,7 @@ def session(s: Settings, fresh: bool = False, live: bool = False) -> dict | None
     st.session_state[KEY] = {**run, "sig": sig, "key": key, "settings": s, "method": s.method,
                              "k": s.config().k,    # the run's own cap: 24 for lookup's match rule and suffix,
                              "self_sized": self_sized(s.method, s.k_rule),   # as in the CLI and the bench
-                             "mode": "greedy" if s.temperature <= 0 else f"sampled at T = {s.temperature:g}",
+                             "mode": mode_words(s.temperature),
                              "n": s.n_label, "check": None}
     return st.session_state[KEY]
 
