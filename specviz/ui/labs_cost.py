@@ -84,8 +84,8 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
     from specviz.core.sampling import SamplingConfig
     from specviz.engine import measure
     from specviz.engine.decode import DecodeConfig
+    from specviz.engine.experiment import mode_words
     from specviz.engine.methods import draft_cap, encode_prompt
-    from specviz.teach.predict import mode_words
 
     st.subheader("Tree calculator: which shape keeps the most per pass?")
     st.markdown("A tree's step keeps one path. With **b_j** = the chance that the j-th child tried is the one kept "
