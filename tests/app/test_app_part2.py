@@ -390,9 +390,9 @@ def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch, tmp_path
 
     from specviz.engine import artifacts, methods as M
     from specviz.engine.models import tiny_llama
-    from specviz.ui import loading
+    from specviz.ui import loadjobs
 
-    save_medusa_for(loading._load("tiny:0", "auto", "float32"), tmp_path, n_heads=4)  # the page's target
+    save_medusa_for(loadjobs._load("tiny:0", "auto", "float32"), tmp_path, n_heads=4)  # the page's target
 
     def tuned_of(target):
         m = tiny_llama(vocab_size=target.vocab_size, seed=5, max_positions=2048)
