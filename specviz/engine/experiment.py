@@ -46,7 +46,7 @@ class Setting:
             n = n if n is not None else (M.MATCH_MIN if rule == "match" else 3)
             return cls(method, k, n, rule, d["factor"] if rule == "match" else None, adaptive)
         nodes = (("nodes", RC.TREE_NODES),) if method in ("recycle", "copy-recycle") else ()   # Recycle's default
-        return cls(method, k, None, None, d.get("factor"), adaptive, nodes)
+        return cls(method, k, None, None, d.get("factor"), adaptive, knobs=nodes)
 
     @classmethod
     def of(cls, proposer, cfg) -> Setting:
