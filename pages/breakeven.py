@@ -148,6 +148,12 @@ def show(k: int) -> None:
     c1, c2 = st.columns(2)
     c1.plotly_chart(vb.speedup_vs_alpha(k, c, v, alpha), width="stretch", key="bk_fig_alpha")
     c2.plotly_chart(vb.speedup_vs_k(alpha, c, v, k, K_MAX), width="stretch", key="bk_fig_k")
+    v_table_section()
+    checks_section(v)
+
+
+def v_table_section() -> None:
+    """The measured v(k) table, when there is one, with the entries too noisy to quote."""
     table = state.v_table_if_measured()
     if table:
         with st.expander("The measured v(k) table", expanded=ss["bk_vmode"] == TABLE):
@@ -161,7 +167,9 @@ def show(k: int) -> None:
                            + ", ".join(f"v({k})" for k in noisy) + ". Re-measure on a quieter machine to tell them "
                            "from one plain step.")
 
-    # -- the two checks of a measured run ----------------------------------------------------------
+
+def checks_section(v) -> None:
+    """The two checks of the filled run: the cost model against its measured speedup, and independence."""
     filled = ss.get("bk_filled")
     if filled and filled in runs:
         e = runs[filled]
@@ -170,48 +178,58 @@ def show(k: int) -> None:
         st.subheader(f"Does the model fit the measured {filled} run?")
         left, right = st.columns(2)
         with left, st.container(border=True):
-            st.markdown("**Cost-model check** — the measured τ fed into τ ÷ (v(k̄) + k̄·c)")
-            if ch.predicted_speedup is None or ch.measured_speedup is None:
-                st.caption("Needs a plain run measured alongside (for t₁, c and the measured speedup): press "
-                           "“Run plain decoding alongside” on the Step-through page.")
-            else:
-                st.markdown(
-                    f"τ = {ch.tau:.2f} tokens per pass, k̄ = {ch.k_bar:.2f} drafted per step, "
-                    f"c = {ch.c:.3f}, v(k̄) = {ch.v_k_bar:.3f}, t₁ = {ch.t1 * 1e3:.1f} ms\n\n"
-                    f"predicted **{ch.predicted_speedup:.2f}×** vs measured **{ch.measured_speedup:.2f}×** "
-                    f"({ch.cost_model_gap:+.0%})")
-                g = be.gap_terms(ch, e["summary"], e["steps"])
-                if abs(ch.cost_model_gap) > 0.15 and g and g["predicted_with_v_run"] is not None:
-                    st.caption(
-                        ("Most of the miss is the term v(k̄)" if abs(g["gap_with_v_run"]) < abs(ch.cost_model_gap) / 2
-                         else "The term v(k̄) explains little of the miss")
-                        + f": the calculator's v gives {g['v_used']:.2f}, while this run's "
-                        f"own passes cost **{g['v_run']:.2f}** plain steps each (mean verify time ÷ t₁); with that v "
-                        f"the prediction is {g['predicted_with_v_run']:.2f}× ({g['gap_with_v_run']:+.0%}). The "
-                        f"rest is time outside drafting and verifying: {g['outside_share']:.0%} of the run's wall "
-                        f"time (prefill {g['prefill_share']:.0%}, Python between passes, recording).")
+            cost_model_check(ch, e)
         with right, st.container(border=True):
-            st.markdown("**Independence check** — per-position acceptance a_i, and E[τ] from α vs the measured τ")
-            if ch.tau_independent is None:
-                st.caption("No draft was tested in this run, so α is undefined.")
-            elif is_tree_run(e["steps"]):
-                st.warning(TREE_NOTE.format(m=filled))
-                st.plotly_chart(vb.per_position_figure(ch.per_position, ch.alpha), width="stretch",
-                                key="bk_fig_ai")
-                st.caption("a_i along the depth of the accepted path: of the steps whose path reached depth i − 1 "
-                           "with a child below it, the share that kept one there.")
-            else:
-                st.markdown(
-                    f"α = {ch.alpha:.2f} → E[τ] = **{ch.tau_independent:.2f}** (averaged over each step's own "
-                    f"draft length) vs measured τ = **{ch.tau:.2f}** ({ch.independence_gap:+.0%})")
-                st.plotly_chart(vb.per_position_figure(ch.per_position, ch.alpha), width="stretch",
-                                key="bk_fig_ai")
-                st.caption(
-                    "If every position were kept independently with probability α, the bars would be flat at α "
-                    "and E[τ] would match τ. Rising bars mean bursty acceptance: prompt lookup copies a passage "
-                    "that is either right, and then kept whole, or wrong from its first token. Falling bars mean "
-                    "later guesses are worse: Medusa's later heads guess further ahead without seeing the earlier "
-                    "heads' guesses, and an EAGLE head drafts from its own predicted features, which drift.")
+            independence_check(ch, e, filled)
+
+
+def cost_model_check(ch, e: dict) -> None:
+    """The measured τ fed into the cost model, against the run's measured speedup, and where a miss comes from."""
+    st.markdown("**Cost-model check** — the measured τ fed into τ ÷ (v(k̄) + k̄·c)")
+    if ch.predicted_speedup is None or ch.measured_speedup is None:
+        st.caption("Needs a plain run measured alongside (for t₁, c and the measured speedup): press "
+                   "“Run plain decoding alongside” on the Step-through page.")
+    else:
+        st.markdown(
+            f"τ = {ch.tau:.2f} tokens per pass, k̄ = {ch.k_bar:.2f} drafted per step, "
+            f"c = {ch.c:.3f}, v(k̄) = {ch.v_k_bar:.3f}, t₁ = {ch.t1 * 1e3:.1f} ms\n\n"
+            f"predicted **{ch.predicted_speedup:.2f}×** vs measured **{ch.measured_speedup:.2f}×** "
+            f"({ch.cost_model_gap:+.0%})")
+        g = be.gap_terms(ch, e["summary"], e["steps"])
+        if abs(ch.cost_model_gap) > 0.15 and g and g["predicted_with_v_run"] is not None:
+            st.caption(
+                ("Most of the miss is the term v(k̄)" if abs(g["gap_with_v_run"]) < abs(ch.cost_model_gap) / 2
+                 else "The term v(k̄) explains little of the miss")
+                + f": the calculator's v gives {g['v_used']:.2f}, while this run's "
+                f"own passes cost **{g['v_run']:.2f}** plain steps each (mean verify time ÷ t₁); with that v "
+                f"the prediction is {g['predicted_with_v_run']:.2f}× ({g['gap_with_v_run']:+.0%}). The "
+                f"rest is time outside drafting and verifying: {g['outside_share']:.0%} of the run's wall "
+                f"time (prefill {g['prefill_share']:.0%}, Python between passes, recording).")
+
+
+def independence_check(ch, e: dict, filled: str) -> None:
+    """Per-position acceptance a_i, and E[τ] from α against the measured τ (a tree: along its accepted path)."""
+    st.markdown("**Independence check** — per-position acceptance a_i, and E[τ] from α vs the measured τ")
+    if ch.tau_independent is None:
+        st.caption("No draft was tested in this run, so α is undefined.")
+    elif is_tree_run(e["steps"]):
+        st.warning(TREE_NOTE.format(m=filled))
+        st.plotly_chart(vb.per_position_figure(ch.per_position, ch.alpha), width="stretch",
+                        key="bk_fig_ai")
+        st.caption("a_i along the depth of the accepted path: of the steps whose path reached depth i − 1 "
+                   "with a child below it, the share that kept one there.")
+    else:
+        st.markdown(
+            f"α = {ch.alpha:.2f} → E[τ] = **{ch.tau_independent:.2f}** (averaged over each step's own "
+            f"draft length) vs measured τ = **{ch.tau:.2f}** ({ch.independence_gap:+.0%})")
+        st.plotly_chart(vb.per_position_figure(ch.per_position, ch.alpha), width="stretch",
+                        key="bk_fig_ai")
+        st.caption(
+            "If every position were kept independently with probability α, the bars would be flat at α "
+            "and E[τ] would match τ. Rising bars mean bursty acceptance: prompt lookup copies a passage "
+            "that is either right, and then kept whole, or wrong from its first token. Falling bars mean "
+            "later guesses are worse: Medusa's later heads guess further ahead without seeing the earlier "
+            "heads' guesses, and an EAGLE head drafts from its own predicted features, which drift.")
 
 
 # (no st.stop(): in Streamlit 1.67 a page that stops on a session's first run shows "Page not found")

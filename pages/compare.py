@@ -113,7 +113,7 @@ else:
     noisy = [r for r in rows if r["method"] != "plain" and too_noisy(r["speedup"], r["spread"])]
     if noisy:
         st.warning("Too noisy to quote, re-measure: " + ", ".join(
-            f"{r['method']} k={r['k']} on {r['workload']} ({r['speedup']:.2f}×, spread {r['spread']:.2f})"
+            f"{r['setting']} on {r['workload']} ({r['speedup']:.2f}×, spread {r['spread']:.2f})"
             for r in noisy) + ". The spread between repeats is larger than the speedup's distance from 1.")
     st.caption("α = chance a tested draft is kept (accepted ÷ tested); α̂ (draft_acceptance_rate) = share of "
                "drafted tokens kept. spread = range (2–3 repeats) or interquartile range (4+) of the per-repeat "

@@ -60,7 +60,9 @@ if method == "suffix":
 runs = SW.suffix_sweep_runs(ks, values or []) if method == "suffix" else SW.sweep_runs(method, ks, ns)
 st.caption(waiting.estimate(runs, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a sweep.")
 
-KG = P.kzero_guess(method or "–", wname, ks, ns, 0.0 if mode == "greedy" else float(temp), int(max_new))
+PLAN = P.sweep_plan(method, wname, ks, ns, 0.0 if mode == "greedy" else float(temp), int(max_new),
+                    knob if method == "suffix" else None, values)   # what the guess names is what runs below
+KG = P.kzero_guess(PLAN, k_hi)
 go = G.ask_and_lock("exp", KG, "Lock in my guess and run the sweep", type="primary",
                     disabled=method is None or bad is not None)
 if st.session_state.pop("exp_cancelled", False):
@@ -74,14 +76,15 @@ if go:
     if done:
         (points, plains), shared = done
         st.session_state["exp_result"] = {"points": points, "plains": plains, "method": method,
-                                          "workload": wname, "mode": mode, "shared": shared}
-
+                                          "workload": wname, "mode": mode, "shared": shared, "plan": PLAN}
 
 
 def show_sweep(res: dict) -> None:
     """The sweep's result: the guess scored, the fastest setting, the lines, the heatmap, the table."""
     points = res["points"]
     st.subheader(f"{res['method']} on {res['workload']} ({res['mode']})")
+    if res.get("plan"):
+        st.caption(f"The sweep: {res['plan'].describe()}.")
     if res.get("shared"):
         st.warning(waiting.SHARED_NOTE)
     G.show("exp", KG, {"best_k": P.best_k_or_zero(points)})
@@ -90,8 +93,7 @@ def show_sweep(res: dict) -> None:
     if best.speedup <= 1.0:
         st.info("No k beat plain decoding here, so the best k is 0: k = 0 *is* plain decoding (nothing drafted, "
                 "nothing to verify), exactly 1.0× by definition. A server set up like this should not speculate.")
-    knob_said = f", **{SW.SUFFIX_KNOBS.get(best.axis, best.axis)} = {best.n:g}**" if best.n else ""
-    st.markdown(f"Fastest measured setting: **k = {best.k}**" + knob_said
+    st.markdown(f"Fastest measured setting: **{best.setting.describe(short=True)}**"
                 + f" — {best.speedup:.2f}× plain ({plain_tps:.1f} tokens/s), {best.summary.tokens_per_pass:.2f} "
                 "tokens per pass. One repeat: the spread of these speedups is unknown, so differences of a few "
                 "percent between settings may be the machine's noise; tokens per pass does not depend on it.")
@@ -109,10 +111,7 @@ def show_sweep(res: dict) -> None:
                    "A longer draft (larger k) pays off only while the copied run keeps matching." if res["method"] ==
                    "lookup" else "A deeper cap and a larger factor let a long match draft further; a higher minimum "
                    "probability drafts fewer, surer branches. k caps the tree's nodes either way.")
-    st.dataframe(pd.DataFrame([{"k": p.k, p.axis: p.n, "draft_acceptance_rate": p.summary.draft_acceptance_rate,
-                                "tokens_per_pass": p.summary.tokens_per_pass, "speedup": p.speedup,
-                                "tokens_per_s": p.summary.tokens_per_s, "target_passes": p.summary.target_passes}
-                               for p in points]), hide_index=True, column_config={
+    st.dataframe(pd.DataFrame(V.sweep_rows(points)), hide_index=True, column_config={
         c: st.column_config.NumberColumn(format="%.2f")
         for c in ["draft_acceptance_rate", "tokens_per_pass", "speedup", "tokens_per_s"]})
 

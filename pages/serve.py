@@ -27,7 +27,7 @@ if picked and "srv_method" not in st.session_state:
     if picked.method == "lookup" and n_run:  # specviz ran one n: min = max = n
         st.session_state["srv_nmin"] = st.session_state["srv_nmax"] = int(n_run)
 if picked:
-    st.caption(f"Pre-filled from your comparison: {picked.method}, k = {picked.k} "
+    st.caption(f"Pre-filled from your comparison: {picked.setting} "
                f"({picked.speedup:.2f}× on {picked.kind} prompts).")
 else:
     st.caption("Run **Compare proposers** first to pre-fill this from a measurement; defaults shown.")

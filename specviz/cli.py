@@ -41,17 +41,40 @@ def add_threads_arg(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from specviz.core.suffix import MAX_SPEC_FACTOR, MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
-    from specviz.engine.methods import REGISTRY
-    from specviz.proposers.lookup import K_RULES, MATCH_FACTOR, MATCH_MIN, MAX_MATCH, RULES
-
     ap = argparse.ArgumentParser(prog="python -m specviz", description="Real speculative decoding, step by step.")
     sub = ap.add_subparsers(dest="command", required=True)
+    add_generate(sub)
+    r = sub.add_parser("replay", help="print a recorded run (a recording file) as generate --json would, "
+                                      "with no model loaded")
+    r.add_argument("file", metavar="FILE", help="a recording: written by generate --record or the app's download")
+    r.set_defaults(func=cmd_replay)
+    # Other commands (train, bench) live in their own modules, each with add_parser(sub) that
+    # registers a sub-parser and sets func=... on it.
+    for module in (train_cli, bench_main):
+        module.add_parser(sub)
+    return ap
+
+
+def add_generate(sub) -> None:
+    """`generate`: its prompt, the method's settings, the sampling, what it prints."""
+    from specviz.engine.methods import REGISTRY
+
     g = sub.add_parser("generate", help="generate with one method and report every step",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="methods:\n" + "\n".join(f"  {m:<8} {s.label}" for m, s in REGISTRY.items()))
     g.add_argument("--method", default="lookup", metavar="METHOD",
                    help=f"how drafts are proposed, one of: {', '.join(REGISTRY)} (listed below; default: %(default)s)")
+    _prompt_args(g)
+    _draft_args(g)
+    _lookup_args(g)
+    _tree_args(g)
+    _sampling_args(g)
+    _output_args(g)
+    add_model_args(g)
+    g.set_defaults(func=cmd_generate)
+
+
+def _prompt_args(g) -> None:
     src = g.add_mutually_exclusive_group(required=True)
     src.add_argument("--prompt", help="the prompt text (one of --prompt, --prompt-file, --workload is required)")
     src.add_argument("--prompt-file", metavar="PATH",
@@ -67,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--chat", action="store_true",
                    help="wrap the prompt in the model's chat template (built-in workloads set it themselves; "
                         "default: off)")
+
+
+def _draft_args(g) -> None:
+    from specviz.proposers.lookup import MAX_MATCH
+
     g.add_argument("--k", type=int, default=None,
                    help="draft length: tokens proposed per step, >= 1; for methods that size their own drafts "
                         f"(lookup with --k-rule match, suffix) the most per step (default: {MAX_MATCH} for those, "
@@ -74,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--adaptive", action="store_true",
                    help="adaptive draft length: k grows after full acceptance and shrinks after rejections, "
                         "up to --k (default: off)")
+
+
+def _lookup_args(g) -> None:
+    from specviz.core.suffix import MAX_SPEC_FACTOR, SUFFIX_FACTOR
+    from specviz.proposers.lookup import K_RULES, MATCH_FACTOR, MATCH_MIN, MAX_MATCH, RULES
+
     g.add_argument("--n", type=int, default=None,
                    help="lookup: length of the context tail to match, >= 1; with --k-rule match the shortest match "
                         f"that drafts (default: 3 for --k-rule fixed, {MATCH_MIN} for match)")
@@ -93,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lookup --k-rule match and suffix: draft at most F × the match length, > 0 "
                         f"(default: {MATCH_FACTOR} for lookup, {SUFFIX_FACTOR} for suffix, measured on this CPU; "
                         f"vLLM's suffix_decoding_max_spec_factor defaults to {MAX_SPEC_FACTOR})")
+
+
+def _tree_args(g) -> None:
+    from specviz.core.suffix import MAX_TREE_DEPTH, MIN_TOKEN_PROB
+
     g.add_argument("--max-depth", type=int, default=MAX_TREE_DEPTH,
                    help="suffix: the longest match plus draft, >= 2 (vLLM's suffix_decoding_max_tree_depth; "
                         "default: %(default)s)")
@@ -106,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "chain jointly (Sun et al. 2024, arXiv 2403.10444; vLLM's rejection_sample_method "
                         "'block'): as lossless, never fewer tokens kept in expectation; chain methods only "
                         "(default: %(default)s)")
+
+
+def _sampling_args(g) -> None:
     g.add_argument("--temperature", type=float, default=0.0,
                    help="0 = greedy (argmax); above 0 samples, and the acceptance test is the lossless "
                         "min(1, p/q) rule (default: %(default)s)")
@@ -114,6 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--top-p", type=float, default=1.0,
                    help="keep the smallest set of tokens with this much probability; 1 = off (default: %(default)s)")
     g.add_argument("--seed", type=int, default=0, help="random seed for sampling (default: %(default)s)")
+
+
+def _output_args(g) -> None:
     g.add_argument("--max-new-tokens", type=int, default=64,
                    help="stop after this many generated tokens (or at end of sequence) (default: %(default)s)")
     g.add_argument("--json", action="store_true",
@@ -125,17 +170,6 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--against-plain", type=int, default=0, metavar="REPEATS",
                    help="also run plain decoding interleaved, REPEATS times, and report the measured speedup "
                         "(median of per-repeat ratios, with its spread) and greedy equality (default: off)")
-    add_model_args(g)
-    g.set_defaults(func=cmd_generate)
-    r = sub.add_parser("replay", help="print a recorded run (a recording file) as generate --json would, "
-                                      "with no model loaded")
-    r.add_argument("file", metavar="FILE", help="a recording: written by generate --record or the app's download")
-    r.set_defaults(func=cmd_replay)
-    # Other commands (train, bench) live in their own modules, each with add_parser(sub) that
-    # registers a sub-parser and sets func=... on it.
-    for module in (train_cli, bench_main):
-        module.add_parser(sub)
-    return ap
 
 
 def read_prompt(a) -> tuple[str, bool]:
@@ -155,10 +189,9 @@ def strip_final_newline(text: str) -> str:
     return text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
 
 
-def cmd_generate(a) -> int:
-    from specviz.engine import autodtype, measure, methods as M
-    from specviz.engine.methods import encode_prompt, make_proposer
-    from specviz.engine.models import load_model
+def generate_settings(a) -> tuple[dict, DecodeConfig]:
+    """generate's method settings and DecodeConfig, every one checked before a model loads (InputError)."""
+    from specviz.engine import methods as M
 
     settings = dict(n=a.n, n_min=a.n_min, n_max=a.n_max, lookup_rule=a.lookup_rule, k_rule=a.k_rule,
                     spec_factor=a.spec_factor, suffix=dict(max_depth=a.max_depth, min_prob=a.min_token_prob),
@@ -175,6 +208,15 @@ def cmd_generate(a) -> int:
         raise InputError(f"--session-cache takes on or off, got '{a.session_cache}'")
     if a.session and a.record:
         raise InputError("--record writes one run; a --session runs several")
+    return settings, cfg
+
+
+def cmd_generate(a) -> int:
+    from specviz.engine import autodtype, measure
+    from specviz.engine.methods import encode_prompt, make_proposer
+    from specviz.engine.models import load_model
+
+    settings, cfg = generate_settings(a)
     if a.session:
         session = workloads.get_session(a.session)
     else:
@@ -211,9 +253,16 @@ def cmd_generate(a) -> int:
                                     "divergence": check.divergence.describe() if check.divergence else None}
         print(json.dumps(out))
         return 0
+    print_generated(a, target, proposer, cfg, s, check)
+    return 0
+
+
+def print_generated(a, target, proposer, cfg: DecodeConfig, s, check) -> None:
+    """generate's text: the output, then on stderr what ran (its describe()), its figures and the machine."""
+    from specviz.engine.experiment import Experiment, Setting
+
     print(s.text)
     f = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
-    from specviz.engine.experiment import Experiment, Setting
     ex = Experiment((Setting.of(proposer, cfg),), (a.workload or "the given prompt",), cfg.max_new_tokens,
                     cfg.sampling.temperature, cfg.sampling.top_k, cfg.sampling.top_p, repeats=a.against_plain or 1,
                     against_plain=bool(a.against_plain))   # what ran, read back from the proposer and settings
@@ -226,7 +275,6 @@ def cmd_generate(a) -> int:
         same = ("" if not check.compared else "; same tokens as plain greedy decoding" if check.identical
                 else f"; {check.divergence.describe()}")
         print(f"[against plain] speedup {check.quote()}{same}", file=sys.stderr)
-    return 0
 
 
 def run_json(s, steps) -> dict:

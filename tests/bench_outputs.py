@@ -3,6 +3,8 @@ import json
 
 import pytest
 
+from specviz.engine.experiment import Setting
+
 
 def check_outputs(out, dtype):
     res = json.loads((out / "results.json").read_text())
@@ -18,7 +20,9 @@ def check_outputs(out, dtype):
     assert {(c["mode"], c["kind"]) for c in res["chosen"] if c["method"] == "lookup"} == \
         {("greedy", "copy-heavy"), ("greedy", "novel"), ("sampled", "novel")}
     assert not any(t["method"] in ("lookup", "suffix") for t in res["tuning"])    # the copying methods: defaults
-    assert {c["setting"] for c in res["chosen"] if c["method"] == "lookup"} == {"match rule, k≤24, from n=2"}
+    lookup = Setting.resolve("lookup")                               # the registry's default: the match rule
+    assert {c["setting"] for c in res["chosen"] if c["method"] == "lookup"} == {lookup.describe(short=True)}
+    assert lookup.k_rule == "match" and lookup.describe(short=True) == f"lookup n={lookup.n} ≤{lookup.k}"
     # copying methods side by side, transformers' τ from its forward passes
     cp = {r["method"]: r for r in res["copying"]}
     assert set(cp) == {"lookup", "suffix", "hf lookup k=10"}

@@ -373,6 +373,38 @@ def make_plan(a) -> Plan:
     return plan
 
 
+def print_estimate(a, plan: Plan) -> int:
+    """bench --estimate: each phase's minutes, priced from the last run's times, for the methods that will run."""
+    ref = reference()
+    shipped = artifacts.available()          # a trained method without its artifact will not run: not priced
+    methods = [m for m in TRAINED_METHODS if (a.methods is None or m in a.methods.split(","))
+               and shipped.get(REGISTRY[m].artifact, False)]
+    methods += [] if a.no_trees else [t for t in TREES if REGISTRY[t].chain in methods]
+    phases = estimate(plan, ref, methods)
+    for name, sec in phases.items():
+        print(f"{name:28s} {sec / 60:5.1f} min")
+    print(f"{'total':28s} {sum(phases.values()) / 60:5.1f} min  (from the run times of {ref['source']})")
+    return 0
+
+
+def run_meta(plan: Plan, env: Env, dtype_name: str, trained: list[str]) -> dict:
+    """What results.json says of the run: target, machine, threads, the plan's sizes, the methods, the command."""
+    return dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
+                machine=machine(env.target.device, env.target.dtype), dtype_reason=env.target.dtype_reason,
+                threads=torch.get_num_threads(), wait_policy=os.environ.get("OMP_WAIT_POLICY") or "default",
+                thread_policy=runtime.describe(),
+                torch=torch.__version__, quick=plan.quick,
+                repeats=plan.repeats, ref_repeats=plan.ref_repeats, seeds=list(plan.seeds),
+                max_new_tokens=plan.max_new, equality_tokens=plan.equality_new, tune_per_kind=plan.tune_per_kind,
+                tuning_tokens=plan.tune_new,
+                temperature=plan.temperature, methods=["plain", *UNTUNED] + trained,
+                sessions=[s.name for s in plan.sessions], session_repeats=plan.session_repeats,
+                session_new_tokens=plan.session_new,
+                started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                command=(("python -m specviz " + " ".join(sys.argv[1:]))
+                         if sys.argv[0].endswith("__main__.py") else None))
+
+
 def cmd_bench(a) -> int:
     plan = make_plan(a)
     if a.out is None:
@@ -380,16 +412,7 @@ def cmd_bench(a) -> int:
     if os.path.normpath(a.out) == "bench":          # the committed results: one set per kind of machine
         a.out = os.path.join("bench", "results", kind_folder(machine(None if a.target == "tiny" else a.device)))
     if a.estimate:
-        ref = reference()
-        shipped = artifacts.available()          # a trained method without its artifact will not run: not priced
-        methods = [m for m in TRAINED_METHODS if (a.methods is None or m in a.methods.split(","))
-                   and shipped.get(REGISTRY[m].artifact, False)]
-        methods += [] if a.no_trees else [t for t in TREES if REGISTRY[t].chain in methods]
-        phases = estimate(plan, ref, methods)
-        for name, sec in phases.items():
-            print(f"{name:28s} {sec / 60:5.1f} min")
-        print(f"{'total':28s} {sum(phases.values()) / 60:5.1f} min  (from the run times of {ref['source']})")
-        return 0
+        return print_estimate(a, plan)
     b = Bench(plan)
     b.phase("load")
     env, b.skipped = load_env(a.target, a.device, a.dtype)
@@ -397,20 +420,7 @@ def cmd_bench(a) -> int:
     prompts = {w.name: encode_prompt(env.target.tokenizer, w.prompt, w.chat) for w in plan.workloads}
     keep = None if a.methods is None else {x.strip() for x in a.methods.split(",") if x.strip()}
     trained = trained_methods(env, b.skipped, keep, trees=not a.no_trees)
-    b.meta = dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
-                  machine=machine(env.target.device, env.target.dtype), dtype_reason=env.target.dtype_reason,
-                  threads=torch.get_num_threads(), wait_policy=os.environ.get("OMP_WAIT_POLICY") or "default",
-                  thread_policy=runtime.describe(),
-                  torch=torch.__version__, quick=plan.quick,
-                  repeats=plan.repeats, ref_repeats=plan.ref_repeats, seeds=list(plan.seeds),
-                  max_new_tokens=plan.max_new, equality_tokens=plan.equality_new, tune_per_kind=plan.tune_per_kind,
-                  tuning_tokens=plan.tune_new,
-                  temperature=plan.temperature, methods=["plain", *UNTUNED] + trained,
-                  sessions=[s.name for s in plan.sessions], session_repeats=plan.session_repeats,
-                  session_new_tokens=plan.session_new,
-                  started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                  command=(("python -m specviz " + " ".join(sys.argv[1:]))
-                           if sys.argv[0].endswith("__main__.py") else None))
+    b.meta = run_meta(plan, env, dtype_name, trained)
     for s in (Spec("plain", "specviz", "plain"), Spec("hf plain", "hf", "plain")):  # warm-up
         run(env, s, prompts[plan.workloads[0].name], 8, SamplingConfig(), 0)
     b.phase("v(k)")

@@ -199,10 +199,18 @@ def targets(out: dict, by_name: dict) -> list[dict]:
         met = None if value is None else (value >= threshold if ok_if == ">=" else value <= threshold)
         t.append(dict(target=name, value=value, threshold=threshold, rule=ok_if, met=met, note=note))
 
+    copying_targets(out, by_name, add)
+    check_targets(out, add)
+    learned_targets(out, add)
+    plain_targets(out, add)
+    return t
+
+
+def copying_targets(out: dict, by_name: dict, add) -> None:
+    """Issue 23 §4: the default lookup and suffix, beside transformers' prompt lookup at k = 10."""
     g = out["speedup"].get(GREEDY, {})
     bk, pw = g.get("by_kind", {}), g.get("per_workload", {})
     copy = "copy-heavy"
-    # issue 23 §4: the default lookup and suffix, beside transformers' prompt lookup at k = 10
     add("§4 default lookup on copy-heavy workloads, × specviz plain (greedy, median over workloads)",
         bk.get("lookup", {}).get(copy), 3.0, ">=")
     ratios = [pw["lookup"][w] / pw["hf lookup k=10"][w] for w in pw.get("hf lookup k=10", {})
@@ -228,6 +236,10 @@ def targets(out: dict, by_name: dict) -> list[dict]:
     per = [d["suffix (cache on)"] / d["lookup"] for d in sess.values() if d.get("lookup") and "suffix (cache on)" in d]
     add("§4 suffix (cross-request cache on) ÷ lookup on the session workloads (the lowest session)",
         min(per) if per else None, 1.5, ">=", f"{len(per)} session(s); median {_f(median(per))}")
+
+
+def check_targets(out: dict, add) -> None:
+    """The checks on the measuring itself: recording overhead, novel text, the cost model, greedy equality."""
     add("recording overhead (lookup, greedy, median over workloads)", out["recording_overhead"]["median"], 0.05, "<=")
     for mode in (GREEDY, SAMPLED):
         for lab, d in out["speedup"].get(mode, {}).get("by_kind", {}).items():
@@ -245,14 +257,16 @@ def targets(out: dict, by_name: dict) -> list[dict]:
         rule = "identical to plain" if dt == "float32" else "identical or a near-tie"
         add(f"greedy equality ({dt}): outputs not {rule}", float(bad), 0.0, "<=",
             f"{len(rows)} method×workload pairs, {sum(not e['identical'] for e in rows)} differ")
-    learned_targets(out, add)
-    hf = pw.get("hf plain", {})
+
+
+def plain_targets(out: dict, add) -> None:
+    """§0: specviz plain against transformers' plain; the full bench's wall time."""
+    hf = out["speedup"].get(GREEDY, {}).get("per_workload", {}).get("hf plain", {})
     add("§0 specviz plain ÷ transformers plain (greedy, median over workloads)",
         median([1.0 / x for x in hf.values() if x]), 0.95, ">=",
         "the bench's own threads; §0's loaded-machine and app targets are measured outside the bench")
     if not out["meta"].get("quick") and out["meta"].get("complete", True):
         add("full bench wall time (minutes)", out["meta"]["wall_s"] / 60, 30.0, "<=")
-    return t
 
 
 # issue 24 §4's targets (issue 11's were 1.5 / 1.2 / 1.2): the best learned proposer on novel text, greedy

@@ -8,7 +8,7 @@ reduced on the spot (recorded steps carry (V,) tensors and would fill memory).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import torch
@@ -18,7 +18,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import measure
 from specviz.engine.attention import new_cache
 from specviz.engine.decode import DecodeConfig
-from specviz.engine.methods import REGISTRY
+from specviz.engine.experiment import Setting
 from specviz.engine.models import LoadedModel
 
 
@@ -42,18 +42,20 @@ class Spec:
     verify: str = "token"    # specviz chains: "token" (token by token) or "block" (core/block.py)
 
     @property
+    def run_setting(self) -> Setting:
+        """What a specviz run of this spec is given: make_proposer's defaults for the method at this k, n and
+        adaptive (the bench's lookup drafts by the match rule from n tokens, at most k)."""
+        return replace(Setting.resolve(self.method, self.k, self.n if self.method == "lookup" else None,
+                                       adaptive=self.adaptive, verify=self.verify), k=self.k)
+
+    @property
     def setting(self) -> str:
+        """The row's settings in words: Setting.describe(short=True) of what runs (transformers': its k)."""
         if self.method == "plain":
             return ""
-        if self.method in REGISTRY and REGISTRY[self.method].chain:   # a trained tree at its fixed depth
-            return f"tree, depth≤{self.k}"
-        if self.engine == "specviz" and self.method == "lookup":   # the bench's lookup: the match rule
-            return f"match rule, k≤{self.k}, from n={self.n}" + (", block verification" if self.verify == "block"
-                                                                 else "")
-        if self.method == "suffix":
-            return f"tree, k≤{self.k} nodes"
-        s = f"k≤{self.k} adaptive" if self.adaptive else f"k={self.k}"
-        return s + (", block verification" if self.verify == "block" else "")
+        if self.engine == "hf":          # prompt_lookup_num_tokens / num_assistant_tokens
+            return f"k={self.k}"
+        return self.run_setting.describe(short=True)
 
 
 @dataclass
@@ -133,11 +135,16 @@ def run(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: Samplin
     return run_hf(env, spec, prompt, max_new, sampling, seed)
 
 
+def specviz_config(spec: Spec, max_new: int, sampling: SamplingConfig, seed: int) -> DecodeConfig:
+    """The DecodeConfig a specviz run of `spec` gets."""
+    return DecodeConfig(k=max(1, spec.k), max_new_tokens=max_new, sampling=sampling, seed=seed,
+                        adaptive=spec.adaptive, record=spec.record, stop_at_eos=True, verify=spec.verify)
+
+
 def run_specviz(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: SamplingConfig,
                 seed: int, keep_logits: bool = False) -> Result:
     prop = None if spec.method == "plain" else env.proposer(spec.method, spec.n)
-    cfg = DecodeConfig(k=max(1, spec.k), max_new_tokens=max_new, sampling=sampling, seed=seed,
-                       adaptive=spec.adaptive, record=spec.record, stop_at_eos=True, verify=spec.verify)
+    cfg = specviz_config(spec, max_new, sampling, seed)
     s, steps = measure.run(env.target, prop, prompt, cfg, env.eos)  # timed as every other measured run
     top1, gap = emitted_logit_stats(steps) if keep_logits else ([], [])
     blocks = [st.block for st in steps if st.block is not None and st.n_drafted]

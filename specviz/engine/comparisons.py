@@ -9,7 +9,7 @@ speedup = method tokens/s ÷ plain tokens/s of the same repeat, end to end, medi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from specviz.core.errors import InputError
 from specviz.core.records import RunSummary, StepRecord
@@ -18,6 +18,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median, ratio, spread
 from specviz.engine import measure, methods as M
 from specviz.engine.decode import DecodeConfig
+from specviz.engine.experiment import Setting
 from specviz.engine.models import LoadedModel
 from specviz.engine.workloads import Workload
 
@@ -37,10 +38,33 @@ class Run:
     plain_tokens_per_s: float   # tokens/s of the plain run of the same repeat (docs/metrics.md)
     repeat: int = 0
     plain: RunSummary | None = field(default=None, repr=False)  # that plain run
+    setting: Setting | None = None  # what ran (Setting.of); None: resolved from method, k and n
+
+    def __post_init__(self):
+        if self.setting is None:
+            self.setting = setting_of(self.method, self.k, self.n)
+
+    @property
+    def label(self) -> str:
+        """The run's settings in a table cell or a chart's axis: Setting.describe(short=True)."""
+        return self.setting.describe(short=True)
 
     @property
     def speedup(self) -> float:
         return ratio(self.summary.tokens_per_s, self.plain_tokens_per_s)
+
+
+def setting_of(method: str, k: int, n: int | None, k_rule: str | None = None) -> Setting:
+    """The Setting of a run known by its method, k and n only (a recording, a test): lookup at its cap drafted by
+    the match rule, below it k at a time; every other method at this k."""
+    if method == "plain":
+        return Setting("plain")
+    if M.REGISTRY.get(method) is None:
+        return Setting(method, k, n)
+    if method == "lookup":
+        rule = k_rule or ("match" if k == M.SELF_SIZED_CAP else "fixed")
+        return replace(Setting.resolve(method, k, n, rule), k=k)
+    return replace(Setting.resolve(method, k, n), k=k)
 
 
 def run_one(target: LoadedModel, workload: Workload, method: str, k: int, n: int | None,
@@ -125,8 +149,8 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
             for (m, k), meas in got.items():
                 rp = meas.repeats[r]
                 out.append(Run(w.name, w.kind, m, k, getattr(built[m], "n_min", n) if m == "lookup" else None,
-                               rp.summary, rp.steps,
-                               plain.tokens_per_s, r, plain))
+                               rp.summary, rp.steps, plain.tokens_per_s, r, plain,
+                               Setting.of(built[m], contenders[(m, k)][1])))
     return out
 
 
@@ -168,6 +192,7 @@ def table(runs: list[Run]) -> list[dict]:
         ratios = [r.speedup for r in rs]
         rows.append({
             "workload": w, "kind": rs[0].kind, "method": m, "k": k if m != "plain" else None,
+            "setting": rs[0].label,            # the run's own settings in words (Setting.describe(short=True))
             "alpha": median(x.alpha for x in s),
             "draft_acceptance_rate": median(x.draft_acceptance_rate for x in s),
             "tokens_per_pass": median(x.tokens_per_pass for x in s),
@@ -199,10 +224,11 @@ class Recommendation:
     workloads: int
     runner_up: str | None
     spread: float | None = None  # of the chosen setting's per-repeat ratios (median over workloads)
+    setting: str = ""    # the chosen run's settings in words (Run.label); '' for plain
 
     def text(self) -> str:
         if self.method != "plain" and measure.too_noisy(self.speedup, self.spread):
-            return (f"**{self.kind}**: {self.method} with k = {self.k} measured fastest, but its speedup is "
+            return (f"**{self.kind}**: {self.setting} measured fastest, but its speedup is "
                     f"{measure.TOO_NOISY} ({self.speedup:.2f}× with a spread of {self.spread:.2f} between "
                     "repeats). Add repeats or quiet the machine.")
         if self.method == "plain" and self.speedup >= SPEEDUP_MARGIN:
@@ -212,7 +238,7 @@ class Recommendation:
         if self.method == "plain":
             return (f"**{self.kind}**: keep speculation off — no measured method beat plain decoding by "
                     f"{SPEEDUP_MARGIN - 1:.0%} (best: {self.runner_up}) over {self.workloads} workload(s).")
-        return (f"**{self.kind}**: use **{self.method}** with **k = {self.k}** — measured "
+        return (f"**{self.kind}**: use **{self.setting}** — measured "
                 f"{self.speedup:.2f}× plain decoding, {self.tokens_per_pass:.2f} tokens per pass "
                 f"(median of {self.workloads} workload(s)); runner-up: {self.runner_up or 'none'}.")
 
@@ -233,11 +259,11 @@ def recommend(runs: list[Run]) -> dict[str, Recommendation]:
                          for key, rs in cands.items()), reverse=True)
         best, second = scored[0], (scored[1] if len(scored) > 1 else None)
         n_w = len({r["workload"] for r in rows if r["kind"] == kind})
-        label = lambda s: f"{s[2][0]} k={s[2][1]} ({s[0]:.2f}×)"  # noqa: E731
+        label = lambda s: f"{cands[s[2]][0]['setting']} ({s[0]:.2f}×)"  # noqa: E731
         if best[0] < SPEEDUP_MARGIN or best[1] <= 1.0:  # a "win" that saved no pass is timing noise
             out[kind] = Recommendation(kind, "plain", None, best[0], best[1], n_w, label(best))
         else:
             out[kind] = Recommendation(kind, best[2][0], best[2][1], best[0], best[1], n_w,
                                        label(second) if second else None,
-                                       median(x.get("spread") for x in cands[best[2]]))
+                                       median(x.get("spread") for x in cands[best[2]]), cands[best[2]][0]["setting"])
     return out

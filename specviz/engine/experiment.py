@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import methods as M
+from specviz.proposers import recycle as RC, suffix as S
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,14 @@ class Setting:
     factor: float | None = None
     adaptive: bool = False
     gate: object = None          # a proposers.gated.Gate: no draft while the running α̂ is low
-    nodes: int | None = None        # token recycling's tree size (its registry default, or the proposer's own)
+    knobs: tuple[tuple[str, float], ...] = ()   # other settings a run changed (suffix's depth cap, recycle's nodes)
     verify: str = "token"           # "token" (token by token) or "block" (the chain verified jointly)
+
+    @property
+    def nodes(self) -> int | None:
+        """Token recycling's tree size (a knob), None for other methods."""
+        got = dict(self.knobs).get("nodes")
+        return None if got is None else int(got)
 
     @classmethod
     def resolve(cls, method: str, k: int | None = None, n: int | None = None, k_rule: str | None = None,
@@ -45,7 +52,8 @@ class Setting:
         if method == "lookup":
             n = n if n is not None else (M.MATCH_MIN if rule == "match" else 3)
             return cls(method, k, n, rule, d["factor"] if rule == "match" else None, adaptive, verify=verify)
-        return cls(method, k, None, None, d.get("factor"), adaptive, nodes=d.get("nodes"), verify=verify)
+        nodes = (("nodes", d.get("nodes") or RC.TREE_NODES),) if method in ("recycle", "copy-recycle") else ()
+        return cls(method, k, None, None, d.get("factor"), adaptive, knobs=nodes, verify=verify)
 
     @classmethod
     def of(cls, proposer, cfg) -> Setting:
@@ -60,14 +68,39 @@ class Setting:
             match = proposer.k_rule == "match"
             return cls(name, cfg.k, proposer.n_min, proposer.k_rule, proposer.factor if match else None,
                        cfg.adaptive, verify=getattr(cfg, "verify", "token"))
-        tree = name in ("recycle", "copy-recycle")                           # a recycling tree: its size
-        nodes = getattr(getattr(proposer, "recycle", proposer), "nodes", None) if tree else None
-        return cls(name, cfg.k, None, None, getattr(proposer, "factor", None), cfg.adaptive, nodes=nodes,
-                   verify=getattr(cfg, "verify", "token"))
+        return cls(name, cfg.k, None, None, getattr(proposer, "factor", None), cfg.adaptive,
+                   knobs=_knobs(proposer), verify=getattr(cfg, "verify", "token"))
 
-    def describe(self) -> str:
+    def describe(self, short: bool = False) -> str:
+        """The settings in words; short=True: the same facts for a table cell or a chart's axis."""
         if self.gate is not None:
-            return f"{replace(self, gate=None).describe()}, gated: {self.gate.words()}"
+            plain = replace(self, gate=None).describe(short)
+            return f"{plain} gated" if short else f"{plain}, gated: {self.gate.words()}"
+        return self._short() if short else self._long()
+
+    def _short(self) -> str:
+        return self._short_settings() + (", block" if self.verify == "block" else "")
+
+    def _short_settings(self) -> str:
+        m, k, spec = self.method, self.k, M.REGISTRY.get(self.method)
+        knobs = "".join(f", {name} {v:g}" for name, v in self.knobs)
+        if m == "plain":
+            return "plain"
+        if m == "lookup" and self.k_rule == "match":
+            return f"lookup n={self.n} ≤{k}"
+        if m == "lookup":
+            return f"lookup k≤{k} n={self.n} adaptive" if self.adaptive else f"lookup k={k} n={self.n}"
+        if spec is not None and spec.self_sized:
+            default = spec.defaults.get("factor")
+            return f"{m} ≤{k}" + (f", factor {self.factor:g}" if self.factor not in (None, default) else "") + knobs
+        if spec is not None and spec.tree:
+            return f"{m} depth {k}" + knobs
+        return (f"{m} k≤{k} adaptive" if self.adaptive else f"{m} k={k}") + knobs
+
+    def _long(self) -> str:
+        return self._long_settings() + (", verified as one block" if self.verify == "block" else "")
+
+    def _long_settings(self) -> str:
         m, k = self.method, self.k
         if m == "plain":
             return "plain decoding"
@@ -76,15 +109,35 @@ class Setting:
                     f"tokens, from a {self.n}-token match)")
         if m == "lookup":
             return f"lookup k = {k}, n = {self.n}" + (" (adaptive)" if self.adaptive else "")
-        block = ", verified as one block" if self.verify == "block" else ""
         if m in ("recycle", "copy-recycle"):
             return (f"{m} (a static tree of up to {self.nodes} nodes read from the target's discarded candidates"
                     + (", or suffix's tree on a match of 2 tokens or more" if m == "copy-recycle" else "") + ")")
         if M.REGISTRY.get(m) is not None and M.REGISTRY[m].self_sized:
-            return f"{m} (at most {self.factor:g} × the matched length, up to {k} nodes)"
+            at_most = f"at most {self.factor:g} × the matched length, " if self.factor is not None else ""
+            knobs = "".join(f", {name} {v:g}" for name, v in self.knobs)
+            return f"{m} ({at_most}up to {k} nodes{knobs})"
         if M.REGISTRY.get(m) is not None and M.REGISTRY[m].tree:
             return f"{m} (tree, depth ≤ {k})"
-        return (f"{m} k ≤ {k} (adaptive)" if self.adaptive else f"{m} k = {k}") + block
+        return f"{m} k ≤ {k} (adaptive)" if self.adaptive else f"{m} k = {k}"
+
+
+SUFFIX_KNOBS = (("depth cap", "max_depth", S.MAX_TREE_DEPTH), ("min prob", "min_prob", S.MIN_TOKEN_PROB))
+
+
+def suffix_knobs(**values) -> tuple[tuple[str, float], ...]:
+    """A suffix tree's depth cap and minimum probability in a Setting's knobs, where they differ from the default."""
+    return tuple((name, values[attr]) for name, attr, default in SUFFIX_KNOBS
+                 if isinstance(values.get(attr), (int, float)) and values[attr] != default)
+
+
+def _knobs(proposer) -> tuple[tuple[str, float], ...]:
+    """The knobs a run changed: a suffix tree's depth cap and minimum probability, a recycled tree's nodes."""
+    sfx = getattr(proposer, "copy", proposer)       # copy-recycle holds a suffix proposer and a recycled tree
+    out = suffix_knobs(**{attr: getattr(sfx, attr, None) for _, attr, _ in SUFFIX_KNOBS})
+    rec = getattr(proposer, "recycle", proposer)
+    if getattr(rec, "name", None) == "recycle":     # (a tree of heads' max_nodes is its shape, not a setting)
+        out += (("nodes", rec.nodes),)
+    return out
 
 
 def mode_words(temperature: float, top_k: int = 0, top_p: float = 1.0) -> str:
@@ -101,7 +154,7 @@ def runs_words(repeats: int) -> str:
 
 def _and(xs) -> str:
     xs = list(xs)
-    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+    return "nothing" if not xs else xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
 
 
 @dataclass(frozen=True)
@@ -126,16 +179,29 @@ class Experiment:
     def setting(self, method: str) -> Setting:
         return next(s for s in self.settings if s.method == method)
 
+    def _grid(self) -> str | None:
+        """One method over a grid of settings: 'lookup at k = 1, 2 and 3 × n = 1 and 2' (None: not a grid)."""
+        ss = self.settings
+        flat = lambda s: replace(s, k=0, n=None, factor=None, knobs=())  # noqa: E731
+        if len(ss) < 2 or any(flat(s) != flat(ss[0]) for s in ss):
+            return None
+        names = dict.fromkeys(name for s in ss for name, _ in s.knobs)
+        axes = [("k", [s.k for s in ss]), ("n", [s.n for s in ss]), ("factor", [s.factor for s in ss])]
+        axes += [(name, [dict(s.knobs).get(name) for s in ss]) for name in names]
+        axes = [(a, list(dict.fromkeys(vs))) for a, vs in axes if any(v is not None for v in vs)]
+        fixed = [f"{a} = {vs[0]:g}" for a, vs in axes if len(vs) == 1]
+        swept = [f"{a} = " + _and(f"{v:g}" for v in vs) for a, vs in axes if len(vs) > 1]
+        if not swept:
+            return None
+        return " ".join([ss[0].method, *([", ".join(fixed)] if fixed else []), "at", " × ".join(swept)])
+
     def _who(self) -> str:
         s0 = self.settings[0]
         if len(self.settings) > 1 and all(replace(s, verify="token") == replace(s0, verify="token")
                                           for s in self.settings):   # one method, verified two ways
             ways = {"token": "token by token", "block": "as one block"}
             return f"{replace(s0, verify='token').describe()} verified " + _and([ways[s.verify] for s in self.settings])
-        if len(self.settings) > 1 and all(replace(s, k=0) == replace(s0, k=0) for s in self.settings):
-            at = "at k = " + _and([str(s.k) for s in self.settings])      # one method over a k grid
-            return f"lookup n = {s0.n} {at}" if s0.method == "lookup" and s0.k_rule != "match" else f"{s0.method} {at}"
-        return _and(s.describe() for s in self.settings)
+        return self._grid() or _and(s.describe() for s in self.settings)
 
     def _runs(self) -> str:
         if not self.seeds:

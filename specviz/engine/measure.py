@@ -188,6 +188,18 @@ def one_repeat(order: list[K], r: int, run_one: Callable[[K], T], done: Callable
     return got
 
 
+def each_repeat(order: list[K], repeats: int, run_one: Callable[[K], T], progress=None, prefix: str = ""):
+    """one_repeat for r = 0 … repeats − 1, yielding each repeat's {entry: result}; progress(fraction, text) after
+    every run, the text naming the repeat and the entry (None: plain) after `prefix`."""
+    total, done = repeats * len(order), [0]
+    for r in range(repeats):
+        def tick(x, r=r):
+            done[0] += 1
+            if progress:
+                progress(done[0] / total, f"{prefix}repeat {r + 1}/{repeats}: {'plain' if x is None else x}")
+        yield one_repeat(order, r, run_one, tick)
+
+
 def interleaved(target: LoadedModel, prompt_ids, contenders: dict[str, Contender], plain_cfg: DecodeConfig,
                 repeats: int = 3, eos_token_id=None, progress=None) -> tuple[dict[str, Measured], list]:
     """Every contender against plain decoding, `repeats` interleaved rounds sharing one plain run each.
@@ -200,7 +212,6 @@ def interleaved(target: LoadedModel, prompt_ids, contenders: dict[str, Contender
     order = [None, *labels]               # None = plain
     runs: dict[str, list] = {x: [] for x in labels}
     plains: list = []
-    total, done = repeats * len(order), [0]
     warm_up(target, prompt_ids, contenders, plain_cfg, eos_token_id)
 
     def run_one(x):
@@ -209,12 +220,7 @@ def interleaved(target: LoadedModel, prompt_ids, contenders: dict[str, Contender
         make, cfg = contenders[x]
         return run(target, make(), prompt_ids, cfg, eos_token_id)
 
-    for r in range(repeats):
-        def tick(x, r=r):
-            done[0] += 1
-            if progress:
-                progress(done[0] / total, f"repeat {r + 1}/{repeats}: {'plain' if x is None else x}")
-        got = one_repeat(order, r, run_one, tick)
+    for got in each_repeat(order, repeats, run_one, progress):
         plains.append(got[None])
         for x in labels:
             runs[x].append(Repeat(*got[x], *got[None]))

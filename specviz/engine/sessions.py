@@ -144,7 +144,6 @@ def session_against_plain(target: LoadedModel, session: Session, contenders: dic
     first = M.encode_prompt(target.tokenizer, session.requests[0].prompt, session.requests[0].chat)
     measure.warm_up(target, first, {x: (c[0], c[1]) for x, c in contenders.items()}, plain_cfg,
                     target.tokenizer.eos_token_id)
-    total, done = repeats * len(order), [0]
 
     def run_one(x):
         if x is None:
@@ -154,12 +153,7 @@ def session_against_plain(target: LoadedModel, session: Session, contenders: dic
 
     runs: dict[str, list[SessionRun]] = {x: [] for x in labels}
     plains: list[SessionRun] = []
-    for r in range(repeats):
-        def tick(x, r=r):
-            done[0] += 1
-            if progress:
-                progress(done[0] / total, f"{session.name} repeat {r + 1}/{repeats}: {'plain' if x is None else x}")
-        got = measure.one_repeat(order, r, run_one, tick)
+    for got in measure.each_repeat(order, repeats, run_one, progress, f"{session.name} "):
         plains.append(got[None])
         for x in labels:
             runs[x].append(got[x])

@@ -4,13 +4,14 @@ run; speedup = setting tokens/s ÷ the same repeat's plain tokens/s, median over
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specviz.core.errors import InputError
 from specviz.core.records import RunSummary
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import measure, methods as M
 from specviz.engine.comparisons import RunCount, decode_config
+from specviz.engine.experiment import Setting, suffix_knobs
 from specviz.engine.models import LoadedModel
 from specviz.engine.workloads import Workload
 
@@ -34,6 +35,27 @@ class SweepPoint:
     summary: RunSummary
     speedup: float = 0.0
     axis: str = "n"             # what n holds: 'n', or a suffix knob (SUFFIX_KNOBS)
+    setting: Setting | None = None  # what ran (Setting.of the proposer and DecodeConfig); a table row's label
+
+
+def sweep_settings(method: str, ks: list[int], ns: list[int] | None, k_rule: str = "fixed") -> list[Setting]:
+    """The Setting of each point sweep() measures, in its order: what a sweep's plan names before it runs."""
+    if method == "recycle":   # k is the static tree's size; the decoder's k is the self-sized cap
+        return [Setting("recycle", M.SELF_SIZED_CAP, knobs=(("nodes", k),)) for k in ks]
+    return [replace(Setting.resolve(method, k, n, k_rule), k=k) for k, n in sweep_grid(method, ks, ns)]
+
+
+def suffix_settings(ks: list[int], knob: str, values: list[float]) -> list[Setting]:
+    """The Setting of each point suffix_sweep() measures, in its order."""
+    base = Setting.resolve("suffix")
+    return [replace(base, k=k, factor=v) if knob == "factor" else replace(base, k=k, knobs=suffix_knobs(**{knob: v}))
+            for k in ks for v in values]
+
+
+def _points(got: dict, contenders: dict, axis: str = "n") -> list[SweepPoint]:
+    """A point per contender, with the Setting of the proposer and DecodeConfig it ran with."""
+    return [SweepPoint(k, n, m.summary, m.speedup, axis, Setting.of(contenders[(k, n)][0](), contenders[(k, n)][1]))
+            for (k, n), m in got.items()]
 
 
 def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], ns: list[int] | None,
@@ -71,8 +93,7 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
                                   decode_config(M.SELF_SIZED_CAP, sampling, max_new_tokens, seed)) for k in ks}
     got, plains = measure.interleaved(target, ids, contenders, decode_config(1, sampling, max_new_tokens, seed),
                                       repeats, target.tokenizer.eos_token_id, progress)
-    points = [SweepPoint(k, n, m.summary, m.speedup) for (k, n), m in got.items()]
-    return points, [p for p, _ in plains]
+    return _points(got, contenders), [p for p, _ in plains]
 
 
 # suffix's knobs a sweep can vary (make_proposer's suffix settings), each with the values it opens on
@@ -130,5 +151,4 @@ def suffix_sweep(target: LoadedModel, workload: Workload, ks: list[int], knob: s
     contenders = {(k, v): (factory(v), decode_config(k, sampling, max_new_tokens, seed)) for k in ks for v in values}
     got, plains = measure.interleaved(target, ids, contenders, decode_config(1, sampling, max_new_tokens, seed),
                                       repeats, target.tokenizer.eos_token_id, progress)
-    points = [SweepPoint(k, v, m.summary, m.speedup, axis=knob) for (k, v), m in got.items()]
-    return points, [p for p, _ in plains]
+    return _points(got, contenders, knob), [p for p, _ in plains]

@@ -236,12 +236,18 @@ class Eagle(Proposer):
         self.n_real = n_real
         return n_real
 
-    @torch.inference_mode()
-    def propose(self, ctx: Context, k: int) -> Draft:
+    def _start(self, ctx: Context, k: int) -> int | None:
+        """Catch the head up with the context; the number of real positions, or None: nothing to draft from."""
         real = self._real(ctx)
         if real is None or len(real) == 0 or k < 1:
+            return None
+        return self._catch_up(ctx)
+
+    @torch.inference_mode()
+    def propose(self, ctx: Context, k: int) -> Draft:
+        n_real = self._start(ctx, k)
+        if n_real is None:
             return empty_draft()
-        n_real = self._catch_up(ctx)
         f = self.f_last
         tokens, qs = [], []
         for i in range(k):

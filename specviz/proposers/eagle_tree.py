@@ -34,10 +34,9 @@ class EagleTree(Eagle):
 
     @torch.inference_mode()
     def propose(self, ctx: Context, k: int) -> Draft:
-        real = self._real(ctx)
-        if real is None or len(real) == 0 or k < 1:
+        n_real = self._start(ctx, k)
+        if n_real is None:
             return empty_draft()
-        n_real = self._catch_up(ctx)
         tokens: list[int] = []
         parents: list[int] = []
         scores: list[float] = []

@@ -59,9 +59,14 @@ class Medusa(Proposer):
         if self.add_prompt_ids:                      # the prompt's tokens join the draft vocabulary
             self.out.set_ids(torch.cat([self.base_ids, prompt_ids.to(self.base_ids.device)]))
 
+    @staticmethod
+    def _can_draft(ctx: Context, k: int) -> bool:
+        """The heads draft from the target's last hidden state: none yet, or k < 1, and they draft nothing."""
+        return ctx.hidden is not None and len(ctx.hidden) > 0 and k >= 1
+
     @torch.inference_mode()
     def propose(self, ctx: Context, k: int) -> Draft:
-        if ctx.hidden is None or len(ctx.hidden) == 0 or k < 1:
+        if not self._can_draft(ctx, k):
             return empty_draft()
         h = ctx.hidden[-1].to(self.device, self.dtype)                   # (H,) produced ids[-1]
         g = self.heads(h)[:k]                                            # (k, H)
@@ -101,7 +106,7 @@ class MedusaTree(Medusa):
 
     @torch.inference_mode()
     def propose(self, ctx: Context, k: int) -> Draft:
-        if ctx.hidden is None or len(ctx.hidden) == 0 or k < 1:
+        if not self._can_draft(ctx, k):
             return empty_draft()
         paths = [c for c in self.paths if len(c) <= k]
         depth = max(len(c) for c in paths)

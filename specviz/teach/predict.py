@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specviz.core.records import StepRecord
-from specviz.engine.experiment import Experiment, Setting, mode_words
+from specviz.engine import sweeps as SW
+from specviz.engine.experiment import Experiment, Setting
 from specviz.teach.guess import Guess
 
 
@@ -96,9 +97,10 @@ def by_hand(rows: list[dict]) -> ByHand:
                   acc / drafted if drafted else 0.0, 1 + acc / passes if passes else 0.0)
 
 
-def hand_guesses(method: str, k: int) -> list[Guess]:
-    n = ", n = 3" if method == "lookup" else ""   # the n every lookup run of the servers tab uses
-    ex = f"the three steps in the table ({method}, greedy, k = {k}{n}), counted from the table"
+def hand_guesses(run: Setting) -> list[Guess]:
+    """The three answers asked of a dealt table of `run`'s steps (ui/byhand.setting)."""
+    k = run.k
+    ex = f"the three steps in the table ({run.describe()}, greedy), counted from the table"
     return [Guess("α = accepted ÷ tested (0 to 1)", "alpha", lo=0.0, hi=1.0, step=0.01, rel=0.0, abs_tol=0.02,
                   experiment=ex),
             Guess("α̂ = accepted ÷ drafted (0 to 1)", "alpha_hat", lo=0.0, hi=1.0, step=0.01, rel=0.0, abs_tol=0.02,
@@ -122,13 +124,20 @@ def heads_truth(rows: list[dict], head: str) -> dict:
 
 
 # -- k = 0: the sweep's best k, 0 when no k beat plain ---------------------------------------------------
-def kzero_guess(method: str, workload: str, ks: list[int], ns: list[int] | None, temperature: float,
-                tokens: int) -> Guess:
-    n = f", n = {ns[0]}–{ns[-1]}" if ns else ""
+def sweep_plan(method: str | None, workload: str, ks: list[int], ns: list[int] | None, temperature: float,
+               tokens: int, knob: str | None = None, values: list[float] | None = None) -> Experiment:
+    """The k / n page's sweep: the settings sweep() (suffix_sweep() for suffix) measures, one run each against one
+    plain run, on one workload; no settings without a method or with no knob values."""
+    settings = ([] if method is None else SW.suffix_settings(ks, knob, values or []) if method == "suffix"
+                else SW.sweep_settings(method, ks, ns))
+    return Experiment(tuple(settings), (workload,), tokens, temperature)
+
+
+def kzero_guess(plan: Experiment, k_max: int) -> Guess:
+    """The sweep's best k, asked before sweep_plan's run; k_max: the sweep's largest k (recycle: tree size)."""
     return Guess("the best k (type 0 if no k beats plain decoding: k = 0 is plain, exactly 1.0×)", "best_k",
-                 lo=0.0, hi=float(max(ks)), step=1.0, rel=0.0, abs_tol=0.0,
-                 experiment=f"{method}, {mode_words(temperature)}, k = {ks[0]}–{ks[-1]}{n}, {tokens} new tokens, "
-                            f"on '{workload}', one run per setting against one plain run")
+                 lo=0.0, hi=float(k_max), step=1.0, rel=0.0, abs_tol=0.0,
+                 experiment=plan.describe())
 
 
 def best_k_or_zero(points) -> int:

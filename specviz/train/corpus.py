@@ -385,16 +385,33 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.glob("shard_*.safetensors"))
 
 
-def data_card(corpus_dir: str | Path, cards: dict | None = None) -> str:
-    """models/corpus.md: the corpus folders, what each stores and its size on disk, and which shipped
-    artifacts (`cards`) trained on each."""
+CORPUS_TEXT = (  # the card's account of how the corpus is made
+    "The target (SmolLM2-135M-Instruct, bfloat16) answers a seeded prompt set (`specviz/train/prompts.py`: "
+    "copy-heavy tasks built from Python's standard-library docstrings and functions, from short code "
+    "snippets in eight languages and from synthetic tables and records — rewrite, quote, summarise, "
+    "convert, proofread, sort, repeat or translate code — open-ended ones — stories, poems, explanations, "
+    "advice, recipes, comparisons, trips, dialogues, emails, reviews — with varied length and tone "
+    "constraints, and multi-turn chats whose earlier turns go through the chat template). None of the "
+    "app's workload prompts is in it. Replies are generated in batches with left padding (greedy, or "
+    "sampled at T = 0.8 for the sampled share of batches), cut after the first end-of-turn token. A shard "
+    "keeps the token ids (uint16), where each sequence starts, its prompt length and kind: the features a "
+    "job trains on — the target's final hidden state, its greedy next token, its top-8 logits and, for a "
+    "fused-feature head, chosen layers' hidden states — are recomputed from the ids by a batched "
+    "teacher-forced pass when the job loads the corpus (`python -m specviz train features` measures its "
+    "rate). Folders from before that format also stored those features (\"ids + features\"); they load as "
+    "they are. The training jobs hold out every sequence of 6% of the distinct prompts, picked by a hash of "
+    "the prompt's tokens: a prompt asked twice (in one folder or in two) is never on both sides, so "
+    "held-out prompts are never trained on. Wall time is generation (and, for the older folders, their "
+    "labelling pass); reply tokens/s is reply tokens ÷ wall time.")
+
+
+def folder_rows(corpus_dir: str | Path, cards: dict | None = None) -> tuple[list[str], dict, list[Path]]:
+    """The card's table: its header and one row per corpus folder; the totals; the folders that store ids only."""
     cards = cards or {}
     rows = ["| folder | seed | prompts (copy-heavy / novel) | sequences | tokens | reply tokens | batch | "
             "max new | sampled share (T) | wall (min) | reply tokens/s | stores (MB on disk) | made on | "
             "finished (UTC) | shipped artifacts trained on it |", "|" + "---|" * 15]
     tot = dict(sequences=0, tokens=0, reply_tokens=0, wall=0.0, bytes=0)
-    n_distinct = len(prompt_keys(corpus_dir))
-    n_dup, dup_reply = duplicates(corpus_dir)
     kept = []
     for d in dirs(corpus_dir):
         m = folder_meta(d)
@@ -413,6 +430,15 @@ def data_card(corpus_dir: str | Path, cards: dict | None = None) -> str:
                     f"{m['reply_tokens'] / wall if wall else float('nan'):.0f} | {what} ({size / 1e6:.2f}) | "
                     f"{m.get('device', '?')}, {m.get('threads', '?')} threads, {m.get('machine', '?')} | "
                     f"{m.get('finished_utc', '?')} | {trained_on(d, m, cards)} |")
+    return rows, tot, kept
+
+
+def data_card(corpus_dir: str | Path, cards: dict | None = None) -> str:
+    """models/corpus.md: the corpus folders, what each stores and its size on disk, and which shipped
+    artifacts (`cards`) trained on each."""
+    rows, tot, kept = folder_rows(corpus_dir, cards)
+    n_distinct = len(prompt_keys(corpus_dir))
+    n_dup, dup_reply = duplicates(corpus_dir)
     ids_bytes = shard_size_bytes(tot["tokens"], tot["sequences"])
     others = len(kept) < len(dirs(corpus_dir))
     where = (f"The folders that store ids only ({', '.join(f'`{d}`' for d in kept)}) are meant to be committed "
@@ -423,23 +449,7 @@ def data_card(corpus_dir: str | Path, cards: dict | None = None) -> str:
     return "\n".join([
         "# Data card: the self-distillation corpus",
         "",
-        "The target (SmolLM2-135M-Instruct, bfloat16) answers a seeded prompt set (`specviz/train/prompts.py`: "
-        "copy-heavy tasks built from Python's standard-library docstrings and functions, from short code "
-        "snippets in eight languages and from synthetic tables and records — rewrite, quote, summarise, "
-        "convert, proofread, sort, repeat or translate code — open-ended ones — stories, poems, explanations, "
-        "advice, recipes, comparisons, trips, dialogues, emails, reviews — with varied length and tone "
-        "constraints, and multi-turn chats whose earlier turns go through the chat template). None of the "
-        "app's workload prompts is in it. Replies are generated in batches with left padding (greedy, or "
-        "sampled at T = 0.8 for the sampled share of batches), cut after the first end-of-turn token. A shard "
-        "keeps the token ids (uint16), where each sequence starts, its prompt length and kind: the features a "
-        "job trains on — the target's final hidden state, its greedy next token, its top-8 logits and, for a "
-        "fused-feature head, chosen layers' hidden states — are recomputed from the ids by a batched "
-        "teacher-forced pass when the job loads the corpus (`python -m specviz train features` measures its "
-        "rate). Folders from before that format also stored those features (\"ids + features\"); they load as "
-        "they are. The training jobs hold out every sequence of 6% of the distinct prompts, picked by a hash of "
-        "the prompt's tokens: a prompt asked twice (in one folder or in two) is never on both sides, so "
-        "held-out prompts are never trained on. Wall time is generation (and, for the older folders, their "
-        "labelling pass); reply tokens/s is reply tokens ÷ wall time.",
+        CORPUS_TEXT,
         "",
         *rows,
         f"| **total** | | {n_distinct:,} distinct | {tot['sequences']:,} | {tot['tokens']:,} | "

@@ -31,6 +31,13 @@ def _corpus_info(corpus_dir) -> dict:
     return out
 
 
+def _save_with_vocab(kind: str, prefix: str, state: dict, ids, card: dict, out_dir) -> dict:
+    """Save a trained drafter's weights (`state`, each under `prefix`.) with its draft vocabulary's ids."""
+    tensors = {f"{prefix}.{k}": v for k, v in state.items()}
+    tensors["vocab_ids"] = ids.int()
+    return artifacts.save(kind, tensors, card, out_dir)
+
+
 def _card(target: LoadedModel, corpus_dir, log: dict, **extra) -> dict:
     losses = log.get("losses", [])
     tail = losses[-20:] or [float("nan")]
@@ -71,9 +78,7 @@ def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
                        eval_fn=lambda: tm.evaluate(heads, out, held, train))
     c = _card(target, corpus_dir, log, kind="medusa", n_heads=n_heads, tokens_per_step=tokens, lr=lr,
               draft_vocab_size=len(ids), heldout_before=before, heldout=log["eval"])
-    tensors = {f"heads.{k}": v for k, v in heads.state_dict().items()}
-    tensors["vocab_ids"] = ids.int()
-    return artifacts.save("medusa", tensors, c, out_dir)
+    return _save_with_vocab("medusa", "heads", heads.state_dict(), ids, c, out_dir)
 
 
 def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
@@ -101,9 +106,7 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
     c = _card(target, corpus_dir, log, kind="eagle", unrolled_passes=n_passes, tokens_per_step=tokens,
               lr=lr, draft_vocab_size=len(ids), init=init, loss=mode, feature_loss_weight=reg,
               warm_from=str(warm_from) if warm_from else None, heldout_before=before, heldout=log["eval"])
-    tensors = {f"head.{k}": v for k, v in head.state_dict().items()}
-    tensors["vocab_ids"] = ids.int()
-    return artifacts.save("eagle", tensors, c, out_dir)
+    return _save_with_vocab("eagle", "head", head.state_dict(), ids, c, out_dir)
 
 
 def eagle3(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 768,
@@ -135,9 +138,7 @@ def eagle3(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
     c = _card(target, corpus_dir, log, kind="eagle3", feature_layers=list(layers), unrolled_passes=n_passes,
               tokens_per_step=tokens, lr=lr, draft_vocab_size=len(ids), init=init, loss=mode,
               warm_from=str(warm_from) if warm_from else None, heldout_before=before, heldout=log["eval"])
-    tensors = {f"head.{k}": v for k, v in head.state_dict().items()}
-    tensors["vocab_ids"] = ids.int()
-    return artifacts.save("eagle3", tensors, c, out_dir)
+    return _save_with_vocab("eagle3", "head", head.state_dict(), ids, c, out_dir)
 
 
 def medusa_heads(target: LoadedModel, n_heads: int):
@@ -244,9 +245,7 @@ def drafter(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int =
               heldout=log["eval"])
     if not ship:
         return c
-    tensors = {f"model.{k}": v for k, v in td.own_state(m).items()}
-    tensors["vocab_ids"] = ids.int()
-    return artifacts.save("drafter", tensors, c, out_dir)
+    return _save_with_vocab("drafter", "model", td.own_state(m), ids, c, out_dir)
 
 
 def lora(target: LoadedModel, run_dir, out_dir=None, steps: int = 120, batch: int = 2, chunk: int = 128,

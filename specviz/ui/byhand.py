@@ -2,12 +2,15 @@
 the learner's three answers locked first, then the reveal and the same numbers under the names vLLM logs."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import comparisons as E
+from specviz.engine.experiment import Setting
 from specviz.teach import acceptance as A, predict as P
 from specviz.ui import guess as G, loading
 
@@ -15,16 +18,22 @@ K = 4
 ss = st.session_state
 
 
+def setting(method: str) -> Setting:
+    """What a dealt table runs: `method` drafting k = K tokens a step (lookup from a 3-token match)."""
+    return replace(Setting.resolve(method, K, 3 if method == "lookup" else None, "fixed"), k=K)
+
+
 def deal(method: str, workload, new: int) -> None:
-    """Run `method` (greedy, k = 4) now and keep three of its steps as the learner's table."""
+    """Run setting(method), greedy, now and keep three of its steps as the learner's table."""
     target = loading.target()
     if target is None:
         return
     dm = loading.drafter(loading.drafter_names()[0]) if method == "draft" and loading.drafter_names() else None
     try:
         with st.spinner(f"Decoding with {method}…"):
-            _, steps = E.run_one(target, workload, method, K, 3, SamplingConfig(), new, drafter=dm,
-                                 k_rule="fixed")   # the lesson counts drafts of k = K tokens
+            run = setting(method)          # the lesson counts drafts of k = K tokens
+            _, steps = E.run_one(target, workload, method, run.k, run.n, SamplingConfig(), new, drafter=dm,
+                                 k_rule=run.k_rule or "fixed")
     except (InputError, ModelError) as e:
         st.error(str(e))
         return
@@ -40,15 +49,14 @@ def exercise(method: str, workload, new: int) -> None:
                 "(a chain stops testing at its first rejection). From the table alone, work out α = accepted ÷ "
                 "tested, α̂ = accepted ÷ drafted and τ = tokens per pass (each pass adds one token of the target's "
                 "own), then reveal.")
-    n = ", n = 3" if method == "lookup" else ""
-    if st.button(f"Deal a table: {method} on {workload.name}, greedy, k = {K}{n}", key="hand_deal"):
+    if st.button(f"Deal a table: {setting(method).describe()} on {workload.name}, greedy", key="hand_deal"):
         deal(method, workload, new)
     got = ss.get("hand")
     if not got:
         return
     meth, wname, three, rows = got
     st.dataframe(pd.DataFrame(rows), hide_index=True)
-    gs = P.hand_guesses(meth, K)
+    gs = P.hand_guesses(setting(meth))
     values = [G.ask(f"hand_{g.truth}", g) for g in gs]
     if st.button("Lock in my three answers and reveal", type="primary", key="hand_run") \
             and all(G.lock(f"hand_{g.truth}", v, g) for g, v in zip(gs, values)):
@@ -60,5 +68,5 @@ def exercise(method: str, workload, new: int) -> None:
         G.show(f"hand_{g.truth}", g, vars(bh))
     st.dataframe(pd.DataFrame(P.vllm_names(bh, v)), hide_index=True, width="stretch")
     st.code(A.log_line(v), language=None, wrap_lines=True)
-    st.caption(f"{meth} on {wname}, greedy, k = {K}: these three steps alone, as vLLM would log them "
+    st.caption(f"{setting(meth).describe()} on {wname}, greedy: these three steps alone, as vLLM would log them "
                "(vllm/v1/spec_decode/metrics.py, SpecDecodingLogging).")

@@ -81,11 +81,7 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
     """E[τ] of a tree from measured per-rank acceptance; which shape wins at a node budget; a tree's own
     break-even. Guess the winning shape first."""
     from specviz.core import treecalc as TC
-    from specviz.core.sampling import SamplingConfig
-    from specviz.engine import measure
-    from specviz.engine.decode import DecodeConfig
-    from specviz.engine.methods import draft_cap, encode_prompt
-    from specviz.teach.predict import mode_words
+    from specviz.engine.experiment import Experiment, Setting
 
     st.subheader("Tree calculator: which shape keeps the most per pass?")
     st.markdown("A tree's step keeps one path. With **b_j** = the chance that the j-th child tried is the one kept "
@@ -105,36 +101,53 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
         st.error(f"The node budget must be between 1 and {TREE_NODES_MAX}, got {int(n)}.")
         return
     n = int(n)
-    mode = mode_words(temperature)
-    cap = draft_cap(method, int(depth))
-    shape = f"at most {cap} nodes a step (its own sizing)" if cap != int(depth) else f"depth ≤ {depth}"
-    experiment = f"b_j from {method}, {mode}, {shape}, {new} new tokens, one run, on {workload.name}; n = {n} nodes"
+    ran = Experiment((Setting.resolve(method, int(depth)),), (workload.name,), int(new), float(temperature),
+                     against_plain=False)      # the run measure_b makes
+    experiment = f"b_j from {ran.describe()}; n = {n} nodes"
     shape_g = Guess(f"which shape keeps the most tokens per pass at n = {n}", "winner", choices=tuple(TC.SHAPES),
                     experiment=experiment)
     if G.ask_and_lock("tc_shape", shape_g, "Lock in my guess and measure b_j", type="primary"):
-        tgt = loading.target()
-        if tgt is not None:
-            try:
-                ids = encode_prompt(tgt.tokenizer, workload.prompt, workload.chat)
-                cfg = DecodeConfig(k=draft_cap(method, int(depth)), max_new_tokens=int(new),
-                                   sampling=SamplingConfig(float(temperature)), record=False)
-                with st.spinner(f"decoding with {method}…"):
-                    summary, steps = measure.run(tgt, loading.proposer_for(method, tgt), ids, cfg,
-                                                 eos_token_id=tgt.tokenizer.eos_token_id)
-                ss["tc_run"] = {"method": method, "experiment": experiment, "tau": summary.tokens_per_pass,
-                                "alpha": summary.alpha, "b": TC.rank_acceptance(steps),
-                                "own": [s.parents for s in steps if s.parents], "passes": len(steps)}
-            except (InputError, ModelError, ValueError) as e:
-                st.error(f"Cannot run {method}: {e}")
+        measure_b(ran, workload, experiment)
     run = ss.get("tc_run")
     if run is None:
         st.info("Guess which shape wins, then measure: one run gives b_j, the calculator does the rest.")
         return
-    b = run["b"]
-    if not b or b[0] == 0.0:
+    if not run["b"] or run["b"][0] == 0.0:
         st.info(f"{run['method']} kept no node in this run ({run['experiment']}): nothing to build a tree from. "
                 "Try another workload or more new tokens.")
         return
+    tree_result(run, n, float(cost), shape_g)
+
+
+def measure_b(ran, workload, experiment: str) -> None:
+    """Run `ran` (an Experiment of one tree method) once and keep b_j, its trees and τ for the calculator."""
+    from specviz.core import treecalc as TC
+    from specviz.engine import measure
+    from specviz.engine.decode import DecodeConfig
+    from specviz.engine.methods import encode_prompt
+
+    tgt = loading.target()
+    if tgt is None:
+        return
+    method = ran.settings[0].method
+    try:
+        ids = encode_prompt(tgt.tokenizer, workload.prompt, workload.chat)
+        cfg = DecodeConfig(k=ran.settings[0].k, max_new_tokens=ran.new_tokens, sampling=ran.sampling, record=False)
+        with st.spinner(f"decoding with {method}…"):
+            summary, steps = measure.run(tgt, loading.proposer_for(method, tgt), ids, cfg,
+                                         eos_token_id=tgt.tokenizer.eos_token_id)
+        ss["tc_run"] = {"method": method, "experiment": experiment, "tau": summary.tokens_per_pass,
+                        "alpha": summary.alpha, "b": TC.rank_acceptance(steps),
+                        "own": [s.parents for s in steps if s.parents], "passes": len(steps)}
+    except (InputError, ModelError, ValueError) as e:
+        st.error(f"Cannot run {method}: {e}")
+
+
+def tree_result(run: dict, n: int, cost: float, shape_g) -> None:
+    """The measured b_j on the calculator: the guess scored, E[τ] on the run's own trees, every shape at n nodes."""
+    from specviz.core import treecalc as TC
+
+    b = run["b"]
     v = state.v_table_if_measured() or 1.0
     v_text = "the measured v(k) table" if isinstance(v, dict) else "v = 1 (measure v(k) on the Break-even page)"
     shapes = {name: make(n) for name, make in TC.SHAPES.items()}

@@ -187,6 +187,13 @@ def sampled_siblings_section() -> None:
     if sim is None:
         st.info("Commit to a guess, then draw: every draw goes through specviz's tree verifier.")
         return
+    siblings_result(sim)
+
+
+def siblings_result(sim: dict) -> None:
+    """The draws against p: the guess scored, the closed form beside the counts, every draw mode's law."""
+    from specviz.core import siblings as S
+
     sp, law_s, tr = sim["p"], sim["law"], sim["trials"]
     freq = sim["counts"] / tr
     tv_law = 0.5 * float((law_s - sp).abs().sum())

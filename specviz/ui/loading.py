@@ -1,4 +1,4 @@
-"""Loading the models every page shares, in background jobs, and the sidebar that picks them.
+"""Loading the models every page shares (each load a background job: ui/loadjobs.py), and the sidebar that picks them.
 
 Models live in st.cache_resource (one copy per process, read-only, shared by all sessions);
 each browser session's decoding state lives in st.session_state (ui/state.py names the keys that
@@ -10,76 +10,21 @@ pages then run in well under a second per step, which is what AppTest uses.
 """
 from __future__ import annotations
 
-import functools
 import os
-import threading
 import time
 
 import streamlit as st
 
 from specviz import runtime
 from specviz.core.errors import InputError, ModelError
-from specviz.engine import artifacts, autodtype, methods as M
+from specviz.engine import artifacts, methods as M
 from specviz.engine.device import describe_machine, machine
-from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, load_tokenizer, tiny_llama
-from specviz.ui import lecture, memory
+from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel
+from specviz.ui import lecture, loadjobs, memory
+from specviz.ui.loadjobs import retry_failed
 
 TINY = os.environ.get("SPECVIZ_TINY", "") not in ("", "0")
 THREADS = runtime.use_threads()  # sessions take turns on the model (ui/turns.py), each turn uses them all
-
-
-@functools.lru_cache(maxsize=4)
-def _tokenizer(name: str):
-    return load_tokenizer(name)
-
-
-def _load(name: str, device: str, dtype: str) -> LoadedModel:
-    if name.startswith("tiny:"):  # tiny:<seed> — a random test model with the SmolLM2 tokenizer
-        tok = _tokenizer(DEFAULT)
-        m = tiny_llama(vocab_size=len(tok), layers=2, hidden=32, seed=int(name.split(":")[1]),
-                       max_positions=2048)
-        m.tokenizer = tok
-        return m
-    try:
-        return autodtype.load(name, None if device == "auto" else device, dtype, "speculative")
-    except ModelError:
-        raise
-    except Exception as e:  # noqa: BLE001 - e.g. device "cuda" on a machine without one
-        raise ModelError(f"could not load '{name}' on {device} as {dtype}: {type(e).__name__}: {e}") from e
-
-
-# Loads run in a background thread, one per (name, device, dtype), so a page can stay usable
-# (and say what is loading) while the weights arrive; cached_model() waits for the same job.
-_JOBS: dict[tuple, dict] = {}
-_JOBS_LOCK = threading.Lock()
-
-
-def _job(key: tuple) -> dict:
-    with _JOBS_LOCK:
-        job = _JOBS.get(key)
-        if job is None:
-            job = {"done": threading.Event(), "result": None, "error": None, "started": time.time()}
-            _JOBS[key] = job
-
-            def work():
-                try:
-                    job["result"] = _load(*key)
-                except Exception as e:  # noqa: BLE001 - handed to the waiting page
-                    job["error"] = e  # kept: pages show the failure instead of restarting the load on every
-                                      # rerun; retry_failed() (the sidebar's Apply) starts it again
-                finally:
-                    job["done"].set()
-
-            threading.Thread(target=work, name=f"specviz-load-{key[0]}", daemon=True).start()
-        return job
-
-
-def retry_failed(key: tuple) -> None:
-    """Forget a failed load of `key`, so that the next request starts it again."""
-    with _JOBS_LOCK:
-        job = _JOBS.get(key)
-        if job is not None and job["done"].is_set() and job["error"] is not None:
-            _JOBS.pop(key, None)
 
 
 def preload(name: str | None = None) -> tuple[str, float]:
@@ -88,7 +33,7 @@ def preload(name: str | None = None) -> tuple[str, float]:
     Returns (state, seconds since the load started): state is "ready", "loading" or "failed: <why>".
     """
     s = settings()
-    job = _job((name or s["target"], s["device"], s["dtype"]))
+    job = loadjobs.job((name or s["target"], s["device"], s["dtype"]))
     waited = time.time() - job["started"]
     if not job["done"].is_set():
         return "loading", waited
@@ -99,7 +44,7 @@ def preload(name: str | None = None) -> tuple[str, float]:
 
 @st.cache_resource(show_spinner="Loading model weights (the sidebar shows how long it has taken so far)…")
 def cached_model(name: str, device: str, dtype: str) -> LoadedModel:
-    job = _job((name, device, dtype))
+    job = loadjobs.job((name, device, dtype))
     job["done"].wait()
     if job["error"] is not None:
         raise job["error"]
@@ -130,7 +75,7 @@ def loaded(name: str | None = None) -> LoadedModel | None:
     if lecture.on():
         return None
     s = settings()
-    job = _job((name or s["target"], s["device"], s["dtype"]))
+    job = loadjobs.job((name or s["target"], s["device"], s["dtype"]))
     return job["result"] if job["done"].is_set() and job["error"] is None else None
 
 

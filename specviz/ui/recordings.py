@@ -83,8 +83,8 @@ WHAT = {"step": "one run (Step through)", "compare": "a comparison (Compare prop
 # -- Compare proposers: engine.experiments.Run <-> RecordedRun ---------------------------------------
 def compare_recording(target, settings: dict, runs: list, mode: str, shared: bool) -> R.Recording:
     rr = [R.RecordedRun({"workload": r.workload, "kind": r.kind, "method": r.method, "k": r.k, "n": r.n,
-                         "repeat": r.repeat, "plain_tokens_per_s": r.plain_tokens_per_s}, r.summary, list(r.steps),
-                        r.plain) for r in runs]
+                         "k_rule": r.setting.k_rule, "repeat": r.repeat, "plain_tokens_per_s": r.plain_tokens_per_s},
+                        r.summary, list(r.steps), r.plain) for r in runs]
     return recorder.recording("compare", target, settings, rr, extra={"mode": mode, "shared": shared})
 
 
@@ -95,10 +95,11 @@ def compare_runs(rec: R.Recording) -> list:
     for i, r in enumerate(rec.runs):
         lab = r.label
         try:
-            out.append(E.Run(workload=str(lab["workload"]), kind=str(lab["kind"]), method=str(lab["method"]),
-                             k=int(lab["k"]), n=None if lab.get("n") is None else int(lab["n"]), summary=r.summary,
-                             steps=r.steps, plain_tokens_per_s=float(lab["plain_tokens_per_s"]),
-                             repeat=int(lab.get("repeat", 0)), plain=r.plain))
+            method, k, n = str(lab["method"]), int(lab["k"]), None if lab.get("n") is None else int(lab["n"])
+            out.append(E.Run(workload=str(lab["workload"]), kind=str(lab["kind"]), method=method, k=k, n=n,
+                             summary=r.summary, steps=r.steps, plain_tokens_per_s=float(lab["plain_tokens_per_s"]),
+                             repeat=int(lab.get("repeat", 0)), plain=r.plain,
+                             setting=E.setting_of(method, k, n, lab.get("k_rule"))))
         except (KeyError, TypeError, ValueError) as e:
             raise R.RecordingError(f"run {i + 1}'s label lacks or garbles {e}") from None
     return out

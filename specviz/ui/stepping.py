@@ -15,6 +15,7 @@ from specviz.core import recording as R
 from specviz.core.errors import InputError, ModelError
 from specviz.engine import recorder, runcache, workloads
 from specviz.engine.decode import Decoder
+from specviz.engine.experiment import mode_words
 from specviz.engine.methods import encode_prompt, self_sized
 from specviz.ui import lecture, loading, memory, sessions, state, waiting
 from specviz.ui.step_settings import Settings
@@ -31,13 +32,19 @@ def signature(s: Settings) -> tuple:
     return tuple(loading.settings().values()), s
 
 
-def build(s: Settings) -> tuple[Decoder, dict]:
-    """(Decoder, recipe) for these settings; raises InputError / ModelError on bad input."""
+def target_and_prompt(s: Settings):
+    """The checked settings' target and prompt ids; InputError when the settings are bad or the target did not
+    load."""
     s.check()
     tgt = loading.target()
     if tgt is None:
         raise InputError("the target model did not load (see above)")
-    ids = encode_prompt(tgt.tokenizer, s.prompt, s.chat)
+    return tgt, encode_prompt(tgt.tokenizer, s.prompt, s.chat)
+
+
+def build(s: Settings) -> tuple[Decoder, dict]:
+    """(Decoder, recipe) for these settings; raises InputError / ModelError on bad input."""
+    tgt, ids = target_and_prompt(s)
     dm = None
     if s.method == "draft":
         dm = loading.drafter(s.drafter)
@@ -95,7 +102,7 @@ def session(s: Settings, fresh: bool = False, live: bool = False) -> dict | None
     st.session_state[KEY] = {**run, "sig": sig, "key": key, "settings": s, "method": s.method,
                              "k": s.config().k,    # the run's own cap: 24 for lookup's match rule and suffix,
                              "self_sized": self_sized(s.method, s.k_rule),   # as in the CLI and the bench
-                             "mode": "greedy" if s.temperature <= 0 else f"sampled at T = {s.temperature:g}",
+                             "mode": mode_words(s.temperature),
                              "n": s.n_label, "check": None}
     return st.session_state[KEY]
 
@@ -103,11 +110,7 @@ def session(s: Settings, fresh: bool = False, live: bool = False) -> dict | None
 def cache_key(s: Settings) -> str:
     """What decides this run (engine/runcache.run_key): the target's fingerprint, dtype and device, the resolved
     settings and the prompt's tokens. Every Step-through run is deterministic: greedy, or sampled with its seed."""
-    s.check()
-    tgt = loading.target()
-    if tgt is None:
-        raise InputError("the target model did not load (see above)")
-    ids = encode_prompt(tgt.tokenizer, s.prompt, s.chat)
+    tgt, ids = target_and_prompt(s)
     resolved = {**dataclasses.asdict(s), "decode": repr(s.config())}
     return runcache.run_key(tgt.fingerprint(), str(tgt.dtype), str(tgt.device), resolved, list(ids))
 

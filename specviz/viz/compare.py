@@ -10,10 +10,6 @@ METRICS = [("draft_acceptance_rate", "draft acceptance rate α̂"), ("tokens_per
            ("speedup", "measured speedup ×")]
 
 
-def _label(row: dict) -> str:
-    return row["method"] if row["method"] == "plain" else f"{row['method']} k={row['k']}"
-
-
 def summary_bars(rows: list[dict]) -> go.Figure:
     """Acceptance, tokens per pass and speedup per method (x) and workload (colour)."""
     fig = make_subplots(rows=1, cols=3, subplot_titles=[t for _, t in METRICS], horizontal_spacing=0.07)
@@ -24,7 +20,7 @@ def summary_bars(rows: list[dict]) -> go.Figure:
             keep = [r for r in rs if r[key] is not None]
             if not keep:
                 continue
-            fig.add_trace(go.Bar(x=[_label(r) for r in keep], y=[r[key] for r in keep], name=w,
+            fig.add_trace(go.Bar(x=[r["setting"] for r in keep], y=[r[key] for r in keep], name=w,
                                  legendgroup=w, showlegend=not shown, marker_color=PALETTE[i % len(PALETTE)],
                                  hovertemplate="%{x}: %{y:.2f}<extra>" + w + "</extra>"), row=1, col=c)
             shown = True
@@ -43,7 +39,7 @@ def per_position(runs) -> go.Figure:
         if r.method == "plain" or not a:
             continue
         fig.add_trace(go.Scatter(x=list(range(1, len(a) + 1)), y=a, mode="lines+markers",
-                                 name=f"{r.workload} · {r.method} k={r.k}"))
+                                 name=f"{r.workload} · {r.label}"))
     fig.update_layout(height=320, xaxis_title="draft position i", yaxis_title="a_i",
                       yaxis_range=[0, 1.05], margin=dict(t=20, b=10, l=10, r=10))
     return fig
@@ -54,8 +50,7 @@ def timeline(runs) -> go.Figure:
     serial drafting shows as a tall orange band; lookup's is invisible."""
     runs = list(runs)
     fig = make_subplots(rows=len(runs), cols=1, shared_xaxes=True, vertical_spacing=0.3 / max(1, len(runs)),
-                        subplot_titles=[f"{r.workload} · {_label({'method': r.method, 'k': r.k})}"
-                                        for r in runs])
+                        subplot_titles=[f"{r.workload} · {r.label}" for r in runs])
     for i, r in enumerate(runs, start=1):
         x = [s.index for s in r.steps]
         fig.add_trace(go.Bar(x=x, y=[1000 * s.draft_s for s in r.steps], name="draft", marker_color=DRAFT,
@@ -73,7 +68,7 @@ def timeline(runs) -> go.Figure:
 def time_split(rows: list[dict]) -> go.Figure:
     """Total drafting vs verification seconds per method (one workload's medians)."""
     fig = go.Figure()
-    lab = [_label(r) + f" · {r['workload']}" for r in rows]
+    lab = [f"{r['setting']} · {r['workload']}" for r in rows]
     fig.add_trace(go.Bar(y=lab, x=[r["draft_s"] for r in rows], name="draft", orientation="h",
                          marker_color=DRAFT))
     fig.add_trace(go.Bar(y=lab, x=[r["verify_s"] for r in rows], name="verify", orientation="h",
@@ -117,6 +112,14 @@ def sweep_lines(points) -> go.Figure:
     return fig
 
 
+def sweep_rows(points) -> list[dict]:
+    """The sweep's table: one row per point, named by the settings it ran with (Setting.describe(short=True))."""
+    return [{"setting": p.setting.describe(short=True), "k": p.k, p.axis: p.n,
+             "draft_acceptance_rate": p.summary.draft_acceptance_rate, "tokens_per_pass": p.summary.tokens_per_pass,
+             "speedup": p.speedup, "tokens_per_s": p.summary.tokens_per_s, "target_passes": p.summary.target_passes}
+            for p in points]
+
+
 def sweep_heatmap(points, metric: str = "speedup") -> go.Figure:
     """k × n heatmap of a metric (lookup sweeps)."""
     ks = sorted({p.k for p in points})
@@ -148,10 +151,11 @@ def checkpoint_bars(rows: list[dict]) -> go.Figure:
     return fig
 
 
-TABLE_COLS = ["workload", "kind", "method", "k", "alpha", "draft_acceptance_rate", "tokens_per_pass", "tokens_per_s",
+TABLE_COLS = ["workload", "kind", "setting", "alpha", "draft_acceptance_rate", "tokens_per_pass", "tokens_per_s",
               "speedup", "spread", "target_passes", "repetition"]
-DASH_WHY = ("–: k for plain (it drafts nothing); α where no draft was tested and α̂ where none was drafted; spread "
-            "with a single repeat (there is nothing to spread over).")
+DASH_WHY = ("–: α where no draft was tested (plain drafts nothing) and α̂ where none was drafted; spread with a "
+            "single repeat (there is nothing to spread over). setting: lookup's n and, with ≤, the most a method that "
+            "sizes its own drafts may draft in one step.")
 
 
 def table_rows(rows: list[dict]) -> list[dict]:

@@ -446,7 +446,7 @@ def test_settings_and_the_run_survive_a_visit_to_another_page(warm):
 def test_home_with_an_unloadable_target_shows_the_error_instead_of_loading_forever(tmp_path):
     import time
 
-    from specviz.ui import loading
+    from specviz.ui import loading, loadjobs
 
     missing = str(tmp_path / "no-such-model")
     at = AppTest.from_file(APP, default_timeout=120)
@@ -454,15 +454,15 @@ def test_home_with_an_unloadable_target_shows_the_error_instead_of_loading_forev
     at.run()
     key = (missing, "auto", "float32")
     deadline = time.time() + 60
-    while not loading._JOBS[key]["done"].is_set() and time.time() < deadline:
+    while not loadjobs._JOBS[key]["done"].is_set() and time.time() < deadline:
         time.sleep(0.1)
-    started = loading._JOBS[key]["started"]
+    started = loadjobs._JOBS[key]["started"]
     at.run()
     assert not at.exception
     assert any("could not be loaded" in e.value for e in at.error)                       # Home says why
     assert not any("Loading the target model" in i.value for i in at.info)
     at.run()
-    assert loading._JOBS[key]["started"] == started        # the failed load is not restarted on every rerun
+    assert loadjobs._JOBS[key]["started"] == started        # the failed load is not restarted on every rerun
     side = AppTest.from_file(APP, default_timeout=120)     # the sidebar, read on a page AppTest draws it on
     side.session_state["target_name"] = missing
     side.run()
@@ -470,4 +470,4 @@ def test_home_with_an_unloadable_target_shows_the_error_instead_of_loading_forev
     assert any("could not be loaded" in e.value and "Apply" in e.value for e in side.sidebar.error)
     assert not any("loading in the background" in c.value for c in side.sidebar.caption)
     loading.retry_failed(key)                              # Apply again: the load starts afresh
-    assert key not in loading._JOBS
+    assert key not in loadjobs._JOBS

@@ -41,8 +41,12 @@ def test_compare_measures_every_method_and_recommends_per_kind():
     sized = [m for m in chosen if REGISTRY[m].sizes_own_drafts()]
     fixed = [m for m in chosen if m not in sized]
     assert {"lookup", "suffix"} <= set(sized) and "draft" in fixed
-    runs = ["plain"] + [f"{m} k=24" for m in sized] + [f"{m} k={k}" for m in fixed for k in (1, 2)]
-    assert set(runs) <= xs and "lookup k=1" not in xs
+    # each label names what ran: lookup's n from the widget and its cap, the others' k (Setting.describe(short=True))
+    from specviz.engine.experiment import Setting
+    n = at.number_input(key="cmp_n").value
+    runs = [Setting.resolve(m, k, n=n if m == "lookup" else None).describe(short=True)
+            for m in ["plain", *sized, *fixed] for k in ((1,) if m == "plain" or m in sized else (1, 2))]
+    assert set(runs) <= xs and f"lookup n={n} ≤24" in xs and "draft k=2" in xs and not any("k=24" in x for x in xs)
     assert len({tr["name"] for tr in bars["data"]}) == 2  # one of each kind: two workloads
     speed = [tr for tr in bars["data"] if tr["xaxis"] == "x3"]
     assert all(_values(tr["y"])[tr["x"].index("plain")] == pytest.approx(1.0) for tr in speed)
@@ -54,12 +58,17 @@ def test_compare_measures_every_method_and_recommends_per_kind():
     draft_ms = [sum(_values(tr["y"])) for tr in timeline["data"] if tr["name"] == "draft"]
     assert len(titles) == len(draft_ms) == len(runs)
     per_run = dict(zip([t.split(" · ")[1] for t in titles], draft_ms))
-    assert per_run["draft k=2"] > 5 * per_run["lookup k=24"] and per_run["plain"] < per_run["draft k=1"]
+    assert per_run["draft k=2"] > 5 * per_run[f"lookup n={n} ≤24"] and per_run["plain"] < per_run["draft k=1"]
     df = at.dataframe[0].value
-    assert set(df["method"]) == {"plain", *chosen} and len(df) == 2 * len(runs)  # plain rows: medians
-    plain = df[df["method"] == "plain"]
-    assert set(plain["k"]) == {"–"} and set(plain["alpha"]) == {"–"}   # no raw None: a dash, and the caption says why
-    assert "None" not in df.to_string() and any("–: k for plain" in c.value for c in at.caption)
+    assert set(df["setting"]) == set(runs) and len(df) == 2 * len(runs)  # plain rows: medians
+    # every row's label is its own run's settings, read from the proposer and DecodeConfig that ran
+    kept = at.session_state["cmp_result"]["runs"]
+    for w, label in zip(df["workload"], df["setting"]):
+        mine = [r for r in kept if r.workload == w and r.label == label]
+        assert mine and all(r.setting.method == r.method and r.setting.k == (r.k or 1) for r in mine), label
+    plain = df[df["setting"] == "plain"]
+    assert set(plain["alpha"]) == {"–"}   # no raw None: a dash, and the caption says why
+    assert "None" not in df.to_string() and any("–: α where no draft was tested" in c.value for c in at.caption)
     rec = [m.value for m in at.markdown if m.value.startswith("- **copy-heavy**") or m.value.startswith("- **novel**")]
     assert len(rec) == 2
     # measured runs reach the calculator's store
@@ -120,7 +129,13 @@ def test_experiments_draft_model_sweep_has_no_heatmap():
     best = fastest.k if fastest.speedup > 1 else 0              # k = 0: no k beat plain
     said = next(x.value for x in [*at.success, *at.info] if "Your guess 2" in x.value)
     assert (f"close to the measured {best}" if best == 2 else f"measured {best} ") in said
-    assert "draft, greedy, k = 1–2, 6 new tokens" in said and "one run per setting against one plain run" in said
+    assert "draft at k = 1 and 2 vs plain, greedy, 6 new tokens, one run each" in said
+    # the guess names the very settings the sweep ran, and each table row is labelled by its point's own settings
+    from specviz.teach.predict import sweep_plan
+    plan = at.session_state["exp_result"]["plan"]
+    again = sweep_plan("draft", at.selectbox(key="exp_workload").value, [1, 2], None, 0.0, 6)
+    assert [p.setting for p in points] == list(plan.settings) == list(again.settings) and plan == again
+    assert list(at.dataframe[0].value["setting"]) == ["draft k=1", "draft k=2"]
     assert (fastest.speedup <= 1) == any("the best k is 0" in i.value for i in at.info)
 
 
@@ -375,9 +390,9 @@ def test_pitfalls_checkpoint_section_measures_both_targets(monkeypatch, tmp_path
 
     from specviz.engine import artifacts, methods as M
     from specviz.engine.models import tiny_llama
-    from specviz.ui import loading
+    from specviz.ui import loadjobs
 
-    save_medusa_for(loading._load("tiny:0", "auto", "float32"), tmp_path, n_heads=4)  # the page's target
+    save_medusa_for(loadjobs._load("tiny:0", "auto", "float32"), tmp_path, n_heads=4)  # the page's target
 
     def tuned_of(target):
         m = tiny_llama(vocab_size=target.vocab_size, seed=5, max_positions=2048)

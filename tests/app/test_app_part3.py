@@ -140,7 +140,7 @@ def test_alpha_alpha_hat_and_tau_by_hand_from_a_dealt_table():
     scored = [x.value for x in [*at.success, *at.info]]
     for guess, truth in (("0.5", bh.alpha), ("0.5", bh.alpha_hat), ("2", bh.tau)):
         assert any(f"Your guess {guess}" in s and f"{truth:.3g}" in s for s in scored), (guess, truth, scored)
-    assert all("draft, greedy, k = 4), counted from the table" in s for s in scored if "Your guess" in s)
+    assert all("(draft k = 4, greedy), counted from the table" in s for s in scored if "Your guess" in s)
     mapped = at.dataframe[-1].value
     assert list(mapped["vLLM logs"]) == ["–", "Avg Draft acceptance rate", "Mean acceptance length",
                                          "Per-position acceptance rate"]

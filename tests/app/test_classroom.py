@@ -8,7 +8,7 @@ from apptools import APP, ok, page
 from streamlit.testing.v1 import AppTest
 
 from specviz.core import recording as R
-from specviz.ui import lecture, loading as app_support, memory, step_settings as SS, stepping as S
+from specviz.ui import lecture, loadjobs, memory, step_settings as SS, stepping as S
 
 
 def errors(at):
@@ -19,8 +19,8 @@ def errors(at):
 def target_model():
     """The tiny target the app's sessions share (loaded by the first page that needs it)."""
     key = ("tiny:0", "auto", "float32")
-    app_support._job(key)["done"].wait()
-    return app_support._JOBS[key]["result"].model
+    loadjobs.job(key)["done"].wait()
+    return loadjobs._JOBS[key]["result"].model
 
 
 class Forwards:
@@ -132,7 +132,7 @@ def test_comparison_downloaded_reopened_shows_the_same_table():
 
 def target_shared():
     key = ("tiny:0", "auto", "float32")
-    return app_support._JOBS[key]["result"]
+    return loadjobs._JOBS[key]["result"]
 
 
 @pytest.fixture
@@ -249,7 +249,7 @@ def test_lecture_mode_replays_a_folder_with_no_model(tmp_path, monkeypatch, good
     monkeypatch.setenv("SPECVIZ_LECTURE", str(tmp_path))
     def no_model(key):
         raise AssertionError(f"lecture mode asked for a model: {key}")
-    monkeypatch.setattr(app_support, "_job", no_model)
+    monkeypatch.setattr(loadjobs, "job", no_model)
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert errors(at) == [] and [i.value for i in at.info] == [f"**Home** {lecture.NEEDS_MODEL}"]  # one line

@@ -156,7 +156,9 @@ def test_trees_tree_calculator_guess_measure_score_and_bad_budget():
     assert run["method"] == "suffix" and run["passes"] > 0
     scored = [x.value for x in [*at.success, *at.info] if "You guessed" in x.value or "Your guess" in x.value]
     assert run["b"] and run["b"][0] > 0                   # the tiny model's greedy loops give suffix matches
-    assert scored and "b_j from suffix, greedy" in scored[0]
+    from specviz.engine.experiment import Setting
+    said = Setting.resolve("suffix", at.number_input(key="tr_k").value).describe()   # the run the guess names
+    assert scored and f"b_j from {said}, greedy, 64 new tokens, one run, on 'edit-code'" in scored[0]
     table = at.dataframe[-1].value
     assert list(table["shape"]) == ["chain", "two per level", "star (all at depth 1)", "best tree (grown)"]
     best = max(float(x) for x in table["E[τ]"])

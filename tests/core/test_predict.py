@@ -81,8 +81,8 @@ def test_tree_and_heads_truths():
 def test_every_new_guess_names_mode_method_k_tokens_and_repeats():
     gs = [P.tree_guess("eagle", "eagle-tree", 4, 0.8, 48, "story"),
           P.heads_guess("eagle", "story", 4, 48),
-          P.kzero_guess("lookup", "story", [1, 2, 3], [2, 3], 0.0, 24)]
+          P.kzero_guess(P.sweep_plan("lookup", "story", [1, 2, 3], [2, 3], 0.0, 24), 3)]
     for g in gs:
         ex = g.experiment
         assert ("greedy" in ex or "T = 0.8" in ex) and "k = " in ex and "new tokens" in ex and "run" in ex, ex
-    assert "n = 2–3" in gs[2].experiment
+    assert "lookup at k = 1, 2 and 3 × n = 2 and 3 vs plain" in gs[2].experiment

@@ -160,7 +160,7 @@ def test_quick_bench_on_a_tiny_model(tmp_path, monkeypatch):
     chains = [lab for lab in sampled if lab in BLOCK_CHAINS]
     assert "lookup" in chains and "draft" in chains
     assert all(lab + " (block)" in sampled for lab in chains)
-    assert all("block verification" in r["setting"] for w in sampled["draft (block)"].values() for r in [w])
+    assert all(r["setting"].endswith(", block") for r in sampled["draft (block)"].values())
     rows = {r["method"]: r for r in res["block"]}
     assert set(rows) == set(chains) and all(r["tau_block"] >= 1 and r["speedup_block"] > 0 for r in rows.values())
     assert "token-wise vs block verification" in (out / "results.md").read_text()
@@ -212,3 +212,21 @@ def test_estimate_reproduces_the_previous_runs_timed_phases(capsys):
     assert twins > 0
     assert 0.9 < (total - twins) / (meta["wall_s"] / 60) < 1.3
 
+
+
+def test_every_bench_rows_setting_is_what_its_run_is_given():
+    """A bench row's setting is rendered from the Setting read off the proposer the bench builds and the
+    DecodeConfig it runs (issue 34): the copying methods at their defaults and the drafter's tuning grid."""
+    from specviz.bench import runs as BR
+    from specviz.bench.main import load_env
+    from specviz.bench.plan import UNTUNED, candidates
+    from specviz.core.sampling import SamplingConfig
+    from specviz.engine.experiment import Setting
+
+    env, _ = load_env("tiny", "cpu", "float32")
+    specs = [s for m in (*UNTUNED, "draft") for s in candidates(m)]
+    assert len(specs) == len(UNTUNED) + 3
+    for s in specs:
+        ran = Setting.of(env.proposer(s.method, s.n), BR.specviz_config(s, 8, SamplingConfig(), 0))
+        assert s.setting == ran.describe(short=True), s
+    assert len({s.setting for s in specs}) == len(specs)       # the drafter's k=2, k=4 and adaptive rows differ

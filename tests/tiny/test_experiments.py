@@ -37,7 +37,7 @@ def test_recommend_picks_the_fastest_per_kind():
     rec = E.recommend(runs)
     assert (rec[COPY].method, rec[COPY].k) == ("lookup", 6) and rec[COPY].speedup == pytest.approx(2.4)
     assert (rec[NOVEL].method, rec[NOVEL].k) == ("draft", 3) and rec[NOVEL].speedup == pytest.approx(1.3)
-    assert "lookup" in rec[COPY].text() and "k = 6" in rec[COPY].text()
+    assert f"**{runs[2].label}**" in rec[COPY].text() and runs[2].label == "lookup k=6 n=3"
 
 
 def test_recommend_keeps_speculation_off_when_nothing_pays():
@@ -223,3 +223,46 @@ def test_a_session_runs_its_requests_in_order_with_the_cache_on_and_off(tiny):
     assert not any("request" in o for o in seen(got["off"].runs[0]))
     assert got["on"].runs[0].requests[1].target_passes < got["off"].runs[0].requests[1].target_passes
     assert SE.session_runs(2, 3, repeats=2).timed == 2 * 4 * 2
+
+
+def test_every_comparison_row_is_labelled_by_the_settings_its_run_had(tiny):
+    """A row's label is rendered from the Setting read off the proposer and DecodeConfig that ran (issue 34): a
+    run's k or lookup's n changed, its label changes; the chart and the table print that label."""
+    from dataclasses import replace
+
+    from specviz.viz import compare as V
+
+    t, d = tiny
+    runs = E.compare(t, [of_kind(COPY)[0]], ["plain", "lookup", "draft"], [1, 3], n=3, max_new_tokens=4, drafter=d)
+    rows = E.table(runs)
+    for row in rows:
+        [r] = [r for r in runs if (r.workload, r.method, r.k) == (row["workload"], row["method"], row.get("k") or 0)]
+        assert row["setting"] == r.label == r.setting.describe(short=True)
+        assert (r.setting.method, r.setting.k if r.method != "plain" else 0) == (r.method, r.k)
+    labels = [row["setting"] for row in rows]
+    assert labels == ["plain", "lookup n=3 ≤24", "draft k=1", "draft k=3"]     # lookup: the n it was given
+    assert {x for tr in V.summary_bars(rows).data for x in tr.x} == set(labels)
+    draft = next(r for r in runs if r.method == "draft" and r.k == 3)
+    moved = replace(draft, setting=replace(draft.setting, k=5))
+    assert moved.label == "draft k=5" != draft.label
+    assert [row["setting"] for row in E.table([moved])] == ["draft k=5"]
+
+
+def test_sweep_points_carry_the_settings_their_plan_names(tiny):
+    """What a sweep's guess names (its plan's settings) is what each point ran with, for lookup's k × n grid,
+    recycle's tree sizes and a suffix knob."""
+    from specviz.teach.predict import sweep_plan
+
+    t, _ = tiny
+    w = get("csv-to-json")
+    pts, _ = SW.sweep(t, w, "lookup", [1, 2], [1, 3], max_new_tokens=3)
+    assert [p.setting for p in pts] == list(sweep_plan("lookup", w.name, [1, 2], [1, 3], 0.0, 3).settings)
+    assert [p.setting.describe(short=True) for p in pts] == ["lookup k=1 n=1", "lookup k=1 n=3", "lookup k=2 n=1",
+                                                             "lookup k=2 n=3"]
+    pts, _ = SW.sweep(t, w, "recycle", [4, 8], None, max_new_tokens=3)
+    assert [p.setting for p in pts] == SW.sweep_settings("recycle", [4, 8], None)
+    assert [p.setting.describe(short=True) for p in pts] == ["recycle ≤24, nodes 4", "recycle ≤24, nodes 8"]
+    for knob, values in (("max_depth", [8, 24]), ("factor", [1.0, 2.0])):
+        pts, _ = SW.suffix_sweep(t, w, [2], knob, values, max_new_tokens=3)
+        assert [p.setting for p in pts] == list(sweep_plan("suffix", w.name, [2], None, 0.0, 3, knob, values).settings)
+        assert len({p.setting.describe(short=True) for p in pts}) == 2
