@@ -29,7 +29,7 @@ def setting(nodes: int | None = None) -> Setting:
     """recycle at its registry settings, with this tree size (None: the registry's); refused outside 1..64, as the
     proposer itself refuses it (checked here before any model work)."""
     s = Setting.resolve(METHOD)
-    s = s if nodes is None else replace(s, nodes=int(nodes))
+    s = s if nodes is None else replace(s, knobs=(("nodes", int(nodes)),))
     M.check_settings(METHOD, recycle=dict(nodes=s.nodes))
     return s
 
