@@ -184,17 +184,27 @@ class _Compute32(_Module):
     specviz_compute = torch.float32
 
 
-@pytest.mark.parametrize("L", [1, 99, 316])
-def test_float32_needs_the_float64_attention_too(L):
-    """--dtype auto may choose float32 (engine/autodtype.py): there too every row of a verify pass equals the
-    one-token step with the float64 attention, while the same attention computed in float32 (negative control)
-    gives rows other last bits, as PyTorch's fused kernel does: float32 alone is not row-invariant."""
-    t = 11
-    q, k, v = (x.float() for x in _qkv(L, t, seed=L))
-    chain = list(range(-1, t - 2))
-    assert _rows_differing(row_invariant_attention, q, k, v, L, chain, torch.bool) == 0
+def _in_float32(module, *a, **kw):
+    return row_invariant_attention(_Compute32, *a, **kw)
 
-    def in_float32(module, *a, **kw):
-        return row_invariant_attention(_Compute32, *a, **kw)
-    assert _rows_differing(in_float32, q, k, v, L, chain, torch.bool) > 0
+
+@pytest.mark.parametrize("L", [1, 99, 316])
+def test_float32_rows_equal_the_step_with_the_float64_attention(L):
+    """--dtype auto may choose float32 (engine/autodtype.py): there too every row of a verify pass equals the
+    one-token step with the float64 attention, while PyTorch's fused kernel (negative control) gives rows other
+    last bits."""
+    q, k, v = (x.float() for x in _qkv(L, 11, seed=L))
+    chain = list(range(-1, 9))
+    assert _rows_differing(row_invariant_attention, q, k, v, L, chain, torch.bool) == 0
     assert _rows_differing(sdpa_attention_forward, q, k, v, L, chain, torch.bool) > 0
+
+
+def test_float32_alone_is_not_row_invariant():
+    """The same attention computed in float32 gives some rows other last bits than the one-token step, so float32
+    needs the float64 attention too. Where depends on the CPU's kernels: on a 2-core AVX2 EPYC every size differed;
+    on an AVX512/AMX Xeon the short caches (1 and 7 keys) differ and 33 keys and more happen to agree."""
+    differing = {}
+    for L in (1, 7, 99, 316):
+        q, k, v = (x.float() for x in _qkv(L, 11, seed=L))
+        differing[L] = _rows_differing(_in_float32, q, k, v, L, list(range(-1, 9)), torch.bool)
+    assert any(n > 0 for n in differing.values()), differing
