@@ -4,15 +4,25 @@ import streamlit as st
 
 from specviz.core.costmodel import expected_tokens_per_pass
 from specviz.core.errors import InputError, ModelError
+from specviz.core.warping import CASES
 from specviz.engine.methods import REGISTRY
 from specviz.engine.workloads import WORKLOADS
 from specviz.teach import acceptance as A, derivations as D, lab as L, notes as NOTES
 from specviz.teach.guess import Guess
-from specviz.ui import byhand, guess as G, labs_sampling, loading
+from specviz.ui import byhand, guess as G, labs_sampling, links as LK, loading
 from specviz.viz import servers as VS
 
 st.title("Derivations")
 st.caption("Three results the rest of the app leans on, each derived on one screen and checked against numbers.")
+SV_OFFERED = [m for m in loading.methods_offered() if m != "plain" and not REGISTRY[m].chain]  # no heads' trees
+NAMES = tuple(w.name for w in WORKLOADS)
+LINK = [LK.Param("der_alpha", "float", 0.0, 0.99), LK.Param("der_k", "int", 1, 16),
+        LK.Param("sv_method", "choice", options=tuple(SV_OFFERED)), LK.Param("sv_work", "choice", options=NAMES),
+        LK.Param("tt_work", "choice", options=NAMES), LK.Param("wp_zp", "text"), LK.Param("wp_zq", "text"),
+        LK.Param("wp_t", "float", 0.05, 2.0), LK.Param("wp_topp", "float", 0.05, 1.0),
+        LK.Param("wp_case", "choice", options=tuple(CASES))]
+LK.check("derivations", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
+link_box = st.container()       # "Link to this experiment", filled at the end with every setting drawn
 one, two, three, four, five = st.tabs(["E[τ] is a geometric series", "The rule is lossless",
                                        "P(reject) = distance(p, q)", "Acceptance as servers report it",
                                        "Temperature and warping"])
@@ -27,8 +37,8 @@ $$E[\tau] = \sum_{i=0}^{k} P(\text{first } i \text{ drafts kept}) = 1 + \alpha +
 Each term is a probability at most 1, so E[τ] ≤ k + 1, with equality only at α = 1, and as k grows E[τ] approaches 1 ÷ (1 − α): at α = 0.8 no k
 gets past 5 tokens per pass.""")  # noqa: E501 (display math is one line)
     c1, c2 = st.columns(2)
-    alpha = c1.slider("α", 0.0, 0.99, 0.7, 0.01, key="der_alpha")
-    k = c2.slider("k", 1, 16, 4, key="der_k")
+    alpha = c1.slider("α", 0.0, 0.99, 0.7, 0.01, key="der_alpha", bind=LK.BIND)
+    k = c2.slider("k", 1, 16, 4, key="der_k", bind=LK.BIND)
     terms = D.series_terms(alpha, k)
     st.dataframe(pd.DataFrame([[f"{t:.3f}" for t in terms]], index=["α^i = P(first i kept)"],
                               columns=[f"i = {i}" for i in range(k + 1)]), width="stretch")
@@ -109,9 +119,8 @@ with four:
                 "acceptance rate** = drafts kept at position i ÷ all drafts. Here one run is turned into those "
                 "numbers, with the histogram of accepted lengths and the geometric law of its α drawn over it.")
     c1, c2 = st.columns(2)
-    offered = [m for m in loading.methods_offered() if m != "plain" and not REGISTRY[m].chain]  # no heads' trees
-    sv_method = c1.selectbox("Method", offered, key="sv_method")
-    sv_work = c2.selectbox("Workload", [w.name for w in WORKLOADS], key="sv_work")
+    sv_method = c1.selectbox("Method", SV_OFFERED, key="sv_method", bind=LK.BIND)
+    sv_work = c2.selectbox("Workload", NAMES, key="sv_work", bind=LK.BIND)
     sv_new = 12 if loading.TINY else 64
     byhand.exercise(sv_method, next(x for x in WORKLOADS if x.name == sv_work), sv_new)
     st.markdown("**Now a whole run.**")
@@ -154,3 +163,6 @@ with five:
     st.markdown(NOTES.TEMPERATURE)
     labs_sampling.temperature_section()  # α against T and top-p, measured (teach/temperature.py)
     labs_sampling.warping_section()      # mismatched warping drifting from p at T (core/warping.py)
+
+with link_box:
+    LK.share("derivations", LK.current(LINK), "press each Run there: the runs are greedy, so they come out the same")

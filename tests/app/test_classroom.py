@@ -217,6 +217,14 @@ def test_step_link_round_trip_same_settings_same_step():
      [("slider", "exp_k"), ("number_input", "exp_max_new")]),
     ("trees", lambda at: (at.number_input(key="tr_k").set_value(3), at.number_input(key="tr_temp").set_value(0.5)),
      [("number_input", "tr_k"), ("number_input", "tr_temp")]),
+    ("lossless", lambda at: (at.text_input(key="lab_p").input("1, 2, 3"), at.radio(key="lab_rule").set_value(
+        at.radio(key="lab_rule").options[-1]), at.number_input(key="lab_real_temp").set_value(0.6)),
+     [("text_input", "lab_p"), ("text_input", "lab_q"), ("radio", "lab_rule"), ("number_input", "lab_real_temp")]),
+    ("derivations", lambda at: (at.slider(key="der_k").set_value(7), at.selectbox(key="sv_work").set_value(
+        at.selectbox(key="sv_work").options[-1]), at.text_input(key="wp_zq").input("0, 1, 2, 3, 4"),
+        at.number_input(key="wp_t").set_value(1.3)),
+     [("slider", "der_k"), ("slider", "der_alpha"), ("selectbox", "sv_work"), ("text_input", "wp_zq"),
+      ("number_input", "wp_t")]),
 ])
 def test_link_round_trip(name, settle, keys):
     a = page(name)
