@@ -7,6 +7,7 @@ import streamlit as st
 from specviz.teach import reality as R
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G, loading
+from specviz.ui.links import BIND
 from specviz.viz import breakeven as vb
 
 ss = st.session_state
@@ -27,8 +28,8 @@ def roofline_section() -> None:
     if tgt is None:
         return
     c = st.columns(2)
-    alpha = c[0].slider("α", 0.0, 1.0, 0.8, 0.05, key="rf_alpha")
-    cost = c[1].number_input("c (draft cost per token)", 0.0, 2.0, 0.05, 0.01, key="rf_c")
+    alpha = c[0].slider("α", 0.0, 1.0, 0.8, 0.05, key="rf_alpha", bind=BIND)
+    cost = c[1].number_input("c (draft cost per token)", 0.0, 2.0, 0.05, 0.01, key="rf_c", bind=BIND)
     guess = G.ask("rf_s16", ROOF)
     if st.button("Lock in my guess and measure", type="primary", key="rf_run") and G.lock("rf_s16", guess):
         bar = st.progress(0.0, "measuring…")

@@ -225,6 +225,15 @@ def test_step_link_round_trip_same_settings_same_step():
         at.number_input(key="wp_t").set_value(1.3)),
      [("slider", "der_k"), ("slider", "der_alpha"), ("selectbox", "sv_work"), ("text_input", "wp_zq"),
       ("number_input", "wp_t")]),
+    ("pitfalls", lambda at: (at.text_input(key="pit_text").input("A different sentence, shared by link."),),
+     [("text_input", "pit_text")]),
+    ("serving_reality", lambda at: (at.number_input(key="sr_mem").set_value(80.0), at.number_input(
+        key="sr_ctx").set_value(1024), at.slider(key="rf_alpha").set_value(0.6)),
+     [("number_input", "sr_mem"), ("number_input", "sr_ctx"), ("slider", "rf_alpha"), ("number_input", "rf_c")]),
+    ("serve", lambda at: (at.selectbox(key="srv_method").set_value("suffix"), at.number_input(key="srv_k").set_value(
+        7), at.number_input(key="srv_temp").set_value(0.7), at.radio(key="srv_verify").set_value("block")),
+     [("selectbox", "srv_method"), ("number_input", "srv_k"), ("number_input", "srv_temp"), ("radio", "srv_verify"),
+      ("text_input", "srv_target")]),
 ])
 def test_link_round_trip(name, settle, keys):
     a = page(name)
@@ -248,6 +257,44 @@ def test_bad_parameters_one_warning_naming_them_defaults_used():
     warns = [w.value for w in c.warning]
     assert len(warns) == 1 and "cmp_max_new=100000" in warns[0]
     assert c.number_input(key="cmp_max_new").value == 8 and c.radio(key="cmp_mode").value == "greedy"
+
+
+def test_walkthrough_link_opens_the_same_stop_and_mode():
+    a = page("walkthrough")
+    a.button(key="wt_next").click().run()
+    a.button(key="wt_next").click().run()
+    title = a.subheader[0].value
+    q = link_of(a)
+    assert q["stop"] == "3" and title.startswith("3. ")
+    b = opened("walkthrough", q)
+    assert [w.value for w in b.warning] == [] and b.session_state["wt_stop"] == 2 and b.subheader[0].value == title
+    a.radio(key="wt_mode").set_value("Interview prep").run()
+    a.radio(key="iv_level").set_value(a.radio(key="iv_level").options[-1]).run()
+    c = opened("walkthrough", link_of(a))
+    assert c.radio(key="wt_mode").value == "Interview prep" and c.radio(key="iv_level").value == a.radio(
+        key="iv_level").value
+
+
+@pytest.mark.parametrize("name,query,bad,key,default", [
+    ("lossless", {"lab_trials": "7", "lab_rule": "exact"}, "lab_trials=7", ("select_slider", "lab_trials"), 1000),
+    ("derivations", {"der_k": "99", "der_alpha": "0.5"}, "der_k=99", ("slider", "der_k"), 4),
+    ("pitfalls", {"pit_colour": "red"}, "pit_colour", ("text_input", "pit_text"), None),
+    ("serving_reality", {"sr_ctx": "-5", "sr_mem": "80"}, "sr_ctx=-5", ("number_input", "sr_ctx"), 4096),
+    ("serve", {"srv_k": "0", "srv_temp": "0.5"}, "srv_k=0", ("number_input", "srv_k"), 4),
+    ("walkthrough", {"stop": "99"}, "stop=99", None, None),
+])
+def test_bad_link_parameter_one_warning_default_used(name, query, bad, key, default):
+    b = opened(name, query)
+    warns = [w.value for w in b.warning if "This link's" in w.value]
+    assert len(warns) == 1 and bad in warns[0], [w.value for w in b.warning]
+    assert errors(b) == []
+    if key is not None and default is not None:
+        assert getattr(b, key[0])(key=key[1]).value == default
+    if name == "walkthrough":
+        assert b.session_state["wt_stop"] == 0
+    good = {k: v for k, v in query.items() if not bad.startswith(k)}    # the good ones are kept
+    for k, v in good.items():
+        assert str(b.session_state[k]) == v or f"{b.session_state[k]:g}" == v, k
 
 
 # -- lecture mode ---------------------------------------------------------------------------------
