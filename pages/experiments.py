@@ -26,17 +26,18 @@ LINK = [L.Param("exp_workload", "choice", options=tuple(w.name for w in ALL)),
         L.Param("exp_knob", "choice", options=tuple(SW.SUFFIX_KNOBS)), L.Param("exp_n", "range", 1, 6),
         L.Param("exp_mode", "choice", options=("greedy", "sampled")), L.Param("exp_temp", "float", 0.05, 2.0),
         L.Param("exp_max_new", "int", 4, 128)]
-L.check("experiments", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
+linked = L.check("experiments", LINK)  # a shared link: one warning naming any parameter the widgets will not take
+LABELLED = [p for p in LINK if p.key in ("exp_workload", "exp_knob")]  # shown by label: not bound (ui/links.pin)
+L.apply({p.key: linked[p.key] for p in LABELLED if p.key in linked})
 c1, c2 = st.columns(2)
 wname = c1.selectbox("Workload", [w.name for w in ALL],
-                     format_func=lambda n: f"{n} ({get(n).kind})", key="exp_workload", bind=L.BIND)
+                     format_func=lambda n: f"{n} ({get(n).kind})", key="exp_workload")
 method = c2.selectbox("Method", methods, key="exp_method", bind=L.BIND)
 c1, c2 = st.columns(2)
 k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if loading.TINY else (1, 6), key="exp_k", bind=L.BIND,
                        help="draft length; for recycle, the static tree's size in nodes (its shape follows from it)")
 if method == "suffix":  # suffix has no n: sweep one of its knobs instead (the others at their defaults)
     knob = c2.selectbox("Sweep suffix's", list(SW.SUFFIX_KNOBS), format_func=SW.SUFFIX_KNOBS.get, key="exp_knob",
-                        bind=L.BIND,
                         help="depth cap: match + draft within this many tokens; spec factor: a match of m tokens "
                              "drafts at most factor × m; minimum probability: rarer continuations are cut. "
                              "k is the tree's node budget.")
@@ -48,6 +49,7 @@ c1, c2, c3 = st.columns(3)
 mode = c1.radio("Decoding", ["greedy", "sampled"], horizontal=True, key="exp_mode", bind=L.BIND)
 temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="exp_temp", disabled=mode == "greedy", bind=L.BIND)
 max_new = c3.number_input("max new tokens", 4, 128, 6 if loading.TINY else 24, key="exp_max_new", bind=L.BIND)
+L.pin(LABELLED)
 L.share("experiments", L.current(LINK), "lock a guess there to run the sweep")
 ks, ns = list(range(k_lo, k_hi + 1)), list(range(n_lo, n_hi + 1)) if method == "lookup" else None
 values, bad = None, None

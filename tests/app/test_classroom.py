@@ -212,9 +212,9 @@ def test_step_link_round_trip_same_settings_same_step():
     ("compare", lambda at: (at.multiselect(key="cmp_ks").set_value([1, 3]), at.radio(key="cmp_mode").set_value(
         "greedy"), at.number_input(key="cmp_max_new").set_value(12)),
      [("multiselect", "cmp_ks"), ("radio", "cmp_mode"), ("number_input", "cmp_max_new")]),
-    ("experiments", lambda at: (at.slider(key="exp_k").set_value((2, 4)),
-                                at.number_input(key="exp_max_new").set_value(10)),
-     [("slider", "exp_k"), ("number_input", "exp_max_new")]),
+    ("experiments", lambda at: (at.slider(key="exp_k").set_value((2, 4)), at.selectbox(key="exp_workload").set_value(
+        "story"), at.number_input(key="exp_max_new").set_value(10)),   # a workload is shown by label, linked by name
+     [("slider", "exp_k"), ("selectbox", "exp_workload"), ("number_input", "exp_max_new")]),
     ("trees", lambda at: (at.number_input(key="tr_k").set_value(3), at.number_input(key="tr_temp").set_value(0.5)),
      [("number_input", "tr_k"), ("number_input", "tr_temp")]),
     ("lossless", lambda at: (at.text_input(key="lab_p").input("1, 2, 3"), at.radio(key="lab_rule").set_value(
