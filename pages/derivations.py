@@ -9,7 +9,7 @@ from specviz.engine.methods import REGISTRY
 from specviz.engine.workloads import WORKLOADS
 from specviz.teach import acceptance as A, derivations as D, lab as L, notes as NOTES
 from specviz.teach.guess import Guess
-from specviz.ui import byhand, guess as G, labs_sampling, links as LK, loading
+from specviz.ui import byhand, guess as G, labs_sampling, links as LK, loading, recordings
 from specviz.viz import servers as VS
 
 st.title("Derivations")
@@ -136,10 +136,21 @@ with four:
                 with st.spinner(f"Decoding with {sv_method}…"):
                     names = loading.drafter_names()
                     dm = loading.drafter(names[0]) if sv_method == "draft" and names else None
-                    _, steps = D.run_plan(target, view, dm)
+                    summary, steps = D.run_plan(target, view, dm)
                 st.session_state["sv_view"] = (sv_method, sv_work, A.server_view(steps))
+                st.session_state["sv_rec"] = (recordings.run_recording(
+                    target, D.run_settings(view), next(x for x in WORKLOADS if x.name == sv_work), summary, steps,
+                    "histogram"), False)   # (the run as a recording, opened from a file)
             except (InputError, ModelError) as e:
                 st.error(str(e))
+    with st.expander("The run as a recording: download it, or open one", icon=":material/save:"):
+        rec = recordings.opened("sv_upload", "step")   # a bad file: one error, the histogram shown stays
+        if rec is not None:
+            st.session_state["sv_view"] = (rec.runs[0].summary.method, str(rec.settings.get("workload", "?")),
+                                           A.server_view(rec.runs[0].steps))
+            st.session_state["sv_rec"] = (rec, True)
+        if "sv_rec" in st.session_state:
+            recordings.download("Download this run", st.session_state["sv_rec"][0], key="sv_download")
     got = st.session_state.get("sv_view")
     if got:
         meth, wname, v = got
@@ -154,7 +165,10 @@ with four:
             m[3].metric("α = accepted ÷ tested", "–" if v.alpha is None else f"{v.alpha:.2f}")
             st.plotly_chart(VS.acceptance_figure(v), key="sv_fig")
             st.code(A.log_line(v), language=None, wrap_lines=True)
-            st.caption(f"{meth} on {wname}, greedy, k = 4, one run, {v.num_drafts} drafting passes. vLLM's "
+            rec, from_file = st.session_state.get("sv_rec", (None, False))
+            st.caption((f"{meth} on {wname}, from a recording made at {rec.when} with {recordings.origin(rec)}: every "
+                        f"number here is the recording's, {v.num_drafts} drafting passes. " if from_file else
+                        f"{meth} on {wname}, greedy, k = 4, one run, {v.num_drafts} drafting passes. ") + "vLLM's "
                        "per-position rate is unconditional: rate_i = a_1·…·a_i, where a_i (Break-even calculator) is "
                        "conditional on reaching position i. Bars taller than the law at 0 and at k mean acceptance "
                        "comes in runs (whole drafts right or wrong), not one independent coin per position.")

@@ -8,7 +8,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import sweeps as SW
 from specviz.engine.workloads import ALL, NOVEL, get
 from specviz.teach import predict as P
-from specviz.ui import guess as G, links as L, loading, waiting
+from specviz.ui import guess as G, links as L, loading, recordings, waiting
 from specviz.viz import compare as V
 
 st.title("k / n experiments")
@@ -75,8 +75,25 @@ if go:
                k_rule="fixed"))
     if done:
         (points, plains), shared = done
-        st.session_state["exp_result"] = {"points": points, "plains": plains, "method": method,
-                                          "workload": wname, "mode": mode, "shared": shared}
+        settings = {"workload": wname, "method": method, "ks": ks, "ns": ns, "mode": mode, "max_new": int(max_new),
+                    "temperature": None if mode == "greedy" else float(temp)}
+        if method == "suffix":
+            settings.update(knob=knob, values=values)
+        st.session_state["exp_result"] = {"points": recordings.lean_points(points), "plains": plains, "method": method,
+                                          "workload": wname, "mode": mode, "shared": shared, "settings": settings}
+
+with st.expander("Recorded sweeps: download this one, or open one", icon=":material/save:"):
+    opened = recordings.opened("exp_upload", "sweep", convert=lambda r: (r, recordings.sweep_points(r)))
+    if opened is not None:  # a recording replaces the session's sweep; a bad file leaves it as it was
+        rec, (points, plains) = opened
+        st.session_state["exp_result"] = {"points": points, "plains": plains, "method": rec.settings.get("method"),
+                                          "workload": rec.settings.get("workload"), "mode": rec.settings.get("mode"),
+                                          "shared": bool(rec.extra.get("shared")), "settings": rec.settings,
+                                          "recorded": rec}
+    res = st.session_state.get("exp_result")
+    if res:
+        recordings.download("Download this sweep", res.get("recorded") or recordings.sweep_recording(
+            target, res["settings"], res["points"], {"shared": res["shared"]}), key="exp_download")
 
 res = st.session_state.get("exp_result")
 if not res:
@@ -85,6 +102,9 @@ if not res:
 
 points = res["points"]
 st.subheader(f"{res['method']} on {res['workload']} ({res['mode']})")
+if res.get("recorded"):
+    st.info(f"From a recording made at {res['recorded'].when} with {recordings.origin(res['recorded'])}: every number "
+            "below is the recording's, not measured now. Run the sweep to measure it here.", icon=":material/replay:")
 if res.get("shared"):
     st.warning(waiting.SHARED_NOTE)
 G.show("exp", KG, {"best_k": P.best_k_or_zero(points)})

@@ -4,7 +4,7 @@ run; speedup = setting tokens/s ÷ the same repeat's plain tokens/s, median over
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from specviz.core.errors import InputError
 from specviz.core.records import RunSummary
@@ -34,6 +34,8 @@ class SweepPoint:
     summary: RunSummary
     speedup: float = 0.0
     axis: str = "n"             # what n holds: 'n', or a suffix knob (SUFFIX_KNOBS)
+    steps: list = field(default_factory=list, repr=False)   # the typical repeat's step records (a recording's)
+    plain: RunSummary | None = None                          # the plain run of that repeat
 
 
 def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], ns: list[int] | None,
@@ -71,7 +73,7 @@ def sweep(target: LoadedModel, workload: Workload, method: str, ks: list[int], n
                                   decode_config(M.SELF_SIZED_CAP, sampling, max_new_tokens, seed)) for k in ks}
     got, plains = measure.interleaved(target, ids, contenders, decode_config(1, sampling, max_new_tokens, seed),
                                       repeats, target.tokenizer.eos_token_id, progress)
-    points = [SweepPoint(k, n, m.summary, m.speedup) for (k, n), m in got.items()]
+    points = [SweepPoint(k, n, m.summary, m.speedup, steps=m.steps, plain=m.plain) for (k, n), m in got.items()]
     return points, [p for p, _ in plains]
 
 
@@ -130,5 +132,6 @@ def suffix_sweep(target: LoadedModel, workload: Workload, ks: list[int], knob: s
     contenders = {(k, v): (factory(v), decode_config(k, sampling, max_new_tokens, seed)) for k in ks for v in values}
     got, plains = measure.interleaved(target, ids, contenders, decode_config(1, sampling, max_new_tokens, seed),
                                       repeats, target.tokenizer.eos_token_id, progress)
-    points = [SweepPoint(k, v, m.summary, m.speedup, axis=knob) for (k, v), m in got.items()]
+    points = [SweepPoint(k, v, m.summary, m.speedup, axis=knob, steps=m.steps, plain=m.plain)
+              for (k, v), m in got.items()]
     return points, [p for p, _ in plains]

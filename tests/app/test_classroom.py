@@ -130,6 +130,74 @@ def test_comparison_downloaded_reopened_shows_the_same_table():
     assert b.dataframe[0].value.equals(table)                     # the opened comparison is still shown
 
 
+@pytest.fixture
+def handed_out(monkeypatch):
+    """What every download button hands out, by key: the real bytes (st.download_button wrapped, not replaced)."""
+    import streamlit
+    got, real = {}, streamlit.download_button
+
+    def capture(label, data, *a, **kw):
+        got[kw.get("key")] = data.encode() if isinstance(data, str) else data
+        return real(label, data, *a, **kw)
+    monkeypatch.setattr(streamlit, "download_button", capture)
+    return got
+
+
+def test_sweep_downloaded_parses_back_equal_and_reopens_the_same_table(handed_out):
+    from specviz.ui import recordings
+    a = page("experiments")
+    a.slider(key="exp_k").set_value((1, 2))
+    a.number_input(key="exp_guess").set_value(1)
+    ok(a.button(key="exp_run").click().run())
+    assert [b.label for b in a.get("download_button")] == ["Download this sweep"]
+    res = a.session_state["exp_result"]
+    rec = R.loads(handed_out["exp_download"])                     # the file parses back with the loader ...
+    assert rec.kind == "sweep" and rec.settings["ks"] == [1, 2]
+    points, plains = recordings.sweep_points(rec)                  # ... and equals the run
+    assert [(p.k, p.n, p.speedup) for p in points] == [(p.k, p.n, p.speedup) for p in res["points"]]
+    assert [p.steps for p in points] == [p.steps for p in res["points"]] and all(p.steps for p in points)
+    assert [p.summary.as_dict() for p in points] == [p.summary.as_dict() for p in res["points"]]
+    assert plains[0].as_dict() == res["points"][0].plain.as_dict()
+    table = a.dataframe[0].value
+
+    b = page("experiments")
+    upload(b, "exp_upload", "sweep.json", handed_out["exp_download"])
+    assert errors(b) == [] and "From a recording made at" in " ".join(i.value for i in b.info)
+    assert b.dataframe[0].value.equals(table)
+    upload(b, "exp_upload", "cmp.json", handed_out["exp_download"].replace(b'"kind":"sweep"', b'"kind":"compare"', 1))
+    errs = errors(b)
+    assert len(errs) == 1 and "Cannot open this recording" in errs[0]
+    assert b.dataframe[0].value.equals(table)                      # the opened sweep is still shown
+
+
+def test_histogram_run_downloaded_reopens_the_same_histogram(handed_out):
+    from specviz.teach import acceptance as A
+    a = page("derivations")
+    a.selectbox(key="sv_method").set_value("draft")             # the tiny drafter: it always drafts
+    a.number_input(key="sv_zero_guess").set_value(0.5)
+    ok(a.button(key="sv_run").click().run())
+    view = a.session_state["sv_view"][2]
+    rec = R.loads(handed_out["sv_download"])                     # the file parses back with the loader ...
+    assert rec.kind == "step" and rec.settings["method"] == "draft" and rec.settings["k"] == 4
+    assert A.server_view(rec.runs[0].steps) == view and view.num_drafts > 0   # ... and is the run drawn
+
+    def histogram(at):
+        return next(json.loads(el.proto.spec)["data"] for el in at.get("plotly_chart") if "accepted length" in
+                    el.proto.spec)
+    b = page("derivations")
+    upload(b, "sv_upload", "run.json", handed_out["sv_download"])
+    assert errors(b) == [] and b.session_state["sv_view"][2] == view
+    assert histogram(b) == histogram(a)
+    assert "from a recording made at" in " ".join(c.value for c in b.caption)
+
+    c = played(page("step_through"), stp_new=6)                  # a measured run has no top tokens to step through:
+    before = c.session_state["stp"]                               # one error there, the earlier run kept
+    upload(c, "stp_upload", "run.json", handed_out["sv_download"])
+    errs = errors(c)
+    assert len(errs) == 1 and "carries no top tokens" in errs[0], errs
+    assert c.session_state["stp"]["dec"] is before["dec"] and not S.opened_file(c.session_state["stp"])
+
+
 def target_shared():
     key = ("tiny:0", "auto", "float32")
     return app_support._JOBS[key]["result"]
