@@ -34,7 +34,6 @@ LINK = [LK.Param("srv_method", "choice", options=tuple(LABELS)), LK.Param("srv_k
 LINK += [LK.Param(f"srv_sfx_{short}", "float" if isinstance(v, float) else "int", 0)
          for short, v in zip(S.SUFFIX_SHORT, S.SUFFIX_KEYS.values())]
 LK.apply(LK.check("serve", LINK))  # a shared link's settings first (one warning naming a bad one), then the rest
-link_box = st.container()          # "Link to this experiment", filled at the end
 
 # Start from this session's measured recommendation when there is one.
 picked, n_run = state.recommended(TO_VLLM) or (None, None)
@@ -116,6 +115,7 @@ if shown:
     st.subheader("What does not carry over")
     st.warning(S.CAVEATS.get(shown["method"], "specviz has nothing to measure this method with."))
 
+link_box = st.container()  # "Link to this experiment" under the config, filled at the end with every setting drawn
 st.subheader("Which earlier occurrence does lookup copy?")
 st.write("vLLM's n-gram proposer takes the **earliest** occurrence among the longest matches of the context's tail; "
          "specviz's lookup takes the **most recent**. Guess which one keeps more drafts, then measure both on the "

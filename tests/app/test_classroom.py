@@ -211,15 +211,20 @@ def run_cache(monkeypatch):
     return cache
 
 
-def test_second_session_gets_the_run_at_once_with_no_target_pass(run_cache):
+def test_second_session_gets_the_run_at_once_with_no_target_pass(run_cache, capsys):
+    from specviz.engine.decode import TARGET_PASSES
     fw = Forwards(target_model())
     try:
+        counted = TARGET_PASSES.n
         a = played(page("step_through"), stp_new=12, stp_temp=0.8, stp_seed=5)
         made = fw.n
         assert made > 0 and len(run_cache) == 1
+        assert TARGET_PASSES.n - counted == made                   # the engine's own count: every target forward
+        assert f"target_passes={TARGET_PASSES.n} run_cache=on hits=0 misses=1 stored=1" in capsys.readouterr().err
         first = a.session_state["stp"]["dec"]
         b = played(page("step_through"), stp_new=12, stp_temp=0.8, stp_seed=5)
         assert fw.n == made                                        # the second session: no target pass at all
+        assert "from a recording; target_passes" in capsys.readouterr().err and run_cache.hits == 1
         second = b.session_state["stp"]["dec"]
         assert second.steps == memory.lean(first.steps) and second.summary().text == first.summary().text
         note = " ".join(i.value for i in b.info)
@@ -235,6 +240,20 @@ def test_second_session_gets_the_run_at_once_with_no_target_pass(run_cache):
         again = b.session_state["stp"]["dec"]
         assert not S.served(b.session_state["stp"]) and memory.lean(again.steps) == [
             dataclasses.replace(r, draft_s=x.draft_s, verify_s=x.verify_s) for r, x in zip(second.steps, again.steps)]
+    finally:
+        fw.close()
+
+
+def test_cache_off_every_session_makes_its_own_run(monkeypatch):
+    from specviz.engine import runcache
+    monkeypatch.setenv(runcache.ENV, "off")
+    monkeypatch.setattr(runcache, "RUNS", runcache.RunCache.from_env())
+    fw = Forwards(target_model())
+    try:
+        played(page("step_through"), stp_new=8, stp_seed=2)
+        made = fw.n
+        b = played(page("step_through"), stp_new=8, stp_seed=2)
+        assert fw.n == 2 * made and not S.served(b.session_state["stp"]) and len(runcache.RUNS) == 0
     finally:
         fw.close()
 
