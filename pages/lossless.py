@@ -6,6 +6,7 @@ import streamlit as st
 from specviz.core import verify as verify_mod
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
+from specviz.core.siblings import MODES as SIBLING_MODES
 from specviz.engine.methods import encode_prompt, make_proposer
 from specviz.engine.workloads import WORKLOADS, get
 from specviz.teach import lab as L
@@ -24,7 +25,14 @@ LINK = [LK.Param("lab_preset", "choice", options=tuple(L.PRESETS)), LK.Param("la
         LK.Param("lab_rule", "choice", options=tuple(L.RULES)),
         LK.Param("lab_real_method", "choice", options=tuple(loading.methods_offered())),
         LK.Param("lab_real_workload", "choice", options=tuple(w.name for w in WORKLOADS)),
-        LK.Param("lab_real_temp", "float", 0.1, 2.0), LK.Param("lab_real_trials", "choice", options=tuple(REAL_TRIALS))]
+        LK.Param("lab_real_temp", "float", 0.1, 2.0), LK.Param("lab_real_trials", "choice", options=tuple(REAL_TRIALS)),
+        # the labs in ui/labs_lossless.py: the lossy rules' thresholds, tree sampling by hand, sampled siblings
+        LK.Param("ly_eps", "float", 0.0, 1.0), LK.Param("ly_delta", "float", 0.0, 1.0),
+        LK.Param("ly_single", "float", 0.0, 1.0), LK.Param("ly_acc", "float", 0.01, 1.0), LK.Param("tsb_p", "text"),
+        LK.Param("tsb_cands", "text"), LK.Param("tsb_rule", "choice", options=tuple(L.SIBLING_RULES)),
+        LK.Param("ssb_p", "text"), LK.Param("ssb_q", "text"),
+        LK.Param("ssb_trials", "choice", options=(500, 2000, 6000, 20000)),
+        LK.Param("ssb_mode", "choice", options=tuple(SIBLING_MODES))]
 linked = LK.check("lossless", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
 link_box = st.container()            # "Link to this experiment", filled at the end with every setting drawn
 

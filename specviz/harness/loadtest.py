@@ -35,8 +35,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from specviz.core.stats import median
+from statistics import median
 
 ROOT = Path(__file__).resolve().parents[2]
 THROUGHPUT_MIN = 0.8          # total tokens/s together ÷ one session alone
@@ -74,6 +73,7 @@ FIRST_STEP_JS = """() => {
   });
   obs.observe(document.body, {childList: true, subtree: true, characterData: true});
 }"""
+STATS = "specviz-stats:"   # engine/runcache.STATS (the harness imports no specviz package: it drives the app)
 DEFAULT = ("(page default)", "(page default)")   # Step through as it opens: what the walkthrough sends a class to
 
 
@@ -292,7 +292,6 @@ def play_class(browser, base: str, sessions: list[Session], timeout_s: float, pi
 def server_stats(log: Path) -> dict:
     """The last 'specviz-stats:' line of the server's log (engine/runcache.stats_line) as {name: int or str}:
     the target passes the server has run so far, the run cache's hits, misses and entries. {} when none yet."""
-    from specviz.engine.runcache import STATS
     lines = [x for x in log.read_text(errors="replace").splitlines() if x.startswith(STATS)]
     if not lines:
         return {}

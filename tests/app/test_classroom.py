@@ -305,8 +305,10 @@ def test_step_link_round_trip_same_settings_same_step():
     ("trees", lambda at: (at.number_input(key="tr_k").set_value(3), at.number_input(key="tr_temp").set_value(0.5)),
      [("number_input", "tr_k"), ("number_input", "tr_temp")]),
     ("lossless", lambda at: (at.text_input(key="lab_p").input("1, 2, 3"), at.radio(key="lab_rule").set_value(
-        at.radio(key="lab_rule").options[-1]), at.number_input(key="lab_real_temp").set_value(0.6)),
-     [("text_input", "lab_p"), ("text_input", "lab_q"), ("radio", "lab_rule"), ("number_input", "lab_real_temp")]),
+        at.radio(key="lab_rule").options[-1]), at.number_input(key="lab_real_temp").set_value(0.6),
+        at.number_input(key="ly_eps").set_value(0.2), at.text_input(key="ssb_q").input("0.2, 0.2, 0.6")),
+     [("text_input", "lab_p"), ("text_input", "lab_q"), ("radio", "lab_rule"), ("number_input", "lab_real_temp"),
+      ("number_input", "ly_eps"), ("text_input", "ssb_q"), ("text_input", "tsb_p")]),
     ("derivations", lambda at: (at.slider(key="der_k").set_value(7), at.selectbox(key="sv_work").set_value(
         at.selectbox(key="sv_work").options[-1]), at.text_input(key="wp_zq").input("0, 1, 2, 3, 4"),
         at.number_input(key="wp_t").set_value(1.3)),

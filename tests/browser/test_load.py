@@ -34,6 +34,7 @@ def test_server_stats_reads_the_servers_last_stats_line(tmp_path, monkeypatch):
     decode.TARGET_PASSES.add()
     log.write_text(f"starting\n{first}\nother output\n{runcache.stats_line('a Step-through run finished live')}\n")
     got = loadtest.server_stats(log)
+    assert loadtest.STATS == runcache.STATS
     assert got["target_passes"] == 18 and got["run_cache"] == "off" and got["hits"] == 0
 
 
