@@ -63,11 +63,14 @@ READY_JS = """(waitText) => {
   return true;
 }"""
 TEXT_CSS = 'div[style*="pre-wrap"][style*="monospace"]'  # the coloured generated text (viz.step.text_html)
-# Armed just before Play is clicked: the browser's own clock at the click and when the page first shows a step
-# (Play's progress line "step 1: drafted …", or the finished run's detail when a recorded run is handed out at once).
+# Armed just before Play is clicked: the browser's own clock at the click and when the page first shows a step: the
+# tally's "Target passes" above 0 (Play redraws it after a step), Play's progress line "step 1: drafted …", or the
+# finished run's detail. (The progress line alone misses it under load: a session waiting for its turn shows the
+# queue note in its place, and the two can reach the page in one render.)
 FIRST_STEP_JS = """() => {
   window.__armed = Date.now(); window.__firstStep = null;
-  const seen = () => /step \\d+: drafted|One step in detail/.test(document.body.textContent);
+  const seen = () => /Target passes[^0-9]{0,80}[1-9]|step \\d+: drafted|One step in detail/.test(
+    document.body.textContent);
   const obs = new MutationObserver(() => {
     if (window.__firstStep === null && seen()) { window.__firstStep = Date.now(); obs.disconnect(); }
   });
