@@ -25,7 +25,9 @@ lecture: setup
 		--browser.gatherUsageStats false --server.fileWatcherType none --client.toolbarMode minimal
 
 # The load test at classroom size (docs/classroom.md): SESSIONS browser sessions press Play together.
+# RUN_CACHE=on: the server-wide run cache on; DEFAULTS=1: every session plays Step through's defaults.
 SESSIONS ?= 20
+RUN_CACHE ?= off
 classroom:
 	bash scripts/setup.sh --browser
-	.venv/bin/python -m specviz.harness.loadtest --sessions $(SESSIONS)
+	.venv/bin/python -m specviz.harness.loadtest --sessions $(SESSIONS) --run-cache $(RUN_CACHE) $(if $(DEFAULTS),--defaults)

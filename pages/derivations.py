@@ -4,15 +4,25 @@ import streamlit as st
 
 from specviz.core.costmodel import expected_tokens_per_pass
 from specviz.core.errors import InputError, ModelError
+from specviz.core.warping import CASES
 from specviz.engine.methods import REGISTRY
 from specviz.engine.workloads import WORKLOADS
 from specviz.teach import acceptance as A, derivations as D, lab as L, notes as NOTES
 from specviz.teach.guess import Guess
-from specviz.ui import byhand, guess as G, labs_sampling, lesson_block, loading
+from specviz.ui import byhand, guess as G, labs_sampling, lesson_block, links as LK, loading, recordings
 from specviz.viz import servers as VS
 
 st.title("Derivations")
 st.caption("Three results the rest of the app leans on, each derived on one screen and checked against numbers.")
+SV_OFFERED = [m for m in loading.methods_offered() if m != "plain" and not REGISTRY[m].chain]  # no heads' trees
+NAMES = tuple(w.name for w in WORKLOADS)
+LINK = [LK.Param("der_alpha", "float", 0.0, 0.99), LK.Param("der_k", "int", 1, 16),
+        LK.Param("sv_method", "choice", options=tuple(SV_OFFERED)), LK.Param("sv_work", "choice", options=NAMES),
+        LK.Param("tt_work", "choice", options=NAMES), LK.Param("wp_zp", "text"), LK.Param("wp_zq", "text"),
+        LK.Param("wp_t", "float", 0.05, 2.0), LK.Param("wp_topp", "float", 0.05, 1.0),
+        LK.Param("wp_case", "choice", options=tuple(CASES))]
+LK.check("derivations", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
+link_box = st.container()       # "Link to this experiment", filled at the end with every setting drawn
 one, two, three, four, five, six = st.tabs(["E[τ] is a geometric series", "The rule is lossless",
                                             "P(reject) = distance(p, q)", "Acceptance as servers report it",
                                             "Temperature and warping", "Token-wise is not optimal"])
@@ -27,8 +37,8 @@ $$E[\tau] = \sum_{i=0}^{k} P(\text{first } i \text{ drafts kept}) = 1 + \alpha +
 Each term is a probability at most 1, so E[τ] ≤ k + 1, with equality only at α = 1, and as k grows E[τ] approaches 1 ÷ (1 − α): at α = 0.8 no k
 gets past 5 tokens per pass.""")  # noqa: E501 (display math is one line)
     c1, c2 = st.columns(2)
-    alpha = c1.slider("α", 0.0, 0.99, 0.7, 0.01, key="der_alpha")
-    k = c2.slider("k", 1, 16, 4, key="der_k")
+    alpha = c1.slider("α", 0.0, 0.99, 0.7, 0.01, key="der_alpha", bind=LK.BIND)
+    k = c2.slider("k", 1, 16, 4, key="der_k", bind=LK.BIND)
     terms = D.series_terms(alpha, k)
     st.dataframe(pd.DataFrame([[f"{t:.3f}" for t in terms]], index=["α^i = P(first i kept)"],
                               columns=[f"i = {i}" for i in range(k + 1)]), width="stretch")
@@ -109,9 +119,8 @@ with four:
                 "acceptance rate** = drafts kept at position i ÷ all drafts. Here one run is turned into those "
                 "numbers, with the histogram of accepted lengths and the geometric law of its α drawn over it.")
     c1, c2 = st.columns(2)
-    offered = [m for m in loading.methods_offered() if m != "plain" and not REGISTRY[m].chain]  # no heads' trees
-    sv_method = c1.selectbox("Method", offered, key="sv_method")
-    sv_work = c2.selectbox("Workload", [w.name for w in WORKLOADS], key="sv_work")
+    sv_method = c1.selectbox("Method", SV_OFFERED, key="sv_method", bind=LK.BIND)
+    sv_work = c2.selectbox("Workload", NAMES, key="sv_work", bind=LK.BIND)
     sv_new = 12 if loading.TINY else 64
     byhand.exercise(sv_method, next(x for x in WORKLOADS if x.name == sv_work), sv_new)
     st.markdown("**Now a whole run.**")
@@ -127,10 +136,21 @@ with four:
                 with st.spinner(f"Decoding with {sv_method}…"):
                     names = loading.drafter_names()
                     dm = loading.drafter(names[0]) if sv_method == "draft" and names else None
-                    _, steps = D.run_plan(target, view, dm)
+                    summary, steps = D.run_plan(target, view, dm)
                 st.session_state["sv_view"] = (sv_method, sv_work, A.server_view(steps))
+                st.session_state["sv_rec"] = (recordings.run_recording(
+                    target, D.run_settings(view), next(x for x in WORKLOADS if x.name == sv_work), summary, steps,
+                    "histogram"), False)   # (the run as a recording, opened from a file)
             except (InputError, ModelError) as e:
                 st.error(str(e))
+    with st.expander("The run as a recording: download it, or open one", icon=":material/save:"):
+        rec = recordings.opened("sv_upload", "step")   # a bad file: one error, the histogram shown stays
+        if rec is not None:
+            st.session_state["sv_view"] = (rec.runs[0].summary.method, str(rec.settings.get("workload", "?")),
+                                           A.server_view(rec.runs[0].steps))
+            st.session_state["sv_rec"] = (rec, True)
+        if "sv_rec" in st.session_state:
+            recordings.download("Download this run", st.session_state["sv_rec"][0], key="sv_download")
     got = st.session_state.get("sv_view")
     if got:
         meth, wname, v = got
@@ -145,7 +165,10 @@ with four:
             m[3].metric("α = accepted ÷ tested", "–" if v.alpha is None else f"{v.alpha:.2f}")
             st.plotly_chart(VS.acceptance_figure(v), key="sv_fig")
             st.code(A.log_line(v), language=None, wrap_lines=True)
-            st.caption(f"{meth} on {wname}, greedy, k = 4, one run, {v.num_drafts} drafting passes. vLLM's "
+            rec, from_file = st.session_state.get("sv_rec", (None, False))
+            st.caption((f"{meth} on {wname}, from a recording made at {rec.when} with {recordings.origin(rec)}: every "
+                        f"number here is the recording's, {v.num_drafts} drafting passes. " if from_file else
+                        f"{meth} on {wname}, greedy, k = 4, one run, {v.num_drafts} drafting passes. ") + "vLLM's "
                        "per-position rate is unconditional: rate_i = a_1·…·a_i, where a_i (Break-even calculator) is "
                        "conditional on reaching position i. Bars taller than the law at 0 and at k mean acceptance "
                        "comes in runs (whole drafts right or wrong), not one independent coin per position.")
@@ -157,3 +180,6 @@ with five:
 
 with six:
     lesson_block.section()  # block verification: the paper's toy example by hand, then block vs token-wise measured
+
+with link_box:
+    LK.share("derivations", LK.current(LINK), "press each Run there: the runs are greedy, so they come out the same")

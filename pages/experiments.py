@@ -8,7 +8,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import sweeps as SW
 from specviz.engine.workloads import ALL, NOVEL, get
 from specviz.teach import predict as P
-from specviz.ui import guess as G, links as L, loading, match_rule, waiting
+from specviz.ui import guess as G, links as L, loading, match_rule, recordings, waiting
 from specviz.viz import compare as V
 
 st.title("k / n experiments")
@@ -26,17 +26,18 @@ LINK = [L.Param("exp_workload", "choice", options=tuple(w.name for w in ALL)),
         L.Param("exp_knob", "choice", options=tuple(SW.SUFFIX_KNOBS)), L.Param("exp_n", "range", 1, 6),
         L.Param("exp_mode", "choice", options=("greedy", "sampled")), L.Param("exp_temp", "float", 0.05, 2.0),
         L.Param("exp_max_new", "int", 4, 128)]
-L.check("experiments", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
+linked = L.check("experiments", LINK)  # a shared link: one warning naming any parameter the widgets will not take
+LABELLED = [p for p in LINK if p.key in ("exp_workload", "exp_knob")]  # shown by label: not bound (ui/links.pin)
+L.apply({p.key: linked[p.key] for p in LABELLED if p.key in linked})
 c1, c2 = st.columns(2)
 wname = c1.selectbox("Workload", [w.name for w in ALL],
-                     format_func=lambda n: f"{n} ({get(n).kind})", key="exp_workload", bind=L.BIND)
+                     format_func=lambda n: f"{n} ({get(n).kind})", key="exp_workload")
 method = c2.selectbox("Method", methods, key="exp_method", bind=L.BIND)
 c1, c2 = st.columns(2)
 k_lo, k_hi = c1.slider("k range", 1, 10, (1, 3) if loading.TINY else (1, 6), key="exp_k", bind=L.BIND,
                        help="draft length; for recycle, the static tree's size in nodes (its shape follows from it)")
 if method == "suffix":  # suffix has no n: sweep one of its knobs instead (the others at their defaults)
     knob = c2.selectbox("Sweep suffix's", list(SW.SUFFIX_KNOBS), format_func=SW.SUFFIX_KNOBS.get, key="exp_knob",
-                        bind=L.BIND,
                         help="depth cap: match + draft within this many tokens; spec factor: a match of m tokens "
                              "drafts at most factor × m; minimum probability: rarer continuations are cut. "
                              "k is the tree's node budget.")
@@ -48,6 +49,7 @@ c1, c2, c3 = st.columns(3)
 mode = c1.radio("Decoding", ["greedy", "sampled"], horizontal=True, key="exp_mode", bind=L.BIND)
 temp = c2.number_input("temperature", 0.05, 2.0, 0.8, 0.05, key="exp_temp", disabled=mode == "greedy", bind=L.BIND)
 max_new = c3.number_input("max new tokens", 4, 128, 6 if loading.TINY else 24, key="exp_max_new", bind=L.BIND)
+L.pin(LABELLED)
 L.share("experiments", L.current(LINK), "lock a guess there to run the sweep")
 ks, ns = list(range(k_lo, k_hi + 1)), list(range(n_lo, n_hi + 1)) if method == "lookup" else None
 values, bad = None, None
@@ -75,14 +77,36 @@ if go:
                k_rule="fixed"))
     if done:
         (points, plains), shared = done
-        st.session_state["exp_result"] = {"points": points, "plains": plains, "method": method,
-                                          "workload": wname, "mode": mode, "shared": shared, "plan": PLAN}
+        settings = {"workload": wname, "method": method, "ks": ks, "ns": ns, "mode": mode, "max_new": int(max_new),
+                    "temperature": None if mode == "greedy" else float(temp)}
+        if method == "suffix":
+            settings.update(knob=knob, values=values)
+        st.session_state["exp_result"] = {"points": recordings.lean_points(points), "plains": plains, "method": method,
+                                          "workload": wname, "mode": mode, "shared": shared, "settings": settings,
+                                          "plan": PLAN}
+
+with st.expander("Recorded sweeps: download this one, or open one", icon=":material/save:"):
+    opened = recordings.opened("exp_upload", "sweep", convert=lambda r: (r, recordings.sweep_points(r)))
+    if opened is not None:  # a recording replaces the session's sweep; a bad file leaves it as it was
+        rec, (points, plains) = opened
+        st.session_state["exp_result"] = {"points": points, "plains": plains, "method": rec.settings.get("method"),
+                                          "workload": rec.settings.get("workload"), "mode": rec.settings.get("mode"),
+                                          "shared": bool(rec.extra.get("shared")), "settings": rec.settings,
+                                          "recorded": rec}
+    res = st.session_state.get("exp_result")
+    if res:
+        recordings.download("Download this sweep", res.get("recorded") or recordings.sweep_recording(
+            target, res["settings"], res["points"], {"shared": res["shared"]}), key="exp_download")
 
 
 def show_sweep(res: dict) -> None:
     """The sweep's result: the guess scored, the fastest setting, the lines, the heatmap, the table."""
     points = res["points"]
     st.subheader(f"{res['method']} on {res['workload']} ({res['mode']})")
+    if res.get("recorded"):
+        st.info(f"From a recording made at {res['recorded'].when} with {recordings.origin(res['recorded'])}: every "
+                "number below is the recording's, not measured now. Run the sweep to measure it here.",
+                icon=":material/replay:")
     if res.get("plan"):
         st.caption(f"The sweep: {res['plan'].describe()}.")
     if res.get("shared"):
@@ -93,7 +117,8 @@ def show_sweep(res: dict) -> None:
     if best.speedup <= 1.0:
         st.info("No k beat plain decoding here, so the best k is 0: k = 0 *is* plain decoding (nothing drafted, "
                 "nothing to verify), exactly 1.0× by definition. A server set up like this should not speculate.")
-    st.markdown(f"Fastest measured setting: **{best.setting.describe(short=True)}**"
+    named = best.setting.describe(short=True) if best.setting else f"k = {best.k}"   # a recording from before
+    st.markdown(f"Fastest measured setting: **{named}**"
                 + f" — {best.speedup:.2f}× plain ({plain_tps:.1f} tokens/s), {best.summary.tokens_per_pass:.2f} "
                 "tokens per pass. One repeat: the spread of these speedups is unknown, so differences of a few "
                 "percent between settings may be the machine's noise; tokens per pass does not depend on it.")

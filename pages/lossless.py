@@ -6,17 +6,35 @@ import streamlit as st
 from specviz.core import verify as verify_mod
 from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
+from specviz.core.siblings import MODES as SIBLING_MODES
 from specviz.engine.methods import encode_prompt, make_proposer
 from specviz.engine.workloads import WORKLOADS, get
 from specviz.teach import lab as L
 from specviz.teach.guess import Guess
-from specviz.ui import guess as G, labs_lossless, loading
+from specviz.ui import guess as G, labs_lossless, links as LK, loading
 from specviz.viz import lab as V, step as vz
 
 st.title("Is it lossless?")
 st.write("The acceptance rule keeps a drafted token x with probability min(1, p(x)/q(x)); on a rejection it "
          "draws the correction from the residual norm(max(0, p − q)). The claim: the emitted token then "
          "follows the target's p exactly, whatever the draft's q. Here you test it by drawing many times.")
+
+TRIALS, REAL_TRIALS = [100, 300, 1000, 3000, 10000, 30000], [200, 500, 1000, 2000, 5000]
+LINK = [LK.Param("lab_preset", "choice", options=tuple(L.PRESETS)), LK.Param("lab_p", "text"),
+        LK.Param("lab_q", "text"), LK.Param("lab_trials", "choice", options=tuple(TRIALS)),
+        LK.Param("lab_rule", "choice", options=tuple(L.RULES)),
+        LK.Param("lab_real_method", "choice", options=tuple(loading.methods_offered())),
+        LK.Param("lab_real_workload", "choice", options=tuple(w.name for w in WORKLOADS)),
+        LK.Param("lab_real_temp", "float", 0.1, 2.0), LK.Param("lab_real_trials", "choice", options=tuple(REAL_TRIALS)),
+        # the labs in ui/labs_lossless.py: the lossy rules' thresholds, tree sampling by hand, sampled siblings
+        LK.Param("ly_eps", "float", 0.0, 1.0), LK.Param("ly_delta", "float", 0.0, 1.0),
+        LK.Param("ly_single", "float", 0.0, 1.0), LK.Param("ly_acc", "float", 0.01, 1.0), LK.Param("tsb_p", "text"),
+        LK.Param("tsb_cands", "text"), LK.Param("tsb_rule", "choice", options=tuple(L.SIBLING_RULES)),
+        LK.Param("ssb_p", "text"), LK.Param("ssb_q", "text"),
+        LK.Param("ssb_trials", "choice", options=(500, 2000, 6000, 20000)),
+        LK.Param("ssb_mode", "choice", options=tuple(SIBLING_MODES))]
+linked = LK.check("lossless", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
+link_box = st.container()            # "Link to this experiment", filled at the end with every setting drawn
 
 # -- part 1: a toy vocabulary ------------------------------------------------------------------
 st.header("1 · A toy vocabulary")
@@ -26,15 +44,14 @@ def _load_preset():
     st.session_state["lab_p"], st.session_state["lab_q"] = L.PRESETS[st.session_state["lab_preset"]]
 
 
-st.session_state.setdefault("lab_preset", next(iter(L.PRESETS)))
+st.session_state.setdefault("lab_preset", linked.get("lab_preset", next(iter(L.PRESETS))))
 if "lab_p" not in st.session_state:
-    _load_preset()
-st.selectbox("Start from", list(L.PRESETS), key="lab_preset", on_change=_load_preset)
+    _load_preset()  # a link's p and q (bound below) take the place of the preset's
+st.selectbox("Start from", list(L.PRESETS), key="lab_preset", on_change=_load_preset, bind=LK.BIND)
 c1, c2 = st.columns(2)
-c1.text_input("p — the target (numbers, normalised for you)", key="lab_p")
-c2.text_input("q — the draft", key="lab_q")
-trials = st.select_slider("Trials", [100, 300, 1000, 3000, 10000, 30000], value=1000 if loading.TINY else 10000,
-                          key="lab_trials")
+c1.text_input("p — the target (numbers, normalised for you)", key="lab_p", bind=LK.BIND)
+c2.text_input("q — the draft", key="lab_q", bind=LK.BIND)
+trials = st.select_slider("Trials", TRIALS, value=1000 if loading.TINY else 10000, key="lab_trials", bind=LK.BIND)
 
 try:
     p, q = L.pair(st.session_state["lab_p"], st.session_state["lab_q"])
@@ -45,7 +62,7 @@ except InputError as e:
     st.caption("Showing the last valid p and q.")
 labels = [chr(ord("A") + i) for i in range(len(p))]
 s = L.stats(p, q)
-rule = st.radio("Acceptance rule", list(L.RULES), horizontal=True, key="lab_rule",
+rule = st.radio("Acceptance rule", list(L.RULES), horizontal=True, key="lab_rule", bind=LK.BIND,
                 help="Break the rule on purpose and watch the output drift away from p.")
 st.caption(L.RULES[rule])
 with st.expander("Show the code: the rule as the engine runs it (core/verify.py, read from the module now)"):
@@ -115,12 +132,14 @@ if "draft" not in methods and not {"medusa", "eagle"} & set(methods):
     st.info("No model proposer (draft model or trained heads) is available for this target, so only "
             "lookup's one-hot q can be tested here.")
 c1, c2, c3 = st.columns(3)
-proposer_name = c1.selectbox("Proposer", methods, key="lab_real_method")
-wname = c2.selectbox("Prompt", [w.name for w in WORKLOADS], key="lab_real_workload",
+proposer_name = c1.selectbox("Proposer", methods, key="lab_real_method", bind=LK.BIND)
+wname = c2.selectbox("Prompt", [w.name for w in WORKLOADS], key="lab_real_workload", bind=LK.BIND,
                      help="Lookup needs a copy-heavy prompt so that its search finds a match.")
-temp = c3.number_input("temperature", 0.1, 2.0, 1.0, 0.1, key="lab_real_temp")
-real_trials = st.select_slider("Trials", [200, 500, 1000, 2000, 5000], value=200 if loading.TINY else 2000,
-                               key="lab_real_trials")
+temp = c3.number_input("temperature", 0.1, 2.0, 1.0, 0.1, key="lab_real_temp", bind=LK.BIND)
+real_trials = st.select_slider("Trials", REAL_TRIALS, value=200 if loading.TINY else 2000, key="lab_real_trials",
+                               bind=LK.BIND)
+with link_box:
+    LK.share("lossless", LK.current(LINK), "press Draw there: the toy draws are seeded, so they come out the same")
 
 if st.button("Run on the real model", key="lab_real_run", disabled=proposer_name is None):
     try:

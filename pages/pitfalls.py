@@ -11,10 +11,14 @@ from specviz.engine.workloads import COPY, NOVEL, WORKLOADS, of_kind
 from specviz.teach import checkpoints as CK, mismatch, predict as P, reality as R
 from specviz.teach.checkpoints import swap_verdict
 from specviz.teach.guess import Guess
-from specviz.ui import guess as G, loading
+from specviz.ui import guess as G, links as LK, loading
 from specviz.viz import compare as V, step as vz
 
 st.title("Tokenizers & checkpoints")
+LINK = [LK.Param("pit_text", "text"), LK.Param("pit_kind", "choice", options=(COPY, NOVEL)),
+        LK.Param("pit_k", "int", 1, 8), LK.Param("pit_max_new", "int", 4, 128)]
+LK.check("pitfalls", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
+link_box = st.container()   # "Link to this experiment", filled once every setting is drawn
 target = loading.target()
 if target is None:
     st.stop()
@@ -33,7 +37,7 @@ def _other_drafter():
 
 other = _other_drafter()
 text = st.text_input("Text to tokenize with both", "The lighthouse keeper Marta Quill kept a logbook.",
-                     key="pit_text")
+                     key="pit_text", bind=LK.BIND)
 if not text.strip():
     st.warning("Type some text to compare the two tokenizers.")
 else:
@@ -79,9 +83,10 @@ if swap.missing:
             + ". Once they ship, this section measures the heads on both checkpoints here.")
 else:
     c1, c2, c3 = st.columns(3)
-    kind = c1.radio("Workload", [COPY, NOVEL], horizontal=True, key="pit_kind")
-    k = c2.number_input("k", 1, 8, 4, key="pit_k")
-    max_new = c3.number_input("max new tokens", 4, 128, 8 if loading.TINY else 48, key="pit_max_new")
+    kind = c1.radio("Workload", [COPY, NOVEL], horizontal=True, key="pit_kind", bind=LK.BIND)
+    k = c2.number_input("k", 1, 8, 4, key="pit_k", bind=LK.BIND)
+    max_new = c3.number_input("max new tokens", 4, 128, 8 if loading.TINY else 48, key="pit_max_new",
+                              bind=LK.BIND)
     HG = P.heads_guess(heads[0], of_kind(kind)[0].name, int(k), int(max_new))
     if G.ask_and_lock("pit_heads", HG, "Lock in my guess and measure on both checkpoints", type="primary"):
         bar = st.progress(0.0, "loading the fine-tuned target…")
@@ -111,6 +116,9 @@ else:
                    "no weights to go stale. One prompt is one draw: the fine-tune also changes how often the "
                    "greedy output repeats itself, which moves heads and lookup alike. The share lost over all "
                    "eight workloads (medians, `scripts/coupling.py`) is in models/README.md.")
+
+with link_box:
+    LK.share("pitfalls", LK.current(LINK), "press each button there: the runs are greedy, so they come out the same")
 
 # -- (c) why heads must be trained: the target's own first layers, untrained --------------------------
 st.header("c · Self-speculation by skipping layers, untrained")

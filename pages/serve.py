@@ -6,7 +6,7 @@ import streamlit as st
 from specviz.engine import workloads
 from specviz.teach import serving as S
 from specviz.teach.guess import Guess
-from specviz.ui import guess as G, loading, state
+from specviz.ui import guess as G, links as LK, loading, state
 
 st.title("Take it to a server")
 st.write(f"The same choice — which proposer, which k, which n — written as the `--speculative-config` of "
@@ -18,6 +18,22 @@ LABELS = {"ngram": "n-gram prompt lookup (specviz: lookup)", "ngram_gpu": "n-gra
           "medusa": "Medusa heads (removed from vLLM)",
           "recycle": "token recycling (specviz: recycle; vLLM has none)"}
 TO_VLLM = S.FROM_SPECVIZ
+# The link carries these (Step through's way, ui/links.py: read into the session state once, written back each run):
+# the method widget shows labels, not names, and a measured recommendation pre-fills the state below.
+DEFAULTS = {"srv_method": next(iter(LABELS)), "srv_k": 4, "srv_nmin": 2, "srv_nmax": 4, "srv_temp": 0.0,
+            "srv_target": "HuggingFaceTB/SmolLM2-135M-Instruct", "srv_verify": "token", "srv_model": "",
+            "srv_rules_workload": workloads.of_kind(workloads.COPY)[0].name,
+            "srv_ds_workload": workloads.WORKLOADS[0].name}
+DEFAULTS.update({f"srv_sfx_{short}": v for short, v in zip(S.SUFFIX_SHORT, S.SUFFIX_KEYS.values())})
+LINK = [LK.Param("srv_method", "choice", options=tuple(LABELS)), LK.Param("srv_k", "int", 1, 16),
+        LK.Param("srv_nmin", "int", 1, 10), LK.Param("srv_nmax", "int", 1, 10), LK.Param("srv_temp", "float", 0.0, 2.0),
+        LK.Param("srv_target", "text"), LK.Param("srv_verify", "choice", options=("token", "block")),
+        LK.Param("srv_model", "text"),
+        LK.Param("srv_rules_workload", "choice", options=tuple(w.name for w in workloads.of_kind(workloads.COPY))),
+        LK.Param("srv_ds_workload", "choice", options=tuple(w.name for w in workloads.WORKLOADS))]
+LINK += [LK.Param(f"srv_sfx_{short}", "float" if isinstance(v, float) else "int", 0)
+         for short, v in zip(S.SUFFIX_SHORT, S.SUFFIX_KEYS.values())]
+LK.apply(LK.check("serve", LINK))  # a shared link's settings first (one warning naming a bad one), then the rest
 
 # Start from this session's measured recommendation when there is one.
 picked, n_run = state.recommended(TO_VLLM) or (None, None)
@@ -32,14 +48,14 @@ if picked:
 else:
     st.caption("Run **Compare proposers** first to pre-fill this from a measurement; defaults shown.")
 
-for key, default in (("srv_k", 4), ("srv_nmin", 2), ("srv_nmax", 4)):
-    st.session_state.setdefault(key, default)  # widgets below take their values from here
+for key, default in DEFAULTS.items():
+    if not key.startswith(("srv_sfx_", "srv_method", "srv_rules", "srv_ds")):
+        st.session_state.setdefault(key, default)  # widgets below take their values from here
 c1, c2 = st.columns(2)
 method = c1.selectbox("Method", list(LABELS), format_func=LABELS.get, key="srv_method")
 k = c2.number_input("num_speculative_tokens (k)", 1, 16, key="srv_k")
-target = st.text_input("Target model to serve (Hugging Face id or path)", "HuggingFaceTB/SmolLM2-135M-Instruct",
-                       key="srv_target")
-temp = st.number_input("Temperature you will serve at (0 = greedy)", 0.0, 2.0, 0.0, 0.1, key="srv_temp")
+target = st.text_input("Target model to serve (Hugging Face id or path)", key="srv_target")
+temp = st.number_input("Temperature you will serve at (0 = greedy)", 0.0, 2.0, step=0.1, key="srv_temp")
 verify = st.radio("Verification (rejection_sample_method)", ["token", "block"], horizontal=True, key="srv_verify",
                   format_func={"token": "token by token (standard, vLLM's default)",
                                "block": "block verification (block; specviz: --verify block)"}.get)
@@ -63,7 +79,7 @@ elif method == "suffix":
               for i, ((key, default), short, hlp) in enumerate(knobs)}
     st.caption(S.SUFFIX_DEPENDENCY)
 elif method in S.NEEDS_MODEL:
-    model = st.text_input("model — the draft checkpoint (Hugging Face id or path)", "", key="srv_model",
+    model = st.text_input("model — the draft checkpoint (Hugging Face id or path)", key="srv_model",
                           placeholder="e.g. an EAGLE / Medusa / drafter checkpoint trained for this target")
 
 cfg = None
@@ -99,6 +115,7 @@ if shown:
     st.subheader("What does not carry over")
     st.warning(S.CAVEATS.get(shown["method"], "specviz has nothing to measure this method with."))
 
+link_box = st.container()  # "Link to this experiment" under the config, filled at the end with every setting drawn
 st.subheader("Which earlier occurrence does lookup copy?")
 st.write("vLLM's n-gram proposer takes the **earliest** occurrence among the longest matches of the context's tail; "
          "specviz's lookup takes the **most recent**. Guess which one keeps more drafts, then measure both on the "
@@ -161,3 +178,5 @@ else:
 st.caption("Numbers measured in specviz come from batch-1 decoding on this machine; a server batching many "
            "requests has less idle compute to spend on verification, so expect smaller gains there — the "
            "Serving reality page measures how v(k) grows with the batch.")
+with link_box:
+    LK.share("serve", LK.write(LINK, DEFAULTS), "the same config, and the same workloads for the measurements")

@@ -8,20 +8,26 @@ from specviz.engine import comparisons as E
 from specviz.engine.workloads import COPY, NOVEL, of_kind
 from specviz.teach import predict as P, reality as R
 from specviz.teach.guess import Guess
-from specviz.ui import guess as G, loading
+from specviz.ui import guess as G, links as LK, loading
 
 st.title("Serving reality")
 st.caption("Batch 1 on one machine is the kindest setting for speculation. Three things change on a server.")
+LINK = [LK.Param("sr_mem", "float", 10.0, 2000.0), LK.Param("sr_ctx", "int", 128, 131072),
+        LK.Param("sr_dlayers", "int", 1, 80), LK.Param("sr_dparams", "float", 0.01, 20.0),
+        LK.Param("rf_alpha", "float", 0.0, 1.0), LK.Param("rf_c", "float", 0.0, 2.0)]
+LK.check("serving_reality", LINK)  # a shared link: one warning naming any parameter the widgets will not take
+link_box = st.container()          # "Link to this experiment", filled at the end with every setting drawn
 
 # -- 1. memory ----------------------------------------------------------------------------------
 st.header("1 · A drafter's memory is sequences you cannot serve")
 st.write("Every sequence keeps a KV cache in the target *and* in a draft model, and the drafter's weights sit "
          "beside the target's. On a fixed memory budget that is fewer sequences at once.")
 c = st.columns(4)
-mem = c[0].number_input("GPU memory (GB)", 10.0, 2000.0, 160.0, 10.0, key="sr_mem")
-ctx = c[1].number_input("tokens per sequence", 128, 131072, 4096, 512, key="sr_ctx")
-d_layers = c[2].number_input("drafter layers", 1, 80, R.DRAFTER_1B.layers, key="sr_dlayers")
-d_params = c[3].number_input("drafter parameters (B)", 0.01, 20.0, R.DRAFTER_1B.params_b, 0.1, key="sr_dparams")
+mem = c[0].number_input("GPU memory (GB)", 10.0, 2000.0, 160.0, 10.0, key="sr_mem", bind=LK.BIND)
+ctx = c[1].number_input("tokens per sequence", 128, 131072, 4096, 512, key="sr_ctx", bind=LK.BIND)
+d_layers = c[2].number_input("drafter layers", 1, 80, R.DRAFTER_1B.layers, key="sr_dlayers", bind=LK.BIND)
+d_params = c[3].number_input("drafter parameters (B)", 0.01, 20.0, R.DRAFTER_1B.params_b, 0.1, key="sr_dparams",
+                             bind=LK.BIND)
 drafter = R.Arch("drafter", float(d_params), int(d_layers), R.DRAFTER_1B.kv_heads, R.DRAFTER_1B.head_dim)
 b = R.concurrent_sequences(R.TARGET_70B, drafter, float(mem), int(ctx))
 m = st.columns(4)
@@ -113,3 +119,5 @@ labs_roofline.roofline_section()
 from specviz.ui import labs_dtype  # noqa: E402 - section 5: the dtype, measured
 
 labs_dtype.dtype_section()
+with link_box:
+    LK.share("serving-reality", LK.current(LINK), "press each button there to measure it on that machine")

@@ -3,9 +3,16 @@ import streamlit as st
 
 from specviz.core.errors import InputError, ModelError
 from specviz.teach import interview as I
-from specviz.ui import guess as G, loading
+from specviz.ui import guess as G, links as L, loading
 
 st.title("Walkthrough & interview prep")
+MODES = ["Guided walkthrough", "Interview prep"]
+LINK = [L.Param("wt_mode", "choice", options=tuple(MODES)), L.Param("iv_level", "choice", options=tuple(I.LEVELS)),
+        L.Param("stop", "int", 1, len(I.STOPS))]
+linked = L.check("walkthrough", LINK)  # a shared link: one warning naming any parameter the page will not take
+if "stop" in linked:                   # the stop is the page's own state (Previous / Next), not a widget
+    st.session_state["wt_stop"] = linked["stop"] - 1
+link_box = st.container()              # "Link to this experiment", filled once the stop is drawn
 target = loading.target()
 if target is None:
     st.stop()
@@ -24,7 +31,7 @@ def measure(fn, key: str) -> None:
     bar.empty()
 
 
-mode = st.radio("Mode", ["Guided walkthrough", "Interview prep"], horizontal=True, key="wt_mode")
+mode = st.radio("Mode", MODES, horizontal=True, key="wt_mode", bind=L.BIND)
 done = st.session_state.setdefault("wt_measured", {})
 
 
@@ -65,8 +72,9 @@ if mode == "Guided walkthrough":
         st.info("Commit to a guess, then press the button: the answer is filled in from a run made now, on this "
                 "machine, and your guess is scored against it.")
     st.page_link(stop.page, label="Open the page that shows this in depth", icon=":material/arrow_forward:")
+    st.query_params["stop"] = str(i + 1)  # not a widget: written here, as Step through writes its own
 else:
-    level = st.radio("Depth", I.LEVELS, horizontal=True, key="iv_level")
+    level = st.radio("Depth", I.LEVELS, horizontal=True, key="iv_level", bind=L.BIND)
     st.caption("Commit to an answer first; the button measures, scores your guess and shows the answer at the "
                "depth chosen, quoting the number just measured. Wrong answers are the ones interviewers hear most.")
     for q in I.QUESTIONS:
@@ -84,3 +92,7 @@ else:
                     st.markdown("**Follow-up:** " + I.answer(q.follow_up, done[key]))
             else:
                 st.caption("Not measured yet in this session.")
+with link_box:
+    L.share("walkthrough", L.current(LINK[:2]) | ({"stop": str(st.session_state["wt_stop"] + 1)}
+                                                  if mode == MODES[0] else {}),
+            "this stop; press its button there to measure it on that machine")

@@ -7,6 +7,7 @@ plain decoding is this loop with a proposer that never drafts.
 """
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -27,6 +28,21 @@ from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context, Draft, Plain, Proposer, empty_draft
 
 VERIFY_MODES = ("token", "block")
+
+
+class PassCount:
+    """Target passes (prefills and verify passes) this process has run, every session and page together: what a
+    server reports after each Step-through run (engine/runcache.stats_line) and the load test reads."""
+
+    def __init__(self):
+        self.n, self._lock = 0, threading.Lock()
+
+    def add(self) -> None:
+        with self._lock:
+            self.n += 1
+
+
+TARGET_PASSES = PassCount()
 
 
 @dataclass
@@ -206,6 +222,7 @@ class Decoder:
         which transformers uses as given. The prefill alone runs on an empty cache without a mask
         (engine/attention.py gives it the fused kernel); a verify pass there (a one-token prompt) passes its
         chain as a tree to keep its mask."""
+        TARGET_PASSES.add()
         dev = self.target.device
         x = ids.view(1, -1).to(dev)                                       # (1, t)
         kw = {}

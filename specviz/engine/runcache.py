@@ -135,3 +135,12 @@ class RunCache:
 
 
 RUNS = RunCache.from_env()   # one per server process, like the cached model
+STATS = "specviz-stats:"     # the start of stats_line(): the load test reads the server's log for it
+
+
+def stats_line(event: str) -> str:
+    """One line for the server's log: the target passes this process has run and what the run cache did."""
+    from specviz.engine.decode import TARGET_PASSES
+    c = RUNS
+    return (f"{STATS} {event}; target_passes={TARGET_PASSES.n} run_cache={'on' if c.enabled else 'off'} "
+            f"hits={c.hits} misses={c.misses} stored={c.stored} entries={len(c)}")

@@ -4,7 +4,7 @@ run; speedup = setting tokens/s ÷ the same repeat's plain tokens/s, median over
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from specviz.core.errors import InputError
 from specviz.core.records import RunSummary
@@ -36,6 +36,8 @@ class SweepPoint:
     speedup: float = 0.0
     axis: str = "n"             # what n holds: 'n', or a suffix knob (SUFFIX_KNOBS)
     setting: Setting | None = None  # what ran (Setting.of the proposer and DecodeConfig); a table row's label
+    steps: list = field(default_factory=list, repr=False)   # the typical repeat's step records (a recording's)
+    plain: RunSummary | None = None                          # the plain run of that repeat
 
 
 def sweep_settings(method: str, ks: list[int], ns: list[int] | None, k_rule: str = "fixed") -> list[Setting]:
@@ -54,7 +56,8 @@ def suffix_settings(ks: list[int], knob: str, values: list[float]) -> list[Setti
 
 def _points(got: dict, contenders: dict, axis: str = "n") -> list[SweepPoint]:
     """A point per contender, with the Setting of the proposer and DecodeConfig it ran with."""
-    return [SweepPoint(k, n, m.summary, m.speedup, axis, Setting.of(contenders[(k, n)][0](), contenders[(k, n)][1]))
+    return [SweepPoint(k, n, m.summary, m.speedup, axis, Setting.of(contenders[(k, n)][0](), contenders[(k, n)][1]),
+                       steps=m.steps, plain=m.plain)
             for (k, n), m in got.items()]
 
 

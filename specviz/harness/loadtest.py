@@ -35,6 +35,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import median
 
 ROOT = Path(__file__).resolve().parents[2]
 THROUGHPUT_MIN = 0.8          # total tokens/s together ÷ one session alone
@@ -62,6 +63,21 @@ READY_JS = """(waitText) => {
   return true;
 }"""
 TEXT_CSS = 'div[style*="pre-wrap"][style*="monospace"]'  # the coloured generated text (viz.step.text_html)
+# Armed just before Play is clicked: the browser's own clock at the click and when the page first shows a step: the
+# tally's "Target passes" above 0 (Play redraws it after a step), Play's progress line "step 1: drafted …", or the
+# finished run's detail. (The progress line alone misses it under load: a session waiting for its turn shows the
+# queue note in its place, and the two can reach the page in one render.)
+FIRST_STEP_JS = """() => {
+  window.__armed = Date.now(); window.__firstStep = null;
+  const seen = () => /Target passes[^0-9]{0,80}[1-9]|step \\d+: drafted|One step in detail/.test(
+    document.body.textContent);
+  const obs = new MutationObserver(() => {
+    if (window.__firstStep === null && seen()) { window.__firstStep = Date.now(); obs.disconnect(); }
+  });
+  obs.observe(document.body, {childList: true, subtree: true, characterData: true});
+}"""
+STATS = "specviz-stats:"   # engine/runcache.STATS (the harness imports no specviz package: it drives the app)
+DEFAULT = ("(page default)", "(page default)")   # Step through as it opens: what the walkthrough sends a class to
 
 
 @dataclass
@@ -75,6 +91,7 @@ class Session:
     text: str = ""
     tokens: int = 0
     passes: int = 0
+    first_step: float | None = None   # seconds from the click until the page showed its first step
 
     @property
     def seconds(self) -> float:
@@ -150,9 +167,10 @@ def open_step(ctx, base: str, s: Session, timeout_s: float) -> None:
     page.on("pageerror", lambda e: s.problems.append(f"page error: {e}"))
     page.goto(base + "/step", wait_until="domcontentloaded", timeout=60_000)
     wait_ready(page, "Play to the end", timeout_s)
-    choose(page, "Workload preset", s.preset)
-    choose(page, "Method", s.method)
-    wait_ready(page, None, timeout_s)
+    if (s.preset, s.method) != DEFAULT:
+        choose(page, "Workload preset", s.preset)
+        choose(page, "Method", s.method)
+        wait_ready(page, None, timeout_s)
 
 
 def choose(page, label: str, option_starts: str) -> None:
@@ -186,6 +204,7 @@ def read_result(s: Session) -> None:
 def play_together(sessions: list[Session], timeout_s: float) -> None:
     """Press Play on every session within a moment, then poll until each has finished."""
     for s in sessions:
+        s.page.evaluate(FIRST_STEP_JS)
         s.page.get_by_role("button", name="Play to the end").click(no_wait_after=True)
         s.started = time.time()
     end = time.time() + timeout_s
@@ -201,6 +220,8 @@ def play_together(sessions: list[Session], timeout_s: float) -> None:
     for s in sessions:
         if s.finished:
             read_result(s)
+            t = s.page.evaluate("() => window.__firstStep === null ? null : window.__firstStep - window.__armed")
+            s.first_step = None if t is None else t / 1000
 
 
 # -- the whole test -------------------------------------------------------------------------
@@ -210,49 +231,80 @@ def fair_share(work: list[float]) -> list[float]:
 
 
 def run(n: int, timeout_s: float = 600, tiny: bool = False, log_dir: Path | None = None,
-        run_cache: bool = False) -> dict:
+        run_cache: bool = False, defaults: bool = False) -> dict:
     """The load test. The run cache is off unless asked for: with it on, the sessions after phase 1 replay the runs
-    phase 1 made (no target pass), which measures the cache, not the turns."""
+    phase 1 made (no target pass), which measures the cache, not the turns. defaults: every session plays Step
+    through as it opens (the walkthrough's "open the page" link), instead of presets and methods round-robin."""
     from playwright.sync_api import sync_playwright
 
     log_dir = Path(log_dir or tempfile.mkdtemp(prefix="specviz-load-"))
-    proc, base = start_server(log_dir / "server.log", tiny, run_cache)
-    out: dict = {"sessions": n, "server_log": str(log_dir / "server.log"), "run_cache": run_cache}
+    log = log_dir / "server.log"
+    proc, base = start_server(log, tiny, run_cache)
+    out: dict = {"sessions": n, "server_log": str(log), "run_cache": run_cache, "defaults": defaults}
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-            # warm: load the model once (Home starts it), so neither phase pays for the load
-            ctx = browser.new_context()
-            home = ctx.new_page()
-            home.goto(base + "/", wait_until="domcontentloaded", timeout=60_000)
-            wait_ready(home, "Target model loaded", timeout_s)
-            ctx.close()
+            warm(browser, base, timeout_s)  # the model loaded once, so neither phase pays for the load
             out["rss_baseline_mib"] = rss_mib(proc.pid)[0]
-
             # every setting at least twice (equal work to judge fairness by), at most the 8 presets
-            kinds = SETTINGS[: max(1, min(n // 2, len(SETTINGS)))]
-            alone: dict[tuple, Session] = {}
-            for preset, method in kinds:  # 1. each setting alone
-                ctx = browser.new_context()
-                s = Session(preset, method)
-                open_step(ctx, base, s, timeout_s)
-                play_together([s], timeout_s)
-                alone[(preset, method)] = s
-                ctx.close()
-
-            sessions = [Session(*kinds[i % len(kinds)]) for i in range(n)]  # 2. together
-            ctxs = [browser.new_context() for _ in sessions]
-            for c, s in zip(ctxs, sessions):
-                open_step(c, base, s, timeout_s)
-            rss_before = rss_mib(proc.pid)[0]
-            play_together(sessions, timeout_s)
-            rss_after, peak = rss_mib(proc.pid)
-            for c in ctxs:
-                c.close()
+            kinds = [DEFAULT] if defaults else SETTINGS[: max(1, min(n // 2, len(SETTINGS)))]
+            alone = {kind: play_alone(browser, base, kind, timeout_s) for kind in kinds}   # 1. each setting alone
+            out["stats_alone"] = server_stats(log)
+            sessions = [Session(*kinds[i % len(kinds)]) for i in range(n)]                # 2. together
+            out.update(play_class(browser, base, sessions, timeout_s, proc.pid))
+            out["stats_together"] = server_stats(log)
             browser.close()
     finally:
         stop_server(proc)
+    out.update(figures(sessions, alone, out))
+    return out
 
+
+def warm(browser, base: str, timeout_s: float) -> None:
+    """Home, once: it loads the model."""
+    ctx = browser.new_context()
+    home = ctx.new_page()
+    home.goto(base + "/", wait_until="domcontentloaded", timeout=60_000)
+    wait_ready(home, "Target model loaded", timeout_s)
+    ctx.close()
+
+
+def play_alone(browser, base: str, kind: tuple, timeout_s: float) -> Session:
+    ctx = browser.new_context()
+    s = Session(*kind)
+    open_step(ctx, base, s, timeout_s)
+    play_together([s], timeout_s)
+    ctx.close()
+    return s
+
+
+def play_class(browser, base: str, sessions: list[Session], timeout_s: float, pid: int) -> dict:
+    """Every session opens Step through in its own browser context, then all press Play together. The server's
+    memory before and after."""
+    ctxs = [browser.new_context() for _ in sessions]
+    for c, s in zip(ctxs, sessions):
+        open_step(c, base, s, timeout_s)
+    rss_before = rss_mib(pid)[0]
+    play_together(sessions, timeout_s)
+    rss_after, peak = rss_mib(pid)
+    for c in ctxs:
+        c.close()
+    return {"rss_before_play_mib": rss_before, "rss_after_mib": rss_after, "rss_peak_mib": peak}
+
+
+def server_stats(log: Path) -> dict:
+    """The last 'specviz-stats:' line of the server's log (engine/runcache.stats_line) as {name: int or str}:
+    the target passes the server has run so far, the run cache's hits, misses and entries. {} when none yet."""
+    lines = [x for x in log.read_text(errors="replace").splitlines() if x.startswith(STATS)]
+    if not lines:
+        return {}
+    pairs = (kv.split("=", 1) for kv in lines[-1].split(";", 1)[1].split() if "=" in kv)
+    return {k: int(v) if v.isdigit() else v for k, v in pairs}
+
+
+def figures(sessions: list[Session], alone: dict, out: dict) -> dict:
+    """The phase-2 figures: each session against the same settings alone and its fair share, the spreads,
+    throughput, the time to the first step, the server's target passes and memory per session."""
     ref = [alone[(s.preset, s.method)] for s in sessions]
     times = [s.seconds for s in sessions]
     # Turns are handed out one target pass at a time, so a session's work is its number of passes:
@@ -267,31 +319,36 @@ def run(n: int, timeout_s: float = 600, tiny: bool = False, log_dir: Path | None
     same = [max(g) / min(g) for g in groups.values() if len(g) > 1]
     alone_tps = sum(r.tokens for r in alone.values()) / sum(r.seconds for r in alone.values())
     together_tps = sum(s.tokens for s in sessions) / max(times)
-    out.update({
+    firsts = [s.first_step for s in sessions if s.first_step is not None]
+    passes = [out.get(k, {}).get("target_passes") for k in ("stats_alone", "stats_together")]
+    return {
         "per_session": [{"preset": s.preset, "method": s.method, "tokens": s.tokens, "passes": s.passes,
-                         "seconds": round(s.seconds, 2),
+                         "seconds": round(s.seconds, 2), "first_step_s": s.first_step,
                          "alone_seconds": round(r.seconds, 2), "fair_share_seconds": round(f, 2),
                          "same_text_as_alone": s.text == r.text and bool(s.text), "problems": s.problems}
                         for s, r, f in zip(sessions, ref, fair)],
         "alone_problems": [p for r in alone.values() for p in r.problems],
+        "alone_first_step_s": [r.first_step for r in alone.values()],
         "fastest_s": min(times), "slowest_s": max(times),
+        "first_step_s": {"min": min(firsts), "median": median(firsts), "max": max(firsts)} if firsts else None,
+        "target_passes_alone": passes[0], "target_passes_together":
+            None if None in passes else passes[1] - passes[0],
         "fairness_spread": max(ratio) / min(ratio),
         "equal_work_spread": max(same) if same else None,
         "alone_tokens_per_s": alone_tps, "together_tokens_per_s": together_tps,
         "throughput_ratio": together_tps / alone_tps,
-        "rss_before_play_mib": rss_before, "rss_after_mib": rss_after, "rss_peak_mib": peak,
-        "rss_growth_per_session_mib": (rss_after - out["rss_baseline_mib"]) / n,
-    })
-    return out
+        "rss_growth_per_session_mib": (out["rss_after_mib"] - out["rss_baseline_mib"]) / len(sessions),
+    }
 
 
 def report(r: dict) -> str:
-    lines = [f"{r['sessions']} sessions pressed Play together on Step through, run cache "
+    lines = [f"{r['sessions']} sessions pressed Play together on Step through"
+             + (" with its defaults" if r.get("defaults") else "") + ", run cache "
              f"{'on' if r.get('run_cache') else 'off'} (server log: {r['server_log']})"]
     for i, s in enumerate(r["per_session"]):
         ok = "same text as alone" if s["same_text_as_alone"] else "TEXT DIFFERS from the run made alone"
         lines.append(f"  {i + 1:2d}. {s['preset']:18s} {s['method']:7s} {s['tokens']:3d} tokens, {s['passes']:3d} "
-                     f"passes, {s['seconds']:6.1f} s "
+                     f"passes, {s['seconds']:6.1f} s (first step {_s(s['first_step_s'])}) "
                      f"(alone {s['alone_seconds']:.1f} s, fair share {s['fair_share_seconds']:.1f} s) · {ok}"
                      + ("" if not s["problems"] else " · " + "; ".join(s["problems"])))
     lines += [
@@ -301,16 +358,28 @@ def report(r: dict) -> str:
            f"; same settings, slowest ÷ fastest {r['equal_work_spread']:.2f}"),
         f"throughput: {r['together_tokens_per_s']:.1f} tokens/s together vs {r['alone_tokens_per_s']:.1f} alone "
         f"({r['throughput_ratio']:.0%})",
+        "time to the first step: " + ("not seen" if not r["first_step_s"] else
+                                      "min {min:.1f} s, median {median:.1f} s, max {max:.1f} s".format(
+                                          **r["first_step_s"])) + f" (alone: {_s(r['alone_first_step_s'][0])})",
+        f"target passes on the server: {r['target_passes_together']} while the sessions played together "
+        f"({r['target_passes_alone']} before, phase 1 included); run cache at the end: "
+        + ", ".join(f"{k} {v}" for k, v in r.get("stats_together", {}).items() if k != "target_passes"),
         f"server memory: {r['rss_baseline_mib']:.0f} MiB after the model loaded, {r['rss_after_mib']:.0f} MiB after, "
         f"peak {r['rss_peak_mib']:.0f} MiB; {r['rss_growth_per_session_mib']:.1f} MiB per session",
     ]
     return "\n".join(lines)
 
 
+def _s(x: float | None) -> str:
+    return "not seen" if x is None else f"{x:.1f} s"
+
+
 def problems(r: dict) -> list[str]:
     """What went wrong, not how fast: a session's text differs from the same settings played alone,
     an exception box, a page or console error, a session that did not finish."""
     out = r["alone_problems"] + [f"session {i + 1}: {p}" for i, s in enumerate(r["per_session"]) for p in s["problems"]]
+    out += [f"session {i + 1}: finished without the page ever showing a step" for i, s in enumerate(r["per_session"])
+            if s["tokens"] > 0 and s["first_step_s"] is None]
     return out + [f"session {i + 1} ({s['preset']}, {s['method']}): text differs from the same run alone"
                   for i, s in enumerate(r["per_session"]) if not (s["tokens"] > 0 and s["same_text_as_alone"])]
 
@@ -337,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run-cache", default="off", choices=("on", "off"),
                     help="the server-wide run cache: off (default: every session makes its own run, which is what "
                          "the turns' figures need) or on (the sessions after the first replay its recording)")
+    ap.add_argument("--defaults", action="store_true",
+                    help="every session plays Step through as it opens (what the walkthrough sends a class to), "
+                         "instead of presets and methods round-robin")
     a = ap.parse_args(argv)
     if a.sessions < 1:
         print("loadtest: error: --sessions must be >= 1", file=sys.stderr)
@@ -344,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(CHROMIUM).exists():
         print(f"loadtest: error: chromium not found at {CHROMIUM} (apt-get install -y chromium)", file=sys.stderr)
         return 2
-    r = run(a.sessions, a.timeout, a.tiny, run_cache=a.run_cache == "on")
+    r = run(a.sessions, a.timeout, a.tiny, run_cache=a.run_cache == "on", defaults=a.defaults)
     print(report(r))
     bad = problems(r) + missed_targets(r)
     for line in bad:

@@ -41,6 +41,13 @@ def run_plan(target, ex: Experiment, drafter=None):
                      k_rule=s.k_rule or DEFAULT_K_RULE)
 
 
+def run_settings(ex: Experiment) -> dict:
+    """What decided run_plan's run, as a recording's settings carry it."""
+    s = ex.settings[0]
+    return {"method": s.method, "k": s.k, "n": s.n, "k_rule": s.k_rule or DEFAULT_K_RULE, "max_new": ex.new_tokens,
+            "temperature": ex.sampling.temperature, "experiment": ex.describe()}
+
+
 def measured_series(target, method: str = "lookup", k: int = 4, max_new: int = 48, drafter=None) -> dict:
     """Run plan_series now; α from the run, E[τ](α) from the series, τ as measured."""
     ex = plan_series(max_new, method, k)

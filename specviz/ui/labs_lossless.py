@@ -9,6 +9,7 @@ from specviz.core.errors import InputError
 from specviz.teach import lab as L, lossy as Y, notes as NOTES
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G, loading
+from specviz.ui.links import BIND  # the page's link carries these labs' settings
 from specviz.viz import lab as V
 
 ss = st.session_state
@@ -28,13 +29,14 @@ def lossy_section(p, q) -> None:
     for name, text in Y.RULES.items():
         st.caption(f"**{name}** — {text}")
     c = st.columns(4)
-    eps = c[0].number_input("ε (Medusa)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["eps"], 0.01, key="ly_eps",
+    eps = c[0].number_input("ε (Medusa)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["eps"], 0.01, key="ly_eps", bind=BIND,
                             help="posterior_threshold in Medusa's code; 0.09 there by default")
-    delta = c[1].number_input("δ (Medusa)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["delta"], 0.05, key="ly_delta",
+    delta = c[1].number_input("δ (Medusa)", 0.0, 1.0, Y.DEFAULTS[Y.TYPICAL]["delta"], 0.05, key="ly_delta", bind=BIND,
                               help="posterior_alpha in Medusa's code; 0.3 there by default")
     single = c[2].number_input("t_single (SGLang)", 0.0, 1.0, Y.DEFAULTS[Y.THRESHOLD]["single"], 0.05,
-                               key="ly_single", help="--speculative-accept-threshold-single; 1.0 by default (exact)")
-    acc = c[3].number_input("t_acc (SGLang)", 0.01, 1.0, Y.DEFAULTS[Y.THRESHOLD]["acc"], 0.05, key="ly_acc",
+                               key="ly_single", bind=BIND,
+                               help="--speculative-accept-threshold-single; 1.0 by default (exact)")
+    acc = c[3].number_input("t_acc (SGLang)", 0.01, 1.0, Y.DEFAULTS[Y.THRESHOLD]["acc"], 0.05, key="ly_acc", bind=BIND,
                             help="--speculative-accept-threshold-acc; 1.0 by default (exact)")
     params = {Y.TYPICAL: {"eps": eps, "delta": delta}, Y.THRESHOLD: {"single": single, "acc": acc}}
     guess = G.ask("ly_drift", DRIFT)
@@ -91,9 +93,11 @@ def tree_sampling_section() -> None:
     t1, t2, t3 = st.columns([2, 1, 1])
     st.session_state.setdefault("tsb_p", L.PRESETS[L.CLEAR_PRESET][0])
     st.session_state.setdefault("tsb_cands", "E, D")
-    t1.text_input("p over A…E (numbers, normalised for you)", key="tsb_p")
-    t2.text_input("sibling candidates, in the order tried", key="tsb_cands", help="one to three of A…E, e.g. 'E, D'")
-    tsb_rule = t3.radio("Rule", list(L.SIBLING_RULES), key="tsb_rule", help="\n\n".join(L.SIBLING_RULES.values()))
+    t1.text_input("p over A…E (numbers, normalised for you)", key="tsb_p", bind=BIND)
+    t2.text_input("sibling candidates, in the order tried", key="tsb_cands", bind=BIND,
+                  help="one to three of A…E, e.g. 'E, D'")
+    tsb_rule = t3.radio("Rule", list(L.SIBLING_RULES), key="tsb_rule", bind=BIND,
+                        help="\n\n".join(L.SIBLING_RULES.values()))
     try:
         tp = L.parse_dist(st.session_state["tsb_p"], "p")
         tc = L.parse_candidates(st.session_state["tsb_cands"], len(tp))
@@ -162,12 +166,12 @@ def sampled_siblings_section() -> None:
     ss.setdefault("ssb_p", "0.1, 0.6, 0.3")
     ss.setdefault("ssb_q", "0.6, 0.2, 0.2")
     ss.setdefault("ssb_n", 2)
-    c[0].text_input("p over A, B, … (numbers, normalised for you)", key="ssb_p")
-    c[1].text_input("q, the drafter's distribution", key="ssb_q")
+    c[0].text_input("p over A, B, … (numbers, normalised for you)", key="ssb_p", bind=BIND)
+    c[1].text_input("q, the drafter's distribution", key="ssb_q", bind=BIND)
     c[2].number_input("siblings", step=1, key="ssb_n", help="1 to 4")
     trials = c[3].select_slider("draws", [500, 2000, 6000, 20000], value=500 if loading.TINY else 6000,
-                                key="ssb_trials")
-    mode = st.radio("Draw mode", list(S.MODES), horizontal=True, key="ssb_mode")
+                                key="ssb_trials", bind=BIND)
+    mode = st.radio("Draw mode", list(S.MODES), horizontal=True, key="ssb_mode", bind=BIND)
     try:
         p, q = L.pair(ss["ssb_p"], ss["ssb_q"])
         n = int(ss["ssb_n"])

@@ -11,6 +11,7 @@ from specviz.engine.peaks import measure_peaks
 from specviz.teach import reality as R, roofline as T
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G, loading, state
+from specviz.ui.links import BIND
 from specviz.viz import roofline as VR
 
 ss = st.session_state
@@ -31,8 +32,8 @@ def _settings(tgt) -> tuple[int, tuple[int, ...], float, float] | None:
     k = c[0].selectbox("k (drafted tokens)", [1, 2, 4, 8], index=2, key="rf_k")
     text = c[1].text_input("batch sizes to measure", ", ".join(map(str, (1, 2, 4) if loading.TINY else T.BATCHES)),
                            key="rf_batches")
-    alpha = c[2].slider("α", 0.0, 1.0, 0.8, 0.05, key="rf_alpha")
-    cost = c[3].number_input("c (draft cost per token)", 0.0, 2.0, 0.05, 0.01, key="rf_c")
+    alpha = c[2].slider("α", 0.0, 1.0, 0.8, 0.05, key="rf_alpha", bind=BIND)
+    cost = c[3].number_input("c (draft cost per token)", 0.0, 2.0, 0.05, 0.01, key="rf_c", bind=BIND)
     try:
         return int(k), T.parse_sizes(text, 1, 256, "batch sizes"), float(alpha), float(cost)
     except InputError as e:

@@ -8,6 +8,7 @@ import streamlit as st
 from specviz.core.errors import InputError, ModelError
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G, loading
+from specviz.ui.links import BIND
 from specviz.viz import lab as V
 
 ss = st.session_state
@@ -29,7 +30,8 @@ def temperature_section() -> None:
     heads = [m for m in ("eagle", "medusa", "eagle3") if m in methods][:1]
     chosen = [m for m in ("draft", *heads, "lookup") if m in methods]
     names = [w.name for w in WORKLOADS]
-    wname = st.selectbox("Workload", names, index=names.index("story") if "story" in names else 0, key="tt_work")
+    wname = st.selectbox("Workload", names, index=names.index("story") if "story" in names else 0, key="tt_work",
+                         bind=BIND)
     w = next(x for x in WORKLOADS if x.name == wname)
     tokens = 8 if loading.TINY else 24
     first = chosen[0]
@@ -82,11 +84,11 @@ def warping_section() -> None:
     c = st.columns([2, 2, 1, 1])
     ss.setdefault("wp_zp", "2.0, 1.0, 0.5, 0.0, -1.0")
     ss.setdefault("wp_zq", "1.0, 2.0, 0.0, 0.5, -1.0")
-    c[0].text_input("target logits (A, B, …)", key="wp_zp")
-    c[1].text_input("draft logits", key="wp_zq")
-    t = c[2].number_input("temperature T", 0.05, 2.0, 0.7, 0.05, key="wp_t")
-    top_p = c[3].number_input("top-p", 0.05, 1.0, 1.0, 0.05, key="wp_topp")
-    case = st.radio("Warping", list(W.CASES), key="wp_case")
+    c[0].text_input("target logits (A, B, …)", key="wp_zp", bind=BIND)  # bound: the page's link carries them
+    c[1].text_input("draft logits", key="wp_zq", bind=BIND)
+    t = c[2].number_input("temperature T", 0.05, 2.0, 0.7, 0.05, key="wp_t", bind=BIND)
+    top_p = c[3].number_input("top-p", 0.05, 1.0, 1.0, 0.05, key="wp_topp", bind=BIND)
+    case = st.radio("Warping", list(W.CASES), key="wp_case", bind=BIND)
     try:
         zp, zq = (torch.tensor([float(x) for x in ss[k].replace(";", ",").split(",") if x.strip()])
                   for k in ("wp_zp", "wp_zq"))

@@ -126,6 +126,15 @@ def write(params: list[Param], defaults: dict, extra: dict | None = None) -> dic
     return out
 
 
+def pin(params: list[Param]) -> None:
+    """Settings drawn by widgets that show labels for their options (format_func) cannot be bound: the URL would
+    hold the label, and a link naming the option would be dropped. Their values go into the URL here (a page applies
+    a link's values to them with `apply`, as Step through does)."""
+    for p in params:
+        if st.session_state.get(p.key) is not None:
+            st.query_params[p.key] = p.text(st.session_state[p.key])
+
+
 def current(params: list[Param]) -> dict[str, str | list[str]]:
     """Every one of these settings the page holds now, as a link carries it (Compare, k / n, Trees: the browser
     updates the bound widgets' URL itself, and the server hears of it only on the next run)."""

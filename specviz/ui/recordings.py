@@ -2,14 +2,17 @@
 model loaded. A bad file is one st.error; the session's earlier run stays."""
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 
 import streamlit as st
 
 from specviz.core import recording as R
-from specviz.engine import comparisons as E, recorder
-from specviz.ui import lecture
+from specviz.engine import comparisons as E, recorder, sweeps as SW
+from specviz.engine.experiment import Setting
+from specviz.engine.methods import encode_prompt
+from specviz.ui import lecture, memory
 
 
 def file_name(kind: str, rec: R.Recording) -> str:
@@ -75,6 +78,17 @@ def _accept(data: bytes, kind: str, convert):
     return rec
 
 
+def steppable(rec: R.Recording) -> R.Recording:
+    """Step through draws p against q at every drafted position from the steps' top tokens: a run recorded without
+    them (a measured run: Derivations' histogram, or a stranger's file) is refused with RecordingError."""
+    for s in rec.runs[0].steps:
+        if len(s.p_top) < len(s.drafted) or len(s.q_top) < len(s.drafted):
+            raise R.RecordingError(f"step {s.index + 1} carries no top tokens of p and q for its drafts (a measured "
+                                   "run is recorded without them), and Step through draws every step from them; "
+                                   "open it on the page it was downloaded from")
+    return rec
+
+
 PAGE = {"step": "Step through", "compare": "Compare proposers", "sweep": "k / n experiments"}
 WHAT = {"step": "one run (Step through)", "compare": "a comparison (Compare proposers)",
         "sweep": "a sweep (k / n experiments)"}
@@ -103,3 +117,62 @@ def compare_runs(rec: R.Recording) -> list:
         except (KeyError, TypeError, ValueError) as e:
             raise R.RecordingError(f"run {i + 1}'s label lacks or garbles {e}") from None
     return out
+
+
+# -- k / n experiments: engine.sweeps.SweepPoint <-> RecordedRun ----------------------------------------
+def lean_points(points: list) -> list:
+    """The sweep's points as a session keeps them: step records without the full-vocabulary p/q vectors."""
+    return [dataclasses.replace(p, steps=memory.lean(p.steps)) for p in points]
+
+
+def sweep_recording(target, settings: dict, points: list, extra: dict) -> R.Recording:
+    """A sweep as one recording: one run per point (its label: k, n or the knob's value, the axis, the speedup),
+    each with its step records and the plain run of the same repeat."""
+    rr = [R.RecordedRun({"k": p.k, "n": p.n, "axis": p.axis, "speedup": p.speedup, "setting": setting_label(p.setting)},
+                        p.summary, list(p.steps), p.plain) for p in points]
+    return recorder.recording("sweep", target, settings, rr, extra=extra)
+
+
+def setting_label(s) -> dict | None:
+    """A point's Setting in a recording's label (JSON: no gate, which a sweep never sets)."""
+    if s is None:
+        return None
+    return {"method": s.method, "k": s.k, "n": s.n, "k_rule": s.k_rule, "factor": s.factor, "adaptive": s.adaptive,
+            "knobs": [[name, v] for name, v in s.knobs], "verify": s.verify}
+
+
+def setting_back(d) -> Setting | None:
+    """The Setting a recorded label holds (None for a recording from before labels kept it)."""
+    if d is None:
+        return None
+    return Setting(str(d["method"]), int(d["k"]), None if d.get("n") is None else d["n"], d.get("k_rule"),
+                   None if d.get("factor") is None else float(d["factor"]), bool(d.get("adaptive")),
+                   knobs=tuple((str(a), float(b)) for a, b in d.get("knobs") or ()),
+                   verify=str(d.get("verify", "token")))
+
+
+def sweep_points(rec: R.Recording) -> tuple[list, list]:
+    """(points, plain runs) of a recorded sweep, as engine.sweeps.sweep returns them. RecordingError when a run's
+    label or plain run lacks what the page needs."""
+    points = []
+    for i, r in enumerate(rec.runs):
+        lab = r.label
+        try:
+            n = lab.get("n")
+            points.append(SW.SweepPoint(int(lab["k"]), None if n is None else n if isinstance(n, float) else int(n),
+                                        r.summary, float(lab["speedup"]), axis=str(lab.get("axis", "n")),
+                                        setting=setting_back(lab.get("setting")), steps=r.steps, plain=r.plain))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise R.RecordingError(f"run {i + 1}'s label lacks or garbles {e}") from None
+        if r.plain is None:
+            raise R.RecordingError(f"run {i + 1} has no plain run to measure its speedup against")
+    if not points:
+        raise R.RecordingError("a sweep with no runs")
+    return points, [points[0].plain]
+
+
+# -- one run as a "step" recording (the acceptance histogram's run): it opens in Step through too --------------
+def run_recording(target, settings: dict, workload, summary, steps, page: str) -> R.Recording:
+    ids = encode_prompt(target.tokenizer, workload.prompt, workload.chat)
+    return recorder.step_recording(target, {**settings, "workload": workload.name}, ids, summary,
+                                   memory.lean(steps), extra={"page": page})

@@ -63,7 +63,7 @@ def recordings_panel(run: dict | None) -> dict | None:
     """Download the session's run; open a recording (it becomes the run, replayed with no model) or close it.
     Returns the session's run after any of these."""
     with st.expander("Recorded runs: download this one, or open one", icon=":material/save:"):
-        rec = recordings.opened("stp_upload", "step")
+        rec = recordings.opened("stp_upload", "step", convert=recordings.steppable)
         if rec is not None:
             run = S.load_replay(rec)
         if run is not None and run["dec"].steps:

@@ -7,6 +7,7 @@ a click and a drawing; the page shows the engine's InputError / ModelError as th
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 
 import streamlit as st
@@ -194,6 +195,8 @@ def remember(run: dict) -> None:
         run["remembered"] = True
         if run.get("replay") is None and run.get("key"):  # made live here: every later session gets it at once
             runcache.RUNS.put(run["key"], recording_of(run))
+        print(runcache.stats_line("a Step-through run finished " + ("live" if run.get("replay") is None else
+                                  "from a recording")), file=sys.stderr, flush=True)   # the server's log
 
 
 def recording_of(run: dict):

@@ -114,7 +114,7 @@ def sweep_lines(points) -> go.Figure:
 
 def sweep_rows(points) -> list[dict]:
     """The sweep's table: one row per point, named by the settings it ran with (Setting.describe(short=True))."""
-    return [{"setting": p.setting.describe(short=True), "k": p.k, p.axis: p.n,
+    return [{"setting": p.setting.describe(short=True) if p.setting else "–", "k": p.k, p.axis: p.n,
              "draft_acceptance_rate": p.summary.draft_acceptance_rate, "tokens_per_pass": p.summary.tokens_per_pass,
              "speedup": p.speedup, "tokens_per_s": p.summary.tokens_per_s, "target_passes": p.summary.target_passes}
             for p in points]

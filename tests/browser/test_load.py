@@ -23,6 +23,21 @@ def test_fair_share_is_processor_sharing():
     assert loadtest.fair_share([5.0, 1.0, 1.0]) == [7.0, 3.0, 3.0]
 
 
+def test_server_stats_reads_the_servers_last_stats_line(tmp_path, monkeypatch):
+    from specviz.engine import decode, runcache
+    log = tmp_path / "server.log"
+    log.write_text("starting\n")
+    assert loadtest.server_stats(log) == {}
+    monkeypatch.setattr(runcache, "RUNS", runcache.RunCache(enabled=False))
+    monkeypatch.setattr(decode.TARGET_PASSES, "n", 17)
+    first = runcache.stats_line("a Step-through run finished live")
+    decode.TARGET_PASSES.add()
+    log.write_text(f"starting\n{first}\nother output\n{runcache.stats_line('a Step-through run finished live')}\n")
+    got = loadtest.server_stats(log)
+    assert loadtest.STATS == runcache.STATS
+    assert got["target_passes"] == 18 and got["run_cache"] == "off" and got["hits"] == 0
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_sessions_playing_together_each_write_what_they_write_alone(tmp_path):
