@@ -110,7 +110,7 @@ The rejection rate *is* the total variation distance: a proposer is exactly as g
                     f"**{0.5 * float((case.p - case.q).abs().sum()):.4f}**.")
     else:
         st.caption("Run part 2 of *Is it lossless?* to see the same equality on the real model's next token.")
-    st.markdown(NOTES.TEMPERATURE + "\n\n" + NOTES.WARPED)  # why acceptance falls with T; warped p and q
+    st.markdown(NOTES.WARPED)  # warped p and q (why acceptance moves with T: the fifth tab)
 
 with four:
     st.markdown("A server does not show step records; vLLM logs totals over the passes that drafted "
@@ -137,7 +137,7 @@ with four:
                     names = loading.drafter_names()
                     dm = loading.drafter(names[0]) if sv_method == "draft" and names else None
                     summary, steps = D.run_plan(target, view, dm)
-                st.session_state["sv_view"] = (sv_method, sv_work, A.server_view(steps))
+                st.session_state["sv_view"] = (sv_method, sv_work, A.server_view(steps), view.describe())
                 st.session_state["sv_rec"] = (recordings.run_recording(
                     target, D.run_settings(view), next(x for x in WORKLOADS if x.name == sv_work), summary, steps,
                     "histogram"), False)   # (the run as a recording, opened from a file)
@@ -147,13 +147,13 @@ with four:
         rec = recordings.opened("sv_upload", "step")   # a bad file: one error, the histogram shown stays
         if rec is not None:
             st.session_state["sv_view"] = (rec.runs[0].summary.method, str(rec.settings.get("workload", "?")),
-                                           A.server_view(rec.runs[0].steps))
+                                           A.server_view(rec.runs[0].steps), None)
             st.session_state["sv_rec"] = (rec, True)
         if "sv_rec" in st.session_state:
             recordings.download("Download this run", st.session_state["sv_rec"][0], key="sv_download")
     got = st.session_state.get("sv_view")
     if got:
-        meth, wname, v = got
+        meth, wname, v, said = got
         G.show("sv_zero", ZERO, {"zero_share": v.zero_share})
         if not v.num_drafts:
             st.info("Nothing was drafted in this run, so a server would report no acceptance at all.")
@@ -168,7 +168,7 @@ with four:
             rec, from_file = st.session_state.get("sv_rec", (None, False))
             st.caption((f"{meth} on {wname}, from a recording made at {rec.when} with {recordings.origin(rec)}: every "
                         f"number here is the recording's, {v.num_drafts} drafting passes. " if from_file else
-                        f"{meth} on {wname}, greedy, k = 4, one run, {v.num_drafts} drafting passes. ") + "vLLM's "
+                        f"{said}: {v.num_drafts} drafting passes. ") + "vLLM's "
                        "per-position rate is unconditional: rate_i = a_1·…·a_i, where a_i (Break-even calculator) is "
                        "conditional on reaching position i. Bars taller than the law at 0 and at k mean acceptance "
                        "comes in runs (whole drafts right or wrong), not one independent coin per position.")

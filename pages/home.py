@@ -36,7 +36,9 @@ else:
 st.markdown("""
 A language model writes one token per forward pass, and on a CPU or a GPU at batch size 1 that pass
 is limited by how fast the weights can be read, not by arithmetic. Checking **five** proposed tokens
-in one pass costs about as much as producing **one**. Speculative decoding exploits this: something
+in one pass costs about as much as producing **one**, where the hardware has the arithmetic to spare (a GPU; a
+CPU with native units for the model's dtype: *Serving reality* measures it here, and shows a CPU where bfloat16
+rows cost almost a full pass each). Speculative decoding exploits this: something
 cheap *proposes* a few tokens, the big model *verifies* them all in a single pass, keeps the longest
 prefix it agrees with and adds one token of its own. When the guesses are good, each expensive pass
 commits several tokens; when they are bad, the pass still commits one, and the only loss is the

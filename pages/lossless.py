@@ -1,5 +1,6 @@
 """Is it lossless? Speculative samples, drawn through specviz's own verifier, converge to p — not to q."""
 import inspect
+from dataclasses import replace
 
 import streamlit as st
 
@@ -87,7 +88,7 @@ if st.button("Draw speculative samples", type="primary", key="lab_run") and G.lo
 if "lab_sim" in st.session_state:
     sp, sq, sim, srule = st.session_state["lab_sim"]
     ss_ = L.stats(sp, sq)
-    G.show("lab_kept", Guess(f"{L.KEPT_WORDS[srule]} (0 to 1)", "kept"), {"kept": L.kept_share(sp, sq, srule)})
+    G.show("lab_kept", replace(GUESS, prompt=f"{L.KEPT_WORDS[srule]} (0 to 1)"), {"kept": L.kept_share(sp, sq, srule)})
     m1, m2, m3 = st.columns(3)
     m1.metric("Σ min(p, q) = P(draft kept)", f"{ss_.acceptance:.3f}")
     m2.metric("P(reject) = 1 − Σ min(p, q)", f"{1 - ss_.acceptance:.3f}")

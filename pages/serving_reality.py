@@ -86,7 +86,7 @@ if vb:
     table = {f"batch {bb}": {f"v({k})": f"{v:.2f}" for k, v in row.items()} for bb, row in vb.items()}
     st.dataframe(pd.DataFrame(table), width="stretch")
     st.caption("Median forward time over k + 1 new tokens per sequence ÷ over 1, with a 128-token cache, measured now "
-               "on this CPU (other work on the machine adds noise; " + loading.machine_caption() + "). "
+               "on this machine (other work on the machine adds noise; " + loading.machine_caption() + "). "
                "Speedup ≈ τ ÷ (v(k) + k·c): as v(k) grows with the batch, the same τ buys less.")
 
 # -- 3. papers beside this app ---------------------------------------------------------------------

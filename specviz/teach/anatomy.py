@@ -184,6 +184,11 @@ def drafter_text(a: Anatomy, method: str) -> str:
         if method == "suffix":
             return ("This proposer keeps no KV cache of its own: suffix decoding searches token ids (this request's "
                     "and the session's earlier requests') and counts what followed the context's tail.")
+        if method in ("recycle", "recycle-chain", "copy-recycle"):
+            return ("This proposer keeps no KV cache and no weights of its own: token recycling reads its tree from a "
+                    "table of the target's own top candidates, filled from the logits of earlier passes"
+                    + (" (or copies suffix's tree when the context offers a match)" if method == "copy-recycle" else "")
+                    + ".")
         return ("This proposer keeps no KV cache of its own: Medusa's heads are small MLPs that read the "
                 "target's last hidden state, so each step costs one call of the heads, not a pass over context.")
     d0, d1, d2 = a.drafter_cache

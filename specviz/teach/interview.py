@@ -413,14 +413,14 @@ STOPS = [
          "from q; drafts kept {kept} (theory Σ min(p, q) = {theory}).",
          Guess("the share of drafts kept when p = (0.05, 0.10, 0.15, 0.30, 0.40) and q = (0.50, 0.25, 0.15, "
                "0.05, 0.05) (0 to 1)", "kept_x", lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05)),
-    Stop("Why speculation can help at all", "pages/step_through.py",
+    Stop("Why speculation can help at all", "pages/breakeven.py",
          "Does one target pass over several new tokens cost about as much as a pass over one?", verify_cost,
          "v(1) = {v1}; v(4) = {v4}; v(8) = {v8}. A pass that checks 4 drafts costs {cost4}. At 70% "
          "acceptance it commits 2.77 tokens on average, so (drafting aside) about {gain4}× the tokens per unit "
          "of cost.",
          Guess("v(4): the time of a pass that verifies 4 drafts, in plain decoding steps", "v4_x", lo=0.0, hi=10.0,
                step=0.1, rel=0.15)),
-    Stop("The draft length k", "pages/breakeven.py",
+    Stop("The draft length k", "pages/experiments.py",
          "Which k is best for lookup drafting k tokens per match on a copy-heavy prompt?",
          lookup_sweep, "Measured {table}; best k = {best_k} ({best}×).{edge}", GUESS_BEST_K),
     Stop("Draft steps are serial", "pages/breakeven.py", "How does a model drafter's cost grow with k?",
@@ -447,7 +447,7 @@ STOPS = [
          "(Cross-vocabulary methods change the rule's inputs: vLLM restricts the drafter to the tokens both "
          "vocabularies share, transformers re-tokenises the text every step.)",
          GUESS_PAIRED),
-    Stop("Heads and memory", "pages/pitfalls.py", "What does a proposer cost in memory?", heads_cost,
+    Stop("Heads and memory", "pages/serving_reality.py", "What does a proposer cost in memory?", heads_cost,
          "Target {target_mb} MB, {kv_kb} KB of KV cache per token; heads: {heads_mb}; drafter: {drafter_mb} MB "
          "plus its own KV cache.",
          GUESS_KV_KB),

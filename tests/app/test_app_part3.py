@@ -38,7 +38,8 @@ def test_acceptance_as_servers_report_it_after_a_guess():
     assert "sv_view" not in at.session_state
     at.number_input(key="sv_zero_guess").set_value(0.5)
     ok(at.button(key="sv_run").click().run())
-    _, _, v = at.session_state["sv_view"]
+    _, _, v, said = at.session_state["sv_view"]
+    assert any(said in c.value for c in at.caption)            # the caption names the run that was made
     assert v.num_drafts > 0
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Mean acceptance length"] == f"{v.mean_acceptance_length:.2f}"
@@ -47,7 +48,7 @@ def test_acceptance_as_servers_report_it_after_a_guess():
     assert any("Mean acceptance length" in c.value for c in at.code)
     scored = [x.value for x in at.success] + [x.value for x in at.info]
     assert any("Your guess 0.5" in x for x in scored)
-    assert "greedy, k = 4" in texts(at)                        # the run names its settings
+    assert "draft k = 4" in said and "greedy" in said           # the run names its own settings
 
 
 def test_serving_reality_memory_batch_and_papers():
