@@ -10,8 +10,8 @@ from specviz.engine.device import machine
 from specviz.engine.measure import too_noisy
 from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, trained_available
 from specviz.engine.workloads import ALL, COPY, NOVEL, WORKLOADS, of_kind
-from specviz.teach import loops as LP
-from specviz.ui import lecture, links as L, loading, recordings, sessions, state, waiting
+from specviz.teach import loops as LP, predict as P
+from specviz.ui import guess as G, lecture, links as L, loading, recordings, sessions, state, waiting
 from specviz.viz import compare as V
 
 st.title("Compare proposers")
@@ -61,8 +61,14 @@ else:  # the live comparison: settings, estimate, Run
 
     runs_made = E.compare_runs(len(CHOICES[which]), chosen, ks, int(repeats))  # the runs E.compare makes
     st.caption(waiting.estimate(runs_made, int(max_new))[1] + " Any click on the page (or **Cancel**) stops a run.")
+    plan = P.compare_plan(chosen, sorted(ks), int(n), [w.name for w in CHOICES[which]],
+                          0.0 if mode == "greedy" else float(temp), int(max_new), int(repeats))
+    FAST = P.compare_guess(plan) if plan.settings else None   # no contender (no method or no k): nothing to ask
+    fast = G.ask("cmp_fast", FAST) if FAST else None   # optional: the comparison runs without one, scores one given
     b1, b2 = st.columns([1, 3])
     go = b1.button("Run the comparison", type="primary", key="cmp_run")
+    if go and FAST is not None and fast is not None:
+        G.lock("cmp_fast", fast, FAST)
     with b2:
         L.share("compare", L.current(LINK), "press Run there to measure it on that machine")
     if st.session_state.pop("cmp_cancelled", False):
@@ -107,6 +113,8 @@ else:
                 icon=":material/replay:")
     if res.shared:
         st.warning(waiting.SHARED_NOTE)
+    if not res.recorded and not lecture.on() and FAST is not None:
+        G.show("cmp_fast", FAST, {"fastest": P.fastest_method(rows)})
     st.plotly_chart(V.summary_bars(rows), key="cmp_bars")
     st.dataframe(pd.DataFrame(V.table_rows(rows)), hide_index=True, width="stretch")
     st.caption(V.DASH_WHY)

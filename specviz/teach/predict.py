@@ -171,3 +171,39 @@ def vllm_names(bh: ByHand, v) -> list[dict]:
     rows.insert(0, {"by hand": f"α = {bh.accepted} ÷ {bh.tested} = {bh.alpha:.2f}", "vLLM logs": "–",
                     "value": alpha})
     return rows
+
+
+# -- Compare proposers: which method is fastest here ------------------------------------------------------
+NONE_WINS = "plain decoding (no method beats it)"
+
+
+def compare_plan(methods: list[str], ks: list[int], n: int, workloads: list[str], temperature: float, tokens: int,
+                 repeats: int) -> Experiment:
+    """engine.comparisons.compare's runs: every contender it makes (compare_settings) on these workloads."""
+    from specviz.engine import comparisons as E
+
+    settings = tuple(E.setting_of(m, k, n if m == "lookup" else None) for m, k in E.compare_settings(methods, ks))
+    return Experiment(settings, tuple(workloads), tokens, temperature, repeats=repeats)
+
+
+def compare_guess(ex: Experiment) -> Guess:
+    methods = tuple(dict.fromkeys(s.method for s in ex.settings))
+    return Guess("which method runs fastest here (its best setting, median speedup over the workloads)", "fastest",
+                 choices=(*methods, NONE_WINS), experiment=ex.describe())
+
+
+def fastest_method(rows: list[dict]) -> str:
+    """From comparisons.table rows: the method whose best setting has the highest median speedup over the
+    workloads; NONE_WINS when even that is not above plain decoding (1.0×)."""
+    from specviz.core.stats import median
+
+    best_by: dict[str, float] = {}
+    for m in {r["method"] for r in rows if r["method"] != "plain"}:
+        per_k: dict = {}
+        for r in rows:
+            if r["method"] == m:
+                per_k.setdefault(r["k"], []).append(r["speedup"])
+        best_by[m] = max(median(v) for v in per_k.values())
+    if not best_by or max(best_by.values()) <= 1.0:
+        return NONE_WINS
+    return max(best_by, key=best_by.get)
