@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from specviz.core.errors import InputError, ModelError
+from specviz.core.repetition import repetition
 from specviz.proposers.recycle import TREE_NODES
 from specviz.teach import recycling as R
 from specviz.ui import guess as G, loading
@@ -65,6 +66,11 @@ def _show_run(out: dict, g) -> None:
     st.markdown(f"{empty} of {len(steps)} passes drafted nothing: the last token had no row yet. The table grows by "
                 "one row for each new token the target reads, so one short request teaches it little; a session "
                 "teaches it more.")
+    rep = repetition(list(s.token_ids))
+    if rep >= 0.2:   # a greedy loop: the table then holds the loop's own successors, and recycling copies it
+        st.warning(f"This greedy output repeats {rep:.0%} of its 4-grams: a 135M model loops under greedy decoding, "
+                   "and once it loops the table holds the loop's own successors, so τ here flatters recycling on "
+                   "new text, as it does lookup.")
 
 
 def _session(new: int, nodes: int) -> None:
