@@ -128,7 +128,9 @@ def load_auto(name: str, device: str | torch.device | None, purpose: str = "spec
     except (KeyError, TypeError, ValueError, AttributeError):
         times = None                                                   # an entry of another shape: measure again
     if times:
-        how = f"timed here on {str(entry.get('measured', '?'))[:10]}, remembered in {path}"
+        when = str(entry.get("measured", "?"))[:10]
+        load = f" at load average {entry['load1']:.1f}" if isinstance(entry.get("load1"), (int, float)) else ""
+        how = f"timed here on {when}{load}, remembered in {path}"
     else:
         t0 = time.perf_counter()
         first, *others = candidates(dev)
@@ -136,9 +138,12 @@ def load_auto(name: str, device: str | torch.device | None, purpose: str = "spec
         models.update({dt: as_dtype(models[first], dt) for dt in others})
         times = measure(models)
         took = time.perf_counter() - t0
+        load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None   # a busy machine times other work too
         write_cache(path, key, {"times": {dt: t.as_dict() for dt, t in times.items()}, "seconds": round(took, 1),
-                                "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": machine(dev)})
-        how = f"timed now in {took:.0f} s (loads included), kept in {path}"
+                                "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": machine(dev),
+                                "load1": None if load1 is None else round(load1, 2)})
+        how = f"timed now in {took:.0f} s (loads included{'' if load1 is None else f', load average {load1:.1f}'}), " \
+              f"kept in {path}"
     choice = DC.choose(times, purpose)
     model = models.get(choice.dtype)
     models.clear()                                                     # the other dtype's weights go now

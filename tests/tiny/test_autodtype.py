@@ -51,9 +51,11 @@ def test_measured_once_then_read_back(tmp_path):
     cap = torch.backends.cpu.get_cpu_capability()
     assert json.loads(key)["target"] == "t" and entry["machine"]["capability"] == cap
     assert entry["times"]["bfloat16"]["tree"] == 0.50
+    assert isinstance(entry["load1"], float) and "load average" in m.dtype_reason   # the conditions it was timed in
     again = A.load_auto("t", "cpu", "plain", tokenizer=False, path=path, loader=tiny, measure=timer)
     assert len(timer.calls) == 1                                      # read back, not timed again
     assert again.dtype == torch.bfloat16 and "remembered in" in again.dtype_reason   # plain: the faster step
+    assert f"at load average {entry['load1']:.1f}" in again.dtype_reason             # ... and said again when read
 
 
 def test_another_machine_or_target_is_timed_anew(tmp_path, monkeypatch):
