@@ -35,7 +35,7 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     log_dir = Path(tempfile.mkdtemp(prefix="specviz-play-"))
-    proc, base = L.start_server(log_dir / "server.log")
+    proc, base = L.start_server(log_dir / "server.log", run_cache=False)   # every Play live, never a replay
     cli, play = [], []
     try:
         with sync_playwright() as p:
