@@ -15,13 +15,14 @@ import time
 
 import torch
 
+from specviz.core.roofline import share_of_limit
 from specviz.core.stats import median
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.device import describe_machine, machine
 from specviz.engine.methods import encode_prompt
 from specviz.engine.models import load_model
-from specviz.engine.peaks import bandwidth
+from specviz.engine.peaks import bandwidth, bytes_per_token
 
 
 def main() -> None:
@@ -42,15 +43,14 @@ def main() -> None:
     times = [d.step().verify_s for _ in range(a.steps // 2)]
     step = median(times)
     ctx = len(ids) + a.steps
-    per_token = target.param_bytes() + ctx * target.kv_bytes_per_token() * (2 if target.dtype != torch.float64 else 1)
-    # the attention keeps K and V in float64 (engine/attention.py): twice the float32 bytes per entry
+    per_token = bytes_per_token(target, ctx)                             # weights + the float64 KV cache
     limit = bw / per_token
     print(f"machine: {describe_machine(m)}; load average {open('/proc/loadavg').read().split()[0]}")
     print(f"bandwidth (512 MiB copy, median of 5): {bw / 1e9:.1f} GB/s")
     print(f"bytes per token: {per_token / 2**20:.0f} MiB (weights {target.param_bytes() / 2**20:.0f} MiB + KV of "
           f"{ctx} tokens) -> limit {limit:.1f} tok/s")
-    print(f"plain step (median of {len(times)}): {step * 1e3:.1f} ms = {1 / step:.1f} tok/s = {1 / step / limit:.2f} "
-          "of the limit")
+    print(f"plain step (median of {len(times)}): {step * 1e3:.1f} ms = {1 / step:.1f} tok/s = "
+          f"{share_of_limit(1 / step, bw, per_token):.2f} of the limit")
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         for _ in range(a.steps // 2):

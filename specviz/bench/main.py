@@ -60,7 +60,7 @@ from specviz.core.costmodel import cost_check, draft_cost, plain_step_time, v_at
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median, ratio, speedup
-from specviz.engine import artifacts, autodtype, measure, methods as M, sessions as SE, workloads as W
+from specviz.engine import artifacts, autodtype, measure, methods as M, peaks, sessions as SE, workloads as W
 from specviz.engine.device import machine
 from specviz.engine.measure import speedup_of
 from specviz.engine.methods import REGISTRY, encode_prompt, make_proposer
@@ -421,6 +421,8 @@ def cmd_bench(a) -> int:
     keep = None if a.methods is None else {x.strip() for x in a.methods.split(",") if x.strip()}
     trained = trained_methods(env, b.skipped, keep, trees=not a.no_trees)
     b.meta = run_meta(plan, env, dtype_name, trained)
+    context = int(median([len(p) for p in prompts.values()])) + plan.max_new // 2     # a plain run's middle
+    b.meta["roof"] = peaks.roof(env.target, context)                  # plain's share of it: report.plain_roof
     for s in (Spec("plain", "specviz", "plain"), Spec("hf plain", "hf", "plain")):  # warm-up
         run(env, s, prompts[plan.workloads[0].name], 8, SamplingConfig(), 0)
     b.phase("v(k)")

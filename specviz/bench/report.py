@@ -12,6 +12,7 @@ import statistics
 from specviz.bench.plan import BLOCK
 from specviz.core.costmodel import alpha_for_tau, speedup_from_tau, tau_needed
 from specviz.core.repetition import repetition
+from specviz.core.roofline import share_of_limit
 from specviz.core.stats import median, ratio
 from specviz.engine.device import describe_machine
 from specviz.engine.methods import REGISTRY, names
@@ -108,8 +109,24 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     out["same_text"] = [dict(r) for r in getattr(b, "same_text", [])]
     out["copying"] = copying(out, BY_NAME)
     out["block"] = block_vs_token(b, kind_of, sp_sampled)
+    out["plain_roof"] = plain_roof(b)
     out["targets"] = targets(out, BY_NAME)
     return _r(out)
+
+
+def plain_roof(b) -> dict | None:
+    """Plain decoding (greedy, decode only: prefill left out) against the memory limit the run measured at its start
+    (meta.roof: bandwidth ÷ bytes per token, engine/peaks.roof): per workload the median over repeats, then the
+    median over workloads (issue 33 §5). None for a run that did not measure its bandwidth."""
+    roof = b.meta.get("roof")
+    if not roof:
+        return None
+    per_w = {w: median([r.decode_tokens_per_s for r in rs if r.decode_tokens_per_s])
+             for (m, w, lab), rs in b.runs.items() if m == GREEDY and lab == "plain"}
+    per_w = {w: x for w, x in per_w.items() if x}
+    shares = {w: share_of_limit(x, roof["bandwidth"], roof["bytes_per_token"]) for w, x in per_w.items()}
+    return dict(decode_tokens_per_s=per_w, share=shares, median_share=median(list(shares.values())),
+                limit_tok_s=roof["limit_tok_s"])
 
 
 def block_vs_token(b, kind_of: dict, sp: dict) -> list[dict]:
@@ -265,6 +282,13 @@ def plain_targets(out: dict, add) -> None:
     add("§0 specviz plain ÷ transformers plain (greedy, median over workloads)",
         median([1.0 / x for x in hf.values() if x]), 0.95, ">=",
         "the bench's own threads; §0's loaded-machine and app targets are measured outside the bench")
+    roof = out.get("plain_roof")
+    if roof:
+        r = out["meta"]["roof"]
+        add("§5 plain decoding ÷ the bandwidth limit (greedy, decode only, median over workloads)",
+            roof["median_share"], 0.4, ">=", f"limit {r['limit_tok_s']:.1f} tok/s = {r['bandwidth'] / 1e9:.1f} GB/s "
+            f"({r['copy_mib']} MiB copy, median of {r['tries']}) ÷ {r['bytes_per_token'] / 2**20:.0f} MiB per token "
+            f"at {r['context']} tokens of context")
     if not out["meta"].get("quick") and out["meta"].get("complete", True):
         add("full bench wall time (minutes)", out["meta"]["wall_s"] / 60, 30.0, "<=")
 
@@ -408,6 +432,17 @@ def copying_tables(res: dict) -> list[str]:
     return parts
 
 
+def roof_line(res: dict) -> str:
+    """The memory limit the run measured and plain decoding's share of it (older runs measured neither)."""
+    r, p = res["meta"].get("roof"), res.get("plain_roof")
+    if not r or not p:
+        return "Memory limit: not measured (a run before issue 33 §5)."
+    return (f"Memory limit: {r['bandwidth'] / 1e9:.1f} GB/s ({r['copy_mib']} MiB copy, median of {r['tries']}) ÷ "
+            f"{r['bytes_per_token'] / 2**20:.0f} MiB read per token (weights + KV at {r['context']} tokens) = "
+            f"{r['limit_tok_s']:.1f} tok/s; plain greedy decoding (prefill left out) reaches "
+            f"{_f(p['median_share'], '{:.2f}')} of it (median over workloads).")
+
+
 def _header(res: dict) -> list[str]:
     """The run's settings, the machine's noise, what a speedup is, and the targets."""
     m = res["meta"]
@@ -425,6 +460,7 @@ def _header(res: dict) -> list[str]:
         f"Machine noise: 1-minute load average {min(la):.1f}–{max(la):.1f} across phases "
         f"(2 cores); plain runs' wall-time coefficient of variation (median over workloads): "
         f"{_f(m.get('plain_wall_cv_median'), '{:.1%}')}.",
+        roof_line(res),
         "Speedup = method tokens/s ÷ specviz plain tokens/s in the same repeat (end to end, prefill "
         "included, model load excluded), median over repeats (greedy) or seeds (sampled), then median "
         "over the workloads of a kind. Rows starting with *hf* are transformers' own `generate()`, run on the "

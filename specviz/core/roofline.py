@@ -88,3 +88,9 @@ def first_batch_over(v_by_batch: dict[int, float], limit: float) -> int | None:
 def throughput(batch: int, speedup: float, t1: float) -> float:
     """Tokens per second for the whole machine: B sequences, each `speedup` × one token per plain step of t1 s."""
     return batch * speedup / t1
+
+
+def share_of_limit(tokens_per_s: float, bandwidth: float, bytes_per_token: float) -> float:
+    """Plain decoding's share of the memory limit: its tokens/s ÷ (bandwidth ÷ bytes each token must read). 1.0 reads
+    every byte at the copy's speed; the rest is time spent on something else (kernel launches, Python, arithmetic)."""
+    return tokens_per_s * bytes_per_token / bandwidth

@@ -11,6 +11,8 @@ import torch
 
 from specviz.core.stats import median
 from specviz.engine import measure
+from specviz.engine.attention import COMPUTE_ATTR
+from specviz.engine.models import LoadedModel
 
 
 @dataclass(frozen=True)
@@ -60,3 +62,21 @@ def measure_peaks(device: torch.device, dtype: torch.dtype, tries: int = 5, copy
     with torch.inference_mode():
         bw, pk = bandwidth(device, mib, tries), flops(device, dtype, n, tries)
     return Peaks(bw, pk, mib, n, str(dtype).replace("torch.", ""), device.type, tries)
+
+
+def bytes_per_token(target: LoadedModel, context: int) -> float:
+    """Bytes one plain decoding step must read at `context` tokens: every weight once (the tied output layer reads
+    the embedding matrix, counted once) plus the KV cache, which engine/attention.py keeps in its compute dtype
+    (float64 unless the model says otherwise) rather than the weights' dtype."""
+    kept = getattr(target.model, COMPUTE_ATTR, torch.float64)
+    per_entry = torch.finfo(kept).bits / torch.finfo(target.dtype).bits   # kv_bytes_per_token: the weights dtype
+    return target.param_bytes() + context * target.kv_bytes_per_token() * per_entry
+
+
+def roof(target: LoadedModel, context: int, tries: int = 5) -> dict:
+    """What plain decoding's share of the memory limit needs, measured now: this machine's bandwidth (a copy of
+    sizes()' MiB, median of `tries`) and the bytes a step reads at `context` tokens."""
+    mib = sizes(target.device)[0]
+    bw = bandwidth(target.device, mib, tries)
+    per = bytes_per_token(target, context)
+    return dict(bandwidth=bw, copy_mib=mib, tries=tries, bytes_per_token=per, context=context, limit_tok_s=bw / per)

@@ -68,3 +68,9 @@ def test_sizes_parse_or_refuse_in_one_line():
     for bad in ("0, 2", "two", "", "1, 300"):
         with pytest.raises(InputError, match="batch sizes"):
             T.parse_sizes(bad, 1, 256, "batch sizes")
+
+
+def test_plain_share_of_the_memory_limit_by_hand():
+    # 2 GB read per token at 100 GB/s: at most 50 tok/s; a plain run at 20 tok/s reaches 0.4 of it
+    assert RL.share_of_limit(20.0, 100e9, 2e9) == pytest.approx(0.4)
+    assert RL.share_of_limit(50.0, 100e9, 2e9) == pytest.approx(1.0)

@@ -164,6 +164,15 @@ def test_quick_bench_on_a_tiny_model(tmp_path, monkeypatch):
     rows = {r["method"]: r for r in res["block"]}
     assert set(rows) == set(chains) and all(r["tau_block"] >= 1 and r["speedup_block"] > 0 for r in rows.values())
     assert "token-wise vs block verification" in (out / "results.md").read_text()
+    # plain decoding against the memory limit measured at the start (issue 33 §5): the share is recomputed from the
+    # JSON's own decode tokens/s, bandwidth and bytes per token, and the header says it
+    roof, pr = res["meta"]["roof"], res["plain_roof"]
+    assert roof["bandwidth"] > 0 and roof["bytes_per_token"] > 0
+    assert set(pr["share"]) == {w for w, _ in res["meta"]["workloads"]}
+    for w, x in pr["decode_tokens_per_s"].items():
+        assert pr["share"][w] == pytest.approx(x * roof["bytes_per_token"] / roof["bandwidth"], rel=1e-3)
+    assert "Memory limit:" in (out / "results.md").read_text()
+    assert any(t["target"].startswith("§5 plain decoding") for t in res["targets"])
     before = (out / "results.md").read_text()
     bench_report.rebuild(str(out))  # markdown and html come from the JSON alone
     assert (out / "results.md").read_text() == before
