@@ -108,8 +108,7 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     out["sessions"] = [dict(r) for r in getattr(b, "sessions", [])]
     out["same_text"] = [dict(r) for r in getattr(b, "same_text", [])]
     out["copying"] = copying(out, BY_NAME)
-    out["block"] = block_vs_token(b, kind_of, sp_sampled)
-    out["plain_roof"] = plain_roof(b)
+    out["block"], out["plain_roof"] = block_vs_token(b, kind_of, sp_sampled), plain_roof(b)
     out["targets"] = targets(out, BY_NAME)
     return _r(out)
 

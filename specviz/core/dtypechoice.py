@@ -23,6 +23,8 @@ TAU = 2.5           # tokens per pass of the reference speculative run (bench: l
 CHAIN_K = 8         # drafts of a chain pass: the trained proposers' adaptive k reaches 8
 TREE_NODES = 24     # nodes of a tree pass, and lookup's and suffix's largest draft
 TIE = 0.03          # within 3% of the fastest, float32 is kept
+QUIET_CORES = 0.25  # a timing is settled when the rest of the machine kept at most this many cores busy meanwhile
+MAX_TRIES = 3       # a timing taken under load is re-timed on later loads (when quiet) up to this many times in all
 PURPOSES = ("plain", "speculative")
 SHAPES = ("step", "chain", "tree", "prefill")
 
@@ -92,3 +94,20 @@ def reason(times: dict[str, ShapeTimes], best: str, est: dict, purpose: str) -> 
     vs = ", ".join(f"{est[d]:.1f} s in {d}" for d in others)
     return (f"{what}: {best}, est. {est[best]:.1f} s against {vs} for {purpose} decoding of a {PROMPT}-token "
             f"prompt and {NEW_TOKENS} new tokens")
+
+
+def settled(others_busy: float | None, tries: int) -> bool:
+    """Whether a remembered timing is final: taken while the rest of the machine kept at most QUIET_CORES cores busy
+    (None: not recorded, as in caches written before this rule), or already timed MAX_TRIES times. A timing taken
+    under load names another process's work as this machine's cost; it is used, but timed again when quieter."""
+    return others_busy is None or others_busy <= QUIET_CORES or tries >= MAX_TRIES
+
+
+def conditions(others_busy: float | None, cpus: int, tries: int) -> str:
+    """How busy the machine was while it was timed, for the reason line: '' when not recorded."""
+    if others_busy is None:
+        return ""
+    words = f"other work kept {others_busy:.1f} of {cpus} cores busy"
+    if settled(others_busy, tries):
+        return words if others_busy <= QUIET_CORES else f"{words}; timed {tries} times, kept"
+    return f"{words}: provisional, timed again on a quieter load ({tries} of {MAX_TRIES})"

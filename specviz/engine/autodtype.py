@@ -20,7 +20,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 import torch
 
@@ -36,6 +36,7 @@ from specviz.engine.passcost import RandomDraft
 CACHE_ENV = "SPECVIZ_CACHE_DIR"
 ROUNDS = 3             # timed rounds; each times every shape in every dtype once (steps: STEPS of them)
 STEPS = 3              # one-token steps per round (the cheapest shape: more of them, their median)
+T = TypeVar("T")
 WARM_PROMPT = 16       # tokens of the untimed prefill that warms each dtype's kernels up
 
 
@@ -113,37 +114,76 @@ def time_shapes(models: dict[str, LoadedModel], rounds: int = ROUNDS, steps: int
     return {dt: DC.ShapeTimes(prefill=prefill[dt], **{s: median(v) for s, v in got[dt].items()}) for dt in models}
 
 
+RETIME_ENV = "SPECVIZ_RETIME_DTYPE"    # =1: time this machine again even when a settled choice is remembered
+
+
+def busy_during(work: Callable[[], T]) -> tuple[T, float | None]:
+    """work(), and how many cores the rest of the machine kept busy meanwhile (runtime's /proc/stat reading: all
+    CPU time but this process's own); None where there is no /proc."""
+    w = runtime.LoadWatch()
+    a = w.sample()
+    out = work()
+    b = w.sample()
+    return out, (None if a is None or b is None else round(runtime.others_busy(a, b, runtime.default_cpus()), 2))
+
+
+def quiet_now(seconds: float = 0.3) -> bool:
+    """Whether the rest of the machine is quiet enough now for a timing to be settled (core/dtypechoice.settled)."""
+    busy = busy_during(lambda: time.sleep(seconds))[1]
+    return busy is None or busy <= DC.QUIET_CORES
+
+
+def remembered(entry: dict | None) -> dict[str, DC.ShapeTimes] | None:
+    try:
+        return {dt: DC.ShapeTimes.from_dict(t) for dt, t in entry["times"].items()} if entry else None
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None                                                    # an entry of another shape: measure again
+
+
+def time_now(name: str, dev: torch.device, loader: Callable, measure: Callable, busy: Callable, tries: int,
+             path: Path, key: str) -> tuple[dict, dict, dict]:
+    """Load each candidate (one load, the others cast), time them, remember: (models, times, the entry kept)."""
+    t0 = time.perf_counter()
+    first, *others = candidates(dev)
+    models = {first: loader(name, dev, first, tokenizer=False)}        # loaded once; the others cast from it
+    models.update({dt: as_dtype(models[first], dt) for dt in others})
+    times, others_busy = busy(lambda: measure(models))
+    load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    entry = {"times": {dt: t.as_dict() for dt, t in times.items()}, "seconds": round(time.perf_counter() - t0, 1),
+             "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": machine(dev),
+             "load1": None if load1 is None else round(load1, 2), "others_busy": others_busy, "tries": tries}
+    write_cache(path, key, entry)
+    return models, times, entry
+
+
+def how_timed(entry: dict, path: Path, now: bool) -> str:
+    """The reason line's tail: when and how busy the machine was, and where the timing is kept."""
+    when = f"timed now in {entry['seconds']:.0f} s, loads included" if now else \
+        f"timed here on {str(entry.get('measured', '?'))[:10]}"
+    load = f" at load average {entry['load1']:.1f}" if isinstance(entry.get("load1"), (int, float)) else ""
+    busy = DC.conditions(entry.get("others_busy"), runtime.default_cpus(), int(entry.get("tries", 1)))
+    return f"{when}{load}{'; ' + busy if busy else ''}, {'kept' if now else 'remembered'} in {path}"
+
+
 def load_auto(name: str, device: str | torch.device | None, purpose: str = "speculative", tokenizer: bool = True,
-              path: Path | None = None, loader: Callable = load_model,
-              measure: Callable = time_shapes) -> LoadedModel:
+              path: Path | None = None, loader: Callable = load_model, measure: Callable = time_shapes,
+              busy: Callable = busy_during, quiet: Callable[[], bool] = quiet_now) -> LoadedModel:
     """Load `name` in the dtype chosen for `purpose` (core/dtypechoice.py): from the cache when this machine and
-    target were timed before, else time them now (each candidate dtype loaded once) and remember."""
+    target were timed before, else time them now (each candidate dtype loaded once) and remember. A timing taken
+    while other work kept the machine busy is used but timed again on a later, quiet load (DC.settled); set
+    $SPECVIZ_RETIME_DTYPE=1 to time again regardless."""
     dev = torch.device(device) if device not in (None, "auto") else default_device()
     path = path or cache_path()
     key = machine_key(dev, name)
     entry = read_cache(path).get(key)
-    models = {}
-    try:
-        times = {dt: DC.ShapeTimes.from_dict(t) for dt, t in entry["times"].items()} if entry else None
-    except (KeyError, TypeError, ValueError, AttributeError):
-        times = None                                                   # an entry of another shape: measure again
-    if times:
-        when = str(entry.get("measured", "?"))[:10]
-        load = f" at load average {entry['load1']:.1f}" if isinstance(entry.get("load1"), (int, float)) else ""
-        how = f"timed here on {when}{load}, remembered in {path}"
-    else:
-        t0 = time.perf_counter()
-        first, *others = candidates(dev)
-        models = {first: loader(name, dev, first, tokenizer=False)}      # loaded once; the others cast from it
-        models.update({dt: as_dtype(models[first], dt) for dt in others})
-        times = measure(models)
-        took = time.perf_counter() - t0
-        load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None   # a busy machine times other work too
-        write_cache(path, key, {"times": {dt: t.as_dict() for dt, t in times.items()}, "seconds": round(took, 1),
-                                "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": machine(dev),
-                                "load1": None if load1 is None else round(load1, 2)})
-        how = f"timed now in {took:.0f} s (loads included{'' if load1 is None else f', load average {load1:.1f}'}), " \
-              f"kept in {path}"
+    times, models, now = remembered(entry), {}, False
+    tries = int(entry.get("tries", 1)) if times else 0
+    if times and (os.environ.get(RETIME_ENV) == "1"
+                  or (not DC.settled(entry.get("others_busy"), tries) and quiet())):
+        times = None                                                   # time again, counted as one more try
+    if not times:
+        models, times, entry = time_now(name, dev, loader, measure, busy, tries + 1, path, key)
+        now = True
     choice = DC.choose(times, purpose)
     model = models.get(choice.dtype)
     models.clear()                                                     # the other dtype's weights go now
@@ -151,7 +191,7 @@ def load_auto(name: str, device: str | torch.device | None, purpose: str = "spec
         model = loader(name, dev, choice.dtype, tokenizer=tokenizer)
     elif tokenizer:
         model.tokenizer = load_tokenizer(name)
-    model.dtype_reason = f"auto: {choice.reason} ({how})"
+    model.dtype_reason = f"auto: {choice.reason} ({how_timed(entry, path, now)})"
     model.dtype_choice = choice
     return model
 

@@ -61,3 +61,12 @@ def test_one_dtype_and_none():
     with pytest.raises(ValueError):
         choose({})
     assert ShapeTimes.from_dict(AVX2["float32"].as_dict()) == AVX2["float32"]
+
+
+def test_a_timing_is_settled_when_quiet_or_after_its_last_try():
+    from specviz.core import dtypechoice as DC
+    assert DC.settled(None, 1) and DC.settled(0.1, 1) and DC.settled(DC.QUIET_CORES, 1)
+    assert not DC.settled(0.6, 1) and not DC.settled(0.6, DC.MAX_TRIES - 1) and DC.settled(0.6, DC.MAX_TRIES)
+    assert DC.conditions(None, 2, 1) == ""
+    assert DC.conditions(0.1, 2, 1) == "other work kept 0.1 of 2 cores busy"
+    assert "provisional" in DC.conditions(1.2, 2, 1) and "kept" in DC.conditions(1.2, 2, DC.MAX_TRIES)

@@ -32,6 +32,11 @@ class Timer:
         return {dt: self.times[dt] for dt in models}
 
 
+def calm(work):
+    """busy_during on a quiet machine: nobody else kept a core busy."""
+    return work(), 0.0
+
+
 def test_the_shapes_are_timed_through_the_decode_loop_in_each_dtype():
     models = {dt: tiny("t", "cpu", dt) for dt in ("float32", "bfloat16")}
     got = A.time_shapes(models, rounds=1, steps=2)
@@ -42,7 +47,7 @@ def test_the_shapes_are_timed_through_the_decode_loop_in_each_dtype():
 
 def test_measured_once_then_read_back(tmp_path):
     path, timer = tmp_path / "dtype.json", Timer(AVX2)
-    m = A.load_auto("t", "cpu", "speculative", tokenizer=False, path=path, loader=tiny, measure=timer)
+    m = A.load_auto("t", "cpu", "speculative", tokenizer=False, path=path, loader=tiny, measure=timer, busy=calm)
     assert timer.calls == [["bfloat16", "float32"]]                   # each candidate loaded and timed once
     assert m.dtype == torch.float32 and "verify of 25 rows costs 12.5× one row here" in m.dtype_reason
     assert "timed now" in m.dtype_reason
@@ -52,7 +57,7 @@ def test_measured_once_then_read_back(tmp_path):
     assert json.loads(key)["target"] == "t" and entry["machine"]["capability"] == cap
     assert entry["times"]["bfloat16"]["tree"] == 0.50
     assert isinstance(entry["load1"], float) and "load average" in m.dtype_reason   # the conditions it was timed in
-    again = A.load_auto("t", "cpu", "plain", tokenizer=False, path=path, loader=tiny, measure=timer)
+    again = A.load_auto("t", "cpu", "plain", tokenizer=False, path=path, loader=tiny, measure=timer, busy=calm)
     assert len(timer.calls) == 1                                      # read back, not timed again
     assert again.dtype == torch.bfloat16 and "remembered in" in again.dtype_reason   # plain: the faster step
     assert f"at load average {entry['load1']:.1f}" in again.dtype_reason             # ... and said again when read
@@ -60,17 +65,17 @@ def test_measured_once_then_read_back(tmp_path):
 
 def test_another_machine_or_target_is_timed_anew(tmp_path, monkeypatch):
     path, timer = tmp_path / "dtype.json", Timer(AVX2)
-    A.load_auto("t", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer)
-    A.load_auto("u", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer)
+    A.load_auto("t", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer, busy=calm)
+    A.load_auto("u", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer, busy=calm)
     monkeypatch.setattr(runtime, "threads_ceiling", lambda: 64)
-    A.load_auto("t", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer)
+    A.load_auto("t", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer, busy=calm)
     assert len(timer.calls) == 3 and len(json.loads(path.read_text())) == 3
 
 
 def test_an_unreadable_cache_is_timed_again_and_rewritten(tmp_path):
     path, timer = tmp_path / "dtype.json", Timer(AVX2)
     path.write_text("{not json")
-    A.load_auto("t", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer)
+    A.load_auto("t", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer, busy=calm)
     assert len(timer.calls) == 1 and len(json.loads(path.read_text())) == 1
 
 
@@ -87,3 +92,37 @@ def test_the_cache_lives_outside_the_repository(monkeypatch, tmp_path):
     monkeypatch.delenv(A.CACHE_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert A.cache_path() == tmp_path / "xdg" / "specviz" / "dtype.json"
+
+
+def test_a_timing_taken_under_load_is_used_then_timed_again_when_quiet(tmp_path, monkeypatch):
+    path, timer = tmp_path / "dtype.json", Timer(AVX2)
+    loaded = lambda work: (work(), 1.4)                               # noqa: E731 (another process: 1.4 cores)
+    kw = dict(tokenizer=False, path=path, loader=tiny, measure=timer)
+    m = A.load_auto("t", "cpu", busy=loaded, **kw)
+    assert "other work kept 1.4 of" in m.dtype_reason and "provisional" in m.dtype_reason
+    assert "(1 of 3)" in m.dtype_reason
+    A.load_auto("t", "cpu", busy=loaded, quiet=lambda: False, **kw)   # still busy now: the provisional one is used
+    assert len(timer.calls) == 1
+    m = A.load_auto("t", "cpu", busy=calm, quiet=lambda: True, **kw)  # quiet now: timed again, and settled
+    assert len(timer.calls) == 2 and "provisional" not in m.dtype_reason
+    (entry,) = json.loads(path.read_text()).values()
+    assert entry["others_busy"] == 0.0 and entry["tries"] == 2
+    A.load_auto("t", "cpu", busy=calm, quiet=lambda: True, **kw)      # settled: read back from now on
+    assert len(timer.calls) == 2
+    monkeypatch.setenv(A.RETIME_ENV, "1")                             # ... unless asked to time again
+    A.load_auto("t", "cpu", busy=calm, quiet=lambda: False, **kw)
+    assert len(timer.calls) == 3
+
+
+def test_a_machine_that_stays_busy_keeps_its_third_timing(tmp_path):
+    path, timer = tmp_path / "dtype.json", Timer(AVX2)
+    loaded = lambda work: (work(), 0.9)                               # noqa: E731
+    kw = dict(tokenizer=False, path=path, loader=tiny, measure=timer, busy=loaded, quiet=lambda: True)
+    for _ in range(5):
+        m = A.load_auto("t", "cpu", **kw)
+    assert len(timer.calls) == 3 and "timed 3 times, kept" in m.dtype_reason
+
+
+def test_busy_during_reads_the_rest_of_the_machine():
+    out, busy = A.busy_during(lambda: 7)
+    assert out == 7 and (busy is None or 0.0 <= busy <= runtime.default_cpus())
