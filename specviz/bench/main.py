@@ -86,6 +86,10 @@ class Bench:
     same_text: list = field(default_factory=list)    # copying methods in the float32 pass: plain's own text
     t0: float = field(default_factory=time.perf_counter)
 
+    def runs_of(self, mode: str) -> list[tuple[str, str, list]]:
+        """(workload, label, results per repeat/seed) of every row run in `mode`, in the order they ran."""
+        return [(wn, label, rs) for (m, wn, label), rs in self.runs.items() if m == mode]
+
     def log(self, msg: str) -> None:
         el = time.perf_counter() - self.t0
         print(f"[{int(el // 60):02d}:{int(el % 60):02d}] {msg}", file=sys.stderr, flush=True)
@@ -306,9 +310,7 @@ def sessions(b: Bench, env: Env) -> None:
 def speedups(b: Bench, mode: str) -> dict:
     """{(workload, label): median over repeats of (label tokens/s ÷ plain tokens/s in the same repeat)}."""
     out = {}
-    for (m, wn, label), rs in b.runs.items():
-        if m != mode:
-            continue
+    for wn, label, rs in b.runs_of(mode):
         plain = b.runs[(mode, wn, "plain")]  # a reference row ran in the first repeats: zip pairs them
         out[(wn, label)] = speedup((r.tokens_per_s, p.tokens_per_s) for r, p in zip(rs, plain))
     return out

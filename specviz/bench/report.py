@@ -76,10 +76,8 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
                          for kind in sorted({kind_of[w] for w in d})} for lab, d in per_w.items()}
         out["speedup"][mode] = {"per_workload": per_w, "by_kind": by_kind}
         rows = {}
-        for (m, w, lab), rs in b.runs.items():
-            if m != mode:
-                continue
-            s = b.specs[(m, w, lab)]
+        for w, lab, rs in b.runs_of(mode):
+            s = b.specs[(mode, w, lab)]
             rows.setdefault(lab, {})[w] = dict(
                 engine=s.engine, setting=s.setting, tokens=median([r.tokens for r in rs]),
                 tokens_per_s=median([r.tokens_per_s for r in rs]), wall_s=median([r.wall_s for r in rs]),
@@ -99,7 +97,7 @@ def results(b, costs: list, sp_greedy: dict, sp_sampled: dict) -> dict:
     # how much plain decoding's own output loops (share of its 4-grams seen earlier in it): what
     # lookup can copy even on a "novel" prompt
     out["output_repetition"] = {mode: {w: median([repetition(r.ids) for r in rs])
-                                       for (m, w, lab), rs in b.runs.items() if m == mode and lab == "plain"}
+                                       for w, lab, rs in b.runs_of(mode) if lab == "plain"}
                                 for mode in (GREEDY, SAMPLED)}
     out["cost_model"] = [c.as_dict() | {"kind": kind_of[c.workload]} for c in costs]
     out["equality"] = [e.as_dict() for e in b.equality]
@@ -324,16 +322,16 @@ def learned_table(res: dict) -> list[str]:
               if any(lab in res["per_run"].get(mode, {}) for mode, _ in cols)]
     if not any(lab in LEARNED for lab in labels):
         return []
-    rows = []
-    for lab in labels:
-        row = [lab]
-        for mode, kind in cols:
-            per_w = res["per_run"].get(mode, {}).get(lab, {})
-            tau = median([r["tokens_per_pass"] for w, r in per_w.items() if kind_of.get(w) == kind])
-            k_bar = median([r["mean_k"] for w, r in per_w.items() if kind_of.get(w) == kind])
-            sp = res["speedup"].get(mode, {}).get("by_kind", {}).get(lab, {}).get(kind)
-            row += [_f(tau), _f(k_bar, "{:.1f}"), _f(sp)]
-        rows.append(row)
+
+    def cells(lab: str, col: tuple[str, str]) -> list[str]:
+        mode, kind = col
+        per_w = res["per_run"].get(mode, {}).get(lab, {})
+        tau = median([r["tokens_per_pass"] for w, r in per_w.items() if kind_of.get(w) == kind])
+        k_bar = median([r["mean_k"] for w, r in per_w.items() if kind_of.get(w) == kind])
+        sp = res["speedup"].get(mode, {}).get("by_kind", {}).get(lab, {}).get(kind)
+        return [_f(tau), _f(k_bar, "{:.1f}"), _f(sp)]
+
+    rows = _grid(labels, cols, cells)
     head = ["method"] + [f"{mode} {kind} {x}" for mode, kind in cols for x in ("τ", "drafted/pass", "×")]
     return ["## Learned proposers beside lookup; chain vs tree on the same heads",
             "Medians over the workloads of a kind, from the timed runs above. A tree row drafts from the same "
@@ -384,6 +382,11 @@ def _f(x, fmt="{:.2f}"):
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def _grid(keys: list[str], cols: list, cells) -> list[list[str]]:
+    """A table's rows: per key, the key, then the cells(key, col) strings of each column in turn."""
+    return [[key] + [x for col in cols for x in cells(key, col)] for key in keys]
 
 
 def copying_tables(res: dict) -> list[str]:
@@ -521,17 +524,16 @@ def _tuning_tables(res: dict) -> list[str]:
               "its default at every workload (their settings: the tables above)."]
     chosen = {(c["mode"], c["kind"], c["method"]): c["setting"] for c in res["chosen"]}
     cols = sorted({(t["mode"], t["kind"]) for t in res["tuning"]})
+
+    def cell(meth: str, st: str, col: tuple[str, str]) -> list[str]:
+        mode, kind = col
+        x = _f(median([t["speedup"] for t in res["tuning"]
+                       if (t["method"], t["setting"], t["mode"], t["kind"]) == (meth, st, mode, kind)]))
+        return [f"**{x}**" if chosen.get((mode, kind, meth)) == st else x]
+
     for meth in sorted({t["method"] for t in res["tuning"]}, key=_order):
         settings = list(dict.fromkeys(t["setting"] for t in res["tuning"] if t["method"] == meth))
-        rows = []
-        for st in settings:
-            row = [st]
-            for mode, kind in cols:
-                x = median([t["speedup"] for t in res["tuning"]
-                          if (t["method"], t["setting"], t["mode"], t["kind"]) == (meth, st, mode, kind)])
-                cell = _f(x)
-                row.append(f"**{cell}**" if chosen.get((mode, kind, meth)) == st else cell)
-            rows.append(row)
+        rows = _grid(settings, cols, lambda st, col, meth=meth: cell(meth, st, col))
         parts += [f"### {meth}", _table(["setting"] + [f"{mode} {kind}" for mode, kind in cols], rows)]
     return parts
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import torch
 
 from specviz.core.sampling import sample
+from specviz.core.verify import draft_ratios
 
 
 @dataclass
@@ -42,15 +43,11 @@ class BlockWeights:
 def block_weights(draft: torch.Tensor, q: torch.Tensor, p: torch.Tensor) -> BlockWeights:
     """draft (k,) ids, q (k, V), p (k+1, V) -> the paper's p_i, rho_i, h_i for i = 1..k."""
     k = len(draft)
-    assert q.shape[0] == k and p.shape[0] == k + 1 and q.shape[-1] == p.shape[-1], (q.shape, p.shape)
-    backed, rho, h, ratios = [], [], [], []
+    ratios = draft_ratios(draft, q, p)
+    backed, rho, h = [], [], []
     pi = 1.0
     for i in range(k):
-        x = int(draft[i])
-        px, qx = float(p[i, x]), float(q[i, x])
-        ratio = px / qx if qx > 0 else float("inf")
-        ratios.append(ratio)
-        pi = min(1.0, pi * ratio)
+        pi = min(1.0, pi * ratios[i])
         backed.append(pi)
         if i == k - 1:
             rho.append(0.0)

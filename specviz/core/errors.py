@@ -7,3 +7,9 @@ class InputError(ValueError):
 
 class ModelError(Exception):
     """A model or tokenizer could not be loaded or paired."""
+
+
+def check_choice(what: str, value, choices) -> None:
+    """InputError "unknown <what> '<value>' (choose from: a, b, ...)" unless value is one of choices."""
+    if value not in choices:
+        raise InputError(f"unknown {what} '{value}' (choose from: {', '.join(choices)})")

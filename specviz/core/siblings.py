@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from specviz.core.errors import InputError
+from specviz.core.errors import InputError, check_choice
 from specviz.core.tree import Tree, verify_tree
 
 IID, RENORM, UNADJUSTED = "i.i.d. from q", "without replacement, q renormalised", "without replacement, q unadjusted"
@@ -48,8 +48,7 @@ def _residual(r: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
 
 def check(p: torch.Tensor, q: torch.Tensor, n: int, mode: str) -> None:
     """InputError, in one line, for a mode or a sibling count the draw cannot make."""
-    if mode not in MODES:
-        raise InputError(f"unknown draw mode '{mode}' (choose from: {', '.join(MODES)})")
+    check_choice("draw mode", mode, MODES)
     if not 1 <= n <= 4:
         raise InputError(f"the number of siblings must be between 1 and 4, got {n}")
     support = int((q > 0).sum())

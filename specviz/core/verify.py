@@ -43,21 +43,28 @@ def one_hot_q(tokens: torch.Tensor, vocab: int) -> torch.Tensor:
     return torch.zeros(len(tokens), vocab).scatter_(1, tokens.view(-1, 1).long(), 1.0)
 
 
+def draft_ratios(draft: torch.Tensor, q: torch.Tensor, p: torch.Tensor) -> list[float]:
+    """draft (k,) ids, q (k, V), p (k+1, V) -> p_i(x_i) / q_i(x_i) for each drafted token (inf where q_i(x_i) = 0)."""
+    k = len(draft)
+    assert q.shape[0] == k and p.shape[0] == k + 1 and q.shape[-1] == p.shape[-1], (q.shape, p.shape)
+    out = []
+    for i in range(k):
+        x = int(draft[i])
+        px, qx = float(p[i, x]), float(q[i, x])
+        out.append(px / qx if qx > 0 else float("inf"))
+    return out
+
+
 def verify(draft: torch.Tensor, q: torch.Tensor, p: torch.Tensor, greedy: bool,
            generator: torch.Generator | None = None) -> Verdict:
     """draft (k,) ids, q (k, V), p (k+1, V) -> Verdict. q must be over the same token ids as p."""
     k = len(draft)
-    assert q.shape[0] == k and p.shape[0] == k + 1 and q.shape[-1] == p.shape[-1], (q.shape, p.shape)
+    ratios = draft_ratios(draft, q, p)
     draws = torch.rand(k, generator=generator).tolist() if (k and not greedy) else [None] * k
-    ratios: list[float] = []
     for i in range(k):
-        x = int(draft[i])
-        px, qx = float(p[i, x]), float(q[i, x])
-        ratio = px / qx if qx > 0 else float("inf")
-        ratios.append(ratio)
-        accepted = (int(p[i].argmax()) == x) if greedy else draws[i] < min(1.0, ratio)
+        accepted = (int(p[i].argmax()) == int(draft[i])) if greedy else draws[i] < min(1.0, ratios[i])
         if not accepted:
             fix = int(p[i].argmax()) if greedy else sample(residual(p[i], q[i]), generator)
-            return Verdict(i, fix, "correction", ratios, draws[: i + 1])
+            return Verdict(i, fix, "correction", ratios[: i + 1], draws[: i + 1])
     bonus = int(p[k].argmax()) if greedy else sample(p[k], generator)
     return Verdict(k, bonus, "bonus", ratios, draws)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from specviz.core.errors import InputError
+from specviz.core.errors import InputError, check_choice
 from specviz.core.sampling import SamplingConfig, logits_to_probs
 from specviz.core.verify import residual, verify
 
@@ -46,8 +46,7 @@ class Warped:
 
 def setup(zp: torch.Tensor, zq: torch.Tensor, temperature: float, top_p: float, case: str) -> Warped:
     """The four distributions of `case` from target logits zp and draft logits zq (V,)."""
-    if case not in CASES:
-        raise InputError(f"unknown case '{case}' (choose from: {', '.join(CASES)})")
+    check_choice("case", case, CASES)
     if not 0.05 <= temperature <= 2.0:
         raise InputError(f"temperature must be between 0.05 and 2 here, got {temperature:g}")
     if not 0.0 < top_p <= 1.0:

@@ -17,7 +17,7 @@ import torch
 
 from specviz import runtime
 from specviz.core.block import BlockVerdict, verify_block
-from specviz.core.errors import InputError
+from specviz.core.errors import InputError, check_choice
 from specviz.core.records import TOP_N, RunSummary, StepRecord, TopTokens, summarize
 from specviz.core.sampling import SamplingConfig, logits_to_probs
 from specviz.core.tree import Tree, TreeVerdict, depths, position_offsets, tree_mask, verify_tree
@@ -57,8 +57,7 @@ class DecodeConfig:
     verify: str = "token"           # "token": token by token (core/tree.py); "block": a chain jointly (core/block.py)
 
     def check(self) -> None:
-        if self.verify not in VERIFY_MODES:
-            raise InputError(f"unknown verify mode '{self.verify}' (choose from: {', '.join(VERIFY_MODES)})")
+        check_choice("verify mode", self.verify, VERIFY_MODES)
         if self.k < 1:
             raise InputError(f"k must be >= 1, got {self.k}")
         if self.max_new_tokens < 1:

@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 import torch
 
-from specviz.core.errors import InputError
+from specviz.core.errors import InputError, check_choice
 from specviz.core.suffix import MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
 from specviz.engine.models import LoadedModel, check_same_tokenizer, token_id_count
 from specviz.proposers.base import Plain, Proposer
@@ -85,10 +85,8 @@ def _lookup(target, o):
         raise InputError(f"n must be >= 1, got {lo}")
     if lo > hi:
         raise InputError(f"n-min ({lo}) must not exceed n-max ({hi})")
-    if rule not in LOOKUP_RULES:
-        raise InputError(f"unknown lookup rule '{rule}' (choose from: {', '.join(LOOKUP_RULES)})")
-    if k_rule not in K_RULES:
-        raise InputError(f"unknown lookup k rule '{k_rule}' (choose from: {', '.join(K_RULES)})")
+    check_choice("lookup rule", rule, LOOKUP_RULES)
+    check_choice("lookup k rule", k_rule, K_RULES)
     if k_rule == "match":  # the shortest match is n (or n-min); the longest counted is n-max, else MAX_MATCH
         factor = o.get("spec_factor")
         return PromptLookup(n_min=n_min or n, n_max=n_max, rule=rule, k_rule="match", sole=o.get("sole", SOLE_FULL),
@@ -221,8 +219,7 @@ REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
 
 def spec(method: str) -> MethodSpec:
     """The registry's entry for `method`; InputError naming the choices for an unknown one."""
-    if method not in REGISTRY:
-        raise InputError(f"unknown method '{method}' (choose from: {', '.join(REGISTRY)})")
+    check_choice("method", method, REGISTRY)
     return REGISTRY[method]
 
 
@@ -311,8 +308,7 @@ def check_verify(method: str, verify: str) -> None:
     """Block verification takes chains (core/block.py); a tree method, or an unknown mode, is refused."""
     from specviz.engine.decode import VERIFY_MODES
 
-    if verify not in VERIFY_MODES:
-        raise InputError(f"unknown verify mode '{verify}' (choose from: {', '.join(VERIFY_MODES)})")
+    check_choice("verify mode", verify, VERIFY_MODES)
     if verify == "block" and spec(method).tree:
         raise InputError(f"block verification takes a chain of drafts, and {method} drafts a tree: use token-wise "
                          "verification with it (--verify token)")

@@ -23,8 +23,8 @@ import torch.nn.functional as F
 
 from specviz.core.errors import InputError
 from specviz.core.sampling import logits_to_probs, sample
-from specviz.proposers.base import Context, Draft, Proposer, empty_draft
-from specviz.proposers.vocab import SubsetHead
+from specviz.proposers.base import Context, Draft, empty_draft
+from specviz.proposers.vocab import HeadProposer, SubsetHead
 
 
 def default_feature_layers(n_layers: int) -> tuple[int, ...]:
@@ -172,7 +172,7 @@ class EagleHead(torch.nn.Module):
         return self.layer(self.fc(torch.cat([feat, emb], -1)), pos, past, mask)
 
 
-class Eagle(Proposer):
+class Eagle(HeadProposer):
     """Drafts a chain from an EagleHead; an EAGLE-3 head (feature_layers set) reads Context.features, the
     old one Context.hidden."""
     name = "eagle"
@@ -180,19 +180,15 @@ class Eagle(Proposer):
 
     def __init__(self, head: EagleHead, embed: torch.nn.Module, out: SubsetHead, name: str = "eagle",
                  add_prompt_ids: bool = True):
-        self.head, self.embed, self.out, self.name = head, embed, out, name
+        self.head, self.embed, self.name = head, embed, name
         self.feature_layers = head.feature_layers
         self.needs_hidden = not self.feature_layers
-        self.base_ids = out.ids.clone()
-        self.add_prompt_ids = add_prompt_ids
-        p = next(head.parameters())
-        self.dtype, self.device = p.dtype, p.device
+        self._init_head(head, out, add_prompt_ids)
         self.past, self.n_real, self.f_last = None, 0, None
 
     def reset(self, prompt_ids: torch.Tensor) -> None:
         self.past, self.n_real, self.f_last = None, 0, None
-        if self.add_prompt_ids:
-            self.out.set_ids(torch.cat([self.base_ids, prompt_ids.to(self.base_ids.device)]))
+        super().reset(prompt_ids)
 
     def cache_length(self) -> int | None:
         """The head's own KV cache: one entry per (feature, token) pair it has been fed."""
@@ -236,18 +232,16 @@ class Eagle(Proposer):
         self.n_real = n_real
         return n_real
 
-    def _start(self, ctx: Context, k: int) -> int | None:
-        """Catch the head up with the context; the number of real positions, or None: nothing to draft from."""
-        real = self._real(ctx)
-        if real is None or len(real) == 0 or k < 1:
-            return None
-        return self._catch_up(ctx)
-
     @torch.inference_mode()
     def propose(self, ctx: Context, k: int) -> Draft:
-        n_real = self._start(ctx, k)
-        if n_real is None:
+        """Catch the head up with the context, then draft; nothing to draft from (no real features, k < 1): empty."""
+        real = self._real(ctx)
+        if real is None or len(real) == 0 or k < 1:
             return empty_draft()
+        return self._draft(ctx, k, self._catch_up(ctx))
+
+    def _draft(self, ctx: Context, k: int, n_real: int) -> Draft:
+        """A chain of k from self.f_last, each guessed feature fed back with its token; n_real: real positions."""
         f = self.f_last
         tokens, qs = [], []
         for i in range(k):

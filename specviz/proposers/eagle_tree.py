@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from specviz.proposers.base import Context, Draft, empty_draft
+from specviz.proposers.base import Context, Draft
 from specviz.proposers.eagle import Eagle
 
 # the default shape: 12 nodes, depth <= 5, width 3. On the 2-core CPU 8-12 nodes beat 20 and 32 (a bigger
@@ -32,11 +32,8 @@ class EagleTree(Eagle):
         top = torch.topk(lq, self.width, dim=-1)                         # (r, w)
         return top.indices, score[:, None] + top.values                  # (r, w), (r, w)
 
-    @torch.inference_mode()
-    def propose(self, ctx: Context, k: int) -> Draft:
-        n_real = self._start(ctx, k)
-        if n_real is None:
-            return empty_draft()
+    def _draft(self, ctx: Context, k: int, n_real: int) -> Draft:
+        """The tree grown from self.f_last, round by round, then pruned to the best max_nodes nodes."""
         tokens: list[int] = []
         parents: list[int] = []
         scores: list[float] = []

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import torch
 
-from specviz.core.errors import InputError
+from specviz.core.errors import InputError, check_choice
 from specviz.core.suffix import MAX_TREE_DEPTH
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 
@@ -184,8 +184,7 @@ class PromptLookup(Proposer):
 
     def __init__(self, n: int = 3, n_min: int | None = None, n_max: int | None = None, rule: str = "recent",
                  k_rule: str = "fixed", factor: float = MATCH_FACTOR, sole: bool = False, follow: bool = False):
-        if k_rule not in K_RULES:
-            raise InputError(f"unknown lookup k rule '{k_rule}' (choose from: {', '.join(K_RULES)})")
+        check_choice("lookup k rule", k_rule, K_RULES)
         self.k_rule = k_rule
         self.n_min = n_min if n_min is not None else n
         self.n_max = n_max if n_max is not None else (MAX_MATCH if k_rule == "match" else n)

@@ -11,8 +11,8 @@ import torch
 import torch.nn.functional as F
 
 from specviz.core.sampling import logits_to_probs, sample
-from specviz.proposers.base import Context, Draft, Proposer, empty_draft
-from specviz.proposers.vocab import SubsetHead
+from specviz.proposers.base import Context, Draft, empty_draft
+from specviz.proposers.vocab import HeadProposer, SubsetHead
 
 
 class ResBlock(torch.nn.Module):
@@ -41,7 +41,7 @@ class MedusaHeads(torch.nn.Module):
         return torch.stack([b(h) for b in self.blocks])  # (K, ..., H): head i's hidden guess
 
 
-class Medusa(Proposer):
+class Medusa(HeadProposer):
     """Chain drafting: the top-1 (or a sample) of heads 1..k, verified left to right."""
 
     name = "medusa"
@@ -49,26 +49,18 @@ class Medusa(Proposer):
 
     def __init__(self, heads: MedusaHeads, out: SubsetHead, name: str = "medusa",
                  add_prompt_ids: bool = True):
-        self.heads, self.out, self.name = heads, out, name
-        self.base_ids = out.ids.clone()
-        self.add_prompt_ids = add_prompt_ids
-        p = next(heads.parameters())
-        self.dtype, self.device = p.dtype, p.device
-
-    def reset(self, prompt_ids: torch.Tensor) -> None:
-        if self.add_prompt_ids:                      # the prompt's tokens join the draft vocabulary
-            self.out.set_ids(torch.cat([self.base_ids, prompt_ids.to(self.base_ids.device)]))
-
-    @staticmethod
-    def _can_draft(ctx: Context, k: int) -> bool:
-        """The heads draft from the target's last hidden state: none yet, or k < 1, and they draft nothing."""
-        return ctx.hidden is not None and len(ctx.hidden) > 0 and k >= 1
+        self.heads, self.name = heads, name
+        self._init_head(heads, out, add_prompt_ids)
 
     @torch.inference_mode()
     def propose(self, ctx: Context, k: int) -> Draft:
-        if not self._can_draft(ctx, k):
+        """The heads draft from the target's last hidden state: none yet, or k < 1, and they draft nothing."""
+        if ctx.hidden is None or len(ctx.hidden) == 0 or k < 1:
             return empty_draft()
-        h = ctx.hidden[-1].to(self.device, self.dtype)                   # (H,) produced ids[-1]
+        return self._draft(ctx, k, ctx.hidden[-1].to(self.device, self.dtype))  # h (H,): produced ids[-1]
+
+    def _draft(self, ctx: Context, k: int, h: torch.Tensor) -> Draft:
+        """A chain of k: head i's top-1 (or a sample) at position i."""
         g = self.heads(h)[:k]                                            # (k, H)
         logits = self.out(g).float().cpu()                               # (k, V), -inf off the subset
         q = logits_to_probs(logits, ctx.sampling)                        # (k, V)
@@ -104,13 +96,10 @@ class MedusaTree(Medusa):
         self.width = 1 + max(max(c) for c in self.paths)
         self.max_nodes = len(self.paths)
 
-    @torch.inference_mode()
-    def propose(self, ctx: Context, k: int) -> Draft:
-        if not self._can_draft(ctx, k):
-            return empty_draft()
+    def _draft(self, ctx: Context, k: int, h: torch.Tensor) -> Draft:
+        """The tree's paths up to depth k, each node a head's candidate (chosen, so q is one-hot)."""
         paths = [c for c in self.paths if len(c) <= k]
         depth = max(len(c) for c in paths)
-        h = ctx.hidden[-1].to(self.device, self.dtype)                   # (H,) produced ids[-1]
         logits = self.out(self.heads(h)[:depth]).float().cpu()           # (D, V)
         top = torch.topk(logits, self.width, dim=-1).indices             # (D, w) each head's candidates
         node = {c: i for i, c in enumerate(paths)}

@@ -8,6 +8,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from specviz.proposers.base import Proposer
+
 
 class SubsetHead(torch.nn.Module):
     """Logits over `ids` only, from the rows of a frozen (V, H) output weight shared with the target."""
@@ -47,3 +49,19 @@ def frequent_ids(labels: torch.Tensor, size: int, vocab_size: int, always: list[
     counts += 1e-6 * (vocab_size - torch.arange(vocab_size)) / vocab_size              # tie-break: low ids
     ids = torch.topk(counts, min(size, vocab_size)).indices
     return torch.unique(torch.cat([ids, torch.tensor(list(always), dtype=torch.long)]))
+
+
+class HeadProposer(Proposer):
+    """A proposer whose drafts end in a SubsetHead `out` (Medusa's heads, EAGLE's head): with add_prompt_ids
+    the prompt's tokens join the draft vocabulary at each reset."""
+
+    def _init_head(self, module: torch.nn.Module, out: SubsetHead, add_prompt_ids: bool) -> None:
+        self.out = out
+        self.base_ids = out.ids.clone()
+        self.add_prompt_ids = add_prompt_ids
+        p = next(module.parameters())
+        self.dtype, self.device = p.dtype, p.device
+
+    def reset(self, prompt_ids: torch.Tensor) -> None:
+        if self.add_prompt_ids:                      # the prompt's tokens join the draft vocabulary
+            self.out.set_ids(torch.cat([self.base_ids, prompt_ids.to(self.base_ids.device)]))

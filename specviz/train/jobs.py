@@ -61,15 +61,21 @@ def _vocab(target, train, size):
     return draft_vocab(train, size, target.vocab_size, always)
 
 
+def _head_data(target, corpus_dir, vocab: int, cache, layers=None):
+    """A head job's (train, held-out) split, its draft vocabulary ids and the SubsetHead over them."""
+    from specviz.proposers.vocab import SubsetHead
+
+    train, held = load_split(corpus_dir, target=target, layers=layers, cache=cache)
+    ids = _vocab(target, train, vocab)
+    return train, held, ids, SubsetHead(target.model.get_output_embeddings().weight, ids)
+
+
 def medusa(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 300, tokens: int = 512,
            lr: float = 1e-3, vocab: int = 8192, n_heads: int = 4, max_minutes=None, progress=True,
            features_cache=None) -> dict:
-    from specviz.proposers.vocab import SubsetHead
     from specviz.train import medusa as tm
 
-    train, held = load_split(corpus_dir, target=target, cache=features_cache)
-    ids = _vocab(target, train, vocab)
-    out = SubsetHead(target.model.get_output_embeddings().weight, ids)
+    train, held, ids, out = _head_data(target, corpus_dir, vocab, features_cache)
     heads = medusa_heads(target, n_heads)
     H, Y, _ = tm.flatten(train, n_heads, out)
     before = tm.evaluate(heads, out, held, train)
@@ -88,12 +94,9 @@ def eagle(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 3
     """The EAGLE-style head on the target's final features; reg weighs the feature-regression term beside the
     token loss (0: the token objective only, as the EAGLE-3 head trains). warm_from: a folder whose EAGLE head's
     weights the training starts from (a fine-tune; the card names it)."""
-    from specviz.proposers.vocab import SubsetHead
     from specviz.train import eagle as te
 
-    train, held = load_split(corpus_dir, target=target, cache=features_cache)
-    ids = _vocab(target, train, vocab)
-    out = SubsetHead(target.model.get_output_embeddings().weight, ids)
+    train, held, ids, out = _head_data(target, corpus_dir, vocab, features_cache)
     head = eagle_head(target, init)
     if warm_from:
         warm_start(head, warm_from)
@@ -118,14 +121,11 @@ def eagle3(target: LoadedModel, corpus_dir, run_dir, out_dir=None, steps: int = 
     forcing (corpus.load; `features_cache` keeps them for the next job). warm_from: a folder whose (old-design)
     EAGLE head the fused head starts from (warm_start)."""
     from specviz.proposers.eagle import check_feature_layers, default_feature_layers
-    from specviz.proposers.vocab import SubsetHead
     from specviz.train import eagle as te
 
     n_layers = target.model.config.num_hidden_layers
     layers = check_feature_layers(default_feature_layers(n_layers) if layers is None else layers, n_layers)
-    train, held = load_split(corpus_dir, ("ids", "hidden", "label"), target, layers=list(layers), cache=features_cache)
-    ids = _vocab(target, train, vocab)
-    out = SubsetHead(target.model.get_output_embeddings().weight, ids)
+    train, held, ids, out = _head_data(target, corpus_dir, vocab, features_cache, layers=list(layers))
     head = eagle_head(target, init, layers)
     if warm_from:
         warm_start(head, warm_from, train)
