@@ -56,7 +56,7 @@ from specviz.bench.plan import (
 )
 from specviz.bench.results import kind_folder
 from specviz.bench.runs import Env, Spec, run
-from specviz.core.costmodel import cost_check, draft_cost, plain_step_time, v_at
+from specviz.core.costmodel import cost_check, draft_cost, passes_speedup, plain_step_time
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median, ratio, speedup
@@ -276,9 +276,9 @@ def same_text_row(b: Bench, w, label: str, setting: str, r, identical: bool) -> 
     The timed runs in the bench's dtype may each write a different text (a bfloat16 near-tie), so this is
     the comparison of the drafting rules alone."""
     table = b.v_tree if label in REGISTRY and REGISTRY[label].tree and b.v_tree else b.v
-    cost = sum(v_at(table, st.n_drafted) for st in r.steps)              # in plain steps
     return dict(workload=w.name, kind=w.kind, method=label, setting=setting, tokens=r.tokens,
-                tau=r.tokens_per_pass, mean_k=r.mean_k, model_speedup=r.tokens / cost if cost else None,
+                tau=r.tokens_per_pass, mean_k=r.mean_k,
+                model_speedup=passes_speedup(r.tokens, [st.n_drafted for st in r.steps], table),
                 identical=identical)
 
 
