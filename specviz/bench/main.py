@@ -294,10 +294,8 @@ def sessions(b: Bench, env: Env) -> None:
         for meas in got.values():
             row = meas.row()
             row.update(requests=[w.name for w in s.requests], kind=s.kind, task=s.task,
-                       tokens=median([r.tokens for r in meas.runs]),
-                       c=median([draft_cost([st for sts in r.steps for st in sts],
-                                            plain_step_time([st for sts in p.steps for st in sts]))
-                                 for r, p in zip(meas.runs, meas.plains)]))
+                       tokens=median([rp.summary.tokens for rp in meas.repeats]),
+                       c=median([draft_cost(rp.steps, plain_step_time(rp.plain_steps)) for rp in meas.repeats]))
             b.sessions.append(row)
         b.log(f"session {s.name}: " + ", ".join(f"{lab} {m.speedup:.2f}×" for lab, m in got.items()))
 

@@ -115,13 +115,19 @@ class Repeat:
         return ratio(self.summary.tokens_per_s, self.plain.tokens_per_s)
 
 
-class AgainstPlain:
-    """What every measured comparison reports from its per-repeat ratios (core.stats.ratio), whatever it ran:
-    one request (Measured) or a session of requests (engine.sessions.SessionMeasured)."""
+@dataclass
+class Measured:
+    """One contender against plain decoding over interleaved repeats: one request, or a session of requests
+    (engine.sessions.SessionMeasured, whose repeats are whole sessions). What it reports comes from the per-repeat
+    ratios (core.stats.ratio): the speedup is their median, with their spread."""
+    label: str
+    repeats: list[Repeat]
+    divergence: Divergence | None    # greedy only: where its output first differs from plain's
+    compared: bool                   # False when sampling (tokens are not expected to match)
 
     @property
     def ratios(self) -> list[float]:
-        raise NotImplementedError
+        return [r.ratio for r in self.repeats]
 
     @property
     def speedup(self) -> float:
@@ -142,19 +148,6 @@ class AgainstPlain:
         """The repeat whose ratio is the median (the lower one of two middles)."""
         r = self.ratios
         return sorted(range(len(r)), key=lambda i: r[i])[(len(r) - 1) // 2]
-
-
-@dataclass
-class Measured(AgainstPlain):
-    """One contender against plain decoding over interleaved repeats."""
-    label: str
-    repeats: list[Repeat]
-    divergence: Divergence | None    # greedy only: where its output first differs from plain's
-    compared: bool                   # False when sampling (tokens are not expected to match)
-
-    @property
-    def ratios(self) -> list[float]:
-        return [r.ratio for r in self.repeats]
 
     @property
     def typical(self) -> Repeat:

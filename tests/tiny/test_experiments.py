@@ -217,7 +217,11 @@ def test_a_session_runs_its_requests_in_order_with_the_cache_on_and_off(tiny):
     assert len(plains) == 2 and all(len(p.requests) == 2 and p.method == "plain" for p in plains)
     for m in got.values():
         assert len(m.runs) == 2 and m.same_as_plain == [True, True] and len(m.request_speedups()) == 2
-        assert m.runs[0].tokens == 24 and m.speedup > 0 and m.row()["tokens_per_pass"] >= 1.0
+        assert m.runs[0].total.tokens == 24 and m.speedup > 0 and m.row()["tokens_per_pass"] >= 1.0
+        for r, p, got_ratio in zip(m.runs, plains, m.ratios):   # whole-session tokens/s ÷ plain's, by hand
+            per_s = lambda run: sum(len(x.token_ids) for x in run.requests) / sum(x.wall_s for x in run.requests)  # noqa: E731
+            assert got_ratio == pytest.approx(per_s(r) / per_s(p))
+        assert m.identical and m.typical_run in m.runs
     seen = lambda run: {o for st in run.steps[1] for o in (st.seen_in or [])}  # noqa: E731
     assert any("request 1" in o for o in seen(got["on"].runs[0]))
     assert not any("request" in o for o in seen(got["off"].runs[0]))
