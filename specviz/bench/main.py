@@ -62,7 +62,6 @@ from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median, ratio, speedup
 from specviz.engine import artifacts, autodtype, measure, methods as M, sessions as SE, workloads as W
 from specviz.engine.device import machine
-from specviz.engine.measure import speedup_of
 from specviz.engine.methods import REGISTRY, encode_prompt, make_proposer
 from specviz.engine.models import DEFAULT, LoadedModel, load_tokenizer, resolve_dtype, tiny_llama
 from specviz.engine.passcost import V_KS, measure_v
@@ -208,7 +207,7 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
                     continue
                 best, best_sp = None, -1.0
                 for s in candidates(m, plan.quick):
-                    sp = speedup_of([t["speedup"] for t in b.tuning
+                    sp = median([t["speedup"] for t in b.tuning     # over the kind's tuning workloads
                                  if t["mode"] == mode and t["kind"] == kind and t["spec"] == s])
                     if sp is not None and sp > best_sp:
                         best, best_sp = s, sp

@@ -15,7 +15,7 @@ from specviz.core.errors import InputError
 from specviz.core.records import RunSummary, StepRecord
 from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
-from specviz.core.stats import median, spread
+from specviz.core.stats import median, speedup, spread
 from specviz.engine import measure, methods as M
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.experiment import Setting
@@ -164,7 +164,8 @@ def for_calculator(runs: list[Run]) -> dict[str, tuple[Run, list[StepRecord], fl
     for m, by in groups.items():
         rs = list(by.values())[-1]
         typical = sorted(rs, key=lambda r: r.speedup)[(len(rs) - 1) // 2]
-        out[m] = (typical, plains[(typical.workload, typical.repeat)].steps, median(r.speedup for r in rs))
+        out[m] = (typical, plains[(typical.workload, typical.repeat)].steps,
+                  speedup((r.summary.tokens_per_s, r.plain.tokens_per_s) for r in rs))
     return out
 
 
@@ -194,7 +195,7 @@ def table(runs: list[Run]) -> list[dict]:
             "draft_acceptance_rate": median(x.draft_acceptance_rate for x in s),
             "tokens_per_pass": median(x.tokens_per_pass for x in s),
             "tokens_per_s": median(x.tokens_per_s for x in s),
-            "speedup": measure.speedup_of(ratios),
+            "speedup": speedup((r.summary.tokens_per_s, r.plain.tokens_per_s) for r in rs),
             "spread": spread(ratios),          # of the per-repeat ratios; None with one repeat
             "repeats": len(rs),
             "target_passes": median(x.target_passes for x in s),

@@ -28,7 +28,7 @@ import torch
 
 from specviz.core.neartie import Divergence, first_divergence
 from specviz.core.records import RunSummary, StepRecord
-from specviz.core.stats import median, ratio, spread
+from specviz.core.stats import ratio, speedup, spread
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
@@ -97,11 +97,6 @@ def quote(value: float, sp: float | None, repeats: int, reference: float = 1.0, 
     return f"{value:.2f}{unit} (spread {sp:.2f} over {repeats} repeats)"
 
 
-def speedup_of(ratios: list[float | None]) -> float | None:
-    """The median of per-repeat ratios already computed by core.stats.ratio (None: none was measured)."""
-    return median(ratios)
-
-
 # -- the result type --------------------------------------------------------------------------------------
 @dataclass
 class Repeat:
@@ -131,7 +126,8 @@ class Measured:
 
     @property
     def speedup(self) -> float:
-        return speedup_of(self.ratios) or 0.0
+        """core.stats.speedup: the median over repeats of each repeat's ratio."""
+        return speedup((r.summary.tokens_per_s, r.plain.tokens_per_s) for r in self.repeats) or 0.0
 
     @property
     def spread(self) -> float | None:
