@@ -48,7 +48,7 @@ def fill(method: str) -> None:
     ch = be.run_checks(method, e["summary"], e["steps"], e.get("plain"), e.get("plain_steps"), v, e.get("k"),
                        e.get("speedup"))
     spec = REGISTRY.get(method)
-    k, ss["bk_note"] = be.calculator_k(method, e.get("k"), ch.k_bar, ch.tau, ch.measured_speedup,
+    k, ss["bk_note"] = be.calculator_k(method, e.get("k"), ch.k_bar, ch.tau, ch.measured,
                                        tree=bool(spec and spec.tree),
                                        self_sized=bool(e.get("self_sized")
                                                        or (spec and spec.self_sized and e.get("k") == SELF_SIZED_CAP)),
@@ -186,19 +186,19 @@ def checks_section(v) -> None:
 def cost_model_check(ch, e: dict) -> None:
     """The measured τ fed into the cost model, against the run's measured speedup, and where a miss comes from."""
     st.markdown("**Cost-model check** — the measured τ fed into τ ÷ (v(k̄) + k̄·c)")
-    if ch.predicted_speedup is None or ch.measured_speedup is None:
+    if ch.predicted is None or ch.measured is None:
         st.caption("Needs a plain run measured alongside (for t₁, c and the measured speedup): press "
                    "“Run plain decoding alongside” on the Step-through page.")
     else:
         st.markdown(
             f"τ = {ch.tau:.2f} tokens per pass, k̄ = {ch.k_bar:.2f} drafted per step, "
-            f"c = {ch.c:.3f}, v(k̄) = {ch.v_k_bar:.3f}, t₁ = {ch.t1 * 1e3:.1f} ms\n\n"
-            f"predicted **{ch.predicted_speedup:.2f}×** vs measured **{ch.measured_speedup:.2f}×** "
-            f"({ch.cost_model_gap:+.0%})")
+            f"c = {ch.c:.3f}, v(k̄) = {ch.v:.3f}, t₁ = {ch.t1 * 1e3:.1f} ms\n\n"
+            f"predicted **{ch.predicted:.2f}×** vs measured **{ch.measured:.2f}×** "
+            f"({ch.error:+.0%})")
         g = be.gap_terms(ch, e["summary"], e["steps"])
-        if abs(ch.cost_model_gap) > 0.15 and g and g["predicted_with_v_run"] is not None:
+        if abs(ch.error) > 0.15 and g and g["predicted_with_v_run"] is not None:
             st.caption(
-                ("Most of the miss is the term v(k̄)" if abs(g["gap_with_v_run"]) < abs(ch.cost_model_gap) / 2
+                ("Most of the miss is the term v(k̄)" if abs(g["gap_with_v_run"]) < abs(ch.error) / 2
                  else "The term v(k̄) explains little of the miss")
                 + f": the calculator's v gives {g['v_used']:.2f}, while this run's "
                 f"own passes cost **{g['v_run']:.2f}** plain steps each (mean verify time ÷ t₁); with that v "
@@ -210,7 +210,7 @@ def cost_model_check(ch, e: dict) -> None:
 def independence_check(ch, e: dict, filled: str) -> None:
     """Per-position acceptance a_i, and E[τ] from α against the measured τ (a tree: along its accepted path)."""
     st.markdown("**Independence check** — per-position acceptance a_i, and E[τ] from α vs the measured τ")
-    if ch.tau_independent is None:
+    if ch.tau_iid is None:
         st.caption("No draft was tested in this run, so α is undefined.")
     elif is_tree_run(e["steps"]):
         st.warning(TREE_NOTE.format(m=filled))
@@ -220,7 +220,7 @@ def independence_check(ch, e: dict, filled: str) -> None:
                    "with a child below it, the share that kept one there.")
     else:
         st.markdown(
-            f"α = {ch.alpha:.2f} → E[τ] = **{ch.tau_independent:.2f}** (averaged over each step's own "
+            f"α = {ch.alpha:.2f} → E[τ] = **{ch.tau_iid:.2f}** (averaged over each step's own "
             f"draft length) vs measured τ = **{ch.tau:.2f}** ({ch.independence_gap:+.0%})")
         st.plotly_chart(vb.per_position_figure(ch.per_position, ch.alpha), width="stretch",
                         key="bk_fig_ai")

@@ -40,7 +40,7 @@ import torch
 from specviz.bench.plan import TREE_V_KS
 from specviz.bench.results import bench_where, latest_bench
 from specviz.core import copybound as cb
-from specviz.core.costmodel import v_at
+from specviz.core.costmodel import passes_speedup, v_at
 from specviz.core.suffix import SessionCache
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig
@@ -112,7 +112,7 @@ def show(name: str, res: dict) -> dict:
 def shares(prompt, text, v, v_tree) -> dict:
     """{column: the rule's cost-model speedup ÷ its ceiling's} on one text: lookup ÷ the m≥2 ceiling (the default;
     with the sole option only; neither sole nor follow, the default before issue 35), suffix ÷ the m≥1 one."""
-    ceil = {m: cb.model_speedup(text, cb.ceiling(prompt, text, min_match=m), v) for m in (2, 1)}
+    ceil = {m: passes_speedup(len(text), cb.ceiling(prompt, text, min_match=m), v) for m in (2, 1)}
     rules = {"lookup": (make_proposer("lookup", None), v, 2),
              "lookup, sole only": (PromptLookup(n_min=MATCH_MIN, k_rule="match", sole=True), v, 2),
              "lookup before": (PromptLookup(n_min=MATCH_MIN, k_rule="match"), v, 2),
@@ -121,7 +121,7 @@ def shares(prompt, text, v, v_tree) -> dict:
     for col, (pr, vv, m) in rules.items():
         pr.reset(torch.tensor(prompt))
         lengths = cb.replay(prompt, text, lambda ctx: draft_on(pr, ctx, SELF_SIZED_CAP))
-        out[col] = cb.model_speedup(text, lengths, vv) / ceil[m]
+        out[col] = passes_speedup(len(text), lengths, vv) / ceil[m]
     return out
 
 

@@ -356,14 +356,15 @@ def run_session(a, target, session, build, cfg) -> int:
         got, plains = SE.session_against_plain(target, session, {a.method: (build, cfg, cache)}, plain_config(cfg),
                                               a.against_plain)
         m = got[a.method]
-        r, per = m.typical, m.request_speedups()
+        r, per = m.typical_run, m.request_speedups()
     else:
         m, r, per = None, SE.run_session(target, session, build, cfg, cache, method=a.method), None
+    t = r.total
     if a.json:
         out = {"session": session.name, "method": a.method, "cache": cache,
                "requests": [{"request": name, **s.as_dict()} for name, s in zip(r.names, r.requests)],
-               "total": {"tokens": r.tokens, "wall_s": r.wall_s, "tokens_per_s": r.tokens_per_s,
-                         "target_passes": r.target_passes, "tokens_per_pass": r.tokens_per_pass,
+               "total": {"tokens": t.tokens, "wall_s": t.wall_s, "tokens_per_s": t.tokens_per_s,
+                         "target_passes": t.target_passes, "tokens_per_pass": t.tokens_per_pass,
                          **where_json(target)}}
         if m is not None:
             out["against_plain"] = {"speedup": m.speedup, "spread": m.spread, "ratios": m.ratios,
@@ -376,7 +377,7 @@ def run_session(a, target, session, build, cfg) -> int:
         same = "" if m is None or m.same_as_plain[i] is None else ("" if m.same_as_plain[i] else ", differs from plain")
         print(f"  {i + 1}. {name}: {len(s.token_ids)} tokens, τ {s.tokens_per_pass:.2f}, "
               f"{s.tokens_per_s:.1f} tokens/s{vs}{same}")
-    print(f"  total: {r.tokens} tokens in {r.wall_s:.1f} s, τ {r.tokens_per_pass:.2f}, {r.tokens_per_s:.1f} tokens/s")
+    print(f"  total: {t.tokens} tokens in {t.wall_s:.1f} s, τ {t.tokens_per_pass:.2f}, {t.tokens_per_s:.1f} tokens/s")
     print(where_text(target))
     if m is not None:
         print(f"[against plain] whole-session speedup {quote(m.speedup, m.spread, len(m.runs))}")

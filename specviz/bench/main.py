@@ -56,13 +56,12 @@ from specviz.bench.plan import (
 )
 from specviz.bench.results import kind_folder
 from specviz.bench.runs import Env, Spec, run
-from specviz.core.costmodel import cost_check, draft_cost, plain_step_time, v_at
+from specviz.core.costmodel import cost_check, draft_cost, passes_speedup, plain_step_time
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median, ratio, speedup
 from specviz.engine import artifacts, autodtype, measure, methods as M, peaks, sessions as SE, workloads as W
 from specviz.engine.device import machine
-from specviz.engine.measure import speedup_of
 from specviz.engine.methods import REGISTRY, encode_prompt, make_proposer
 from specviz.engine.models import DEFAULT, LoadedModel, load_tokenizer, resolve_dtype, tiny_llama
 from specviz.engine.passcost import V_KS, measure_v
@@ -212,7 +211,7 @@ def tune(b: Bench, env: Env, prompts: dict, methods: list[str]) -> None:
                     continue
                 best, best_sp = None, -1.0
                 for s in candidates(m, plan.quick):
-                    sp = speedup_of([t["speedup"] for t in b.tuning
+                    sp = median([t["speedup"] for t in b.tuning     # over the kind's tuning workloads
                                  if t["mode"] == mode and t["kind"] == kind and t["spec"] == s])
                     if sp is not None and sp > best_sp:
                         best, best_sp = s, sp
@@ -280,9 +279,9 @@ def same_text_row(b: Bench, w, label: str, setting: str, r, identical: bool) -> 
     The timed runs in the bench's dtype may each write a different text (a bfloat16 near-tie), so this is
     the comparison of the drafting rules alone."""
     table = b.v_tree if label in REGISTRY and REGISTRY[label].tree and b.v_tree else b.v
-    cost = sum(v_at(table, st.n_drafted) for st in r.steps)              # in plain steps
     return dict(workload=w.name, kind=w.kind, method=label, setting=setting, tokens=r.tokens,
-                tau=r.tokens_per_pass, mean_k=r.mean_k, model_speedup=r.tokens / cost if cost else None,
+                tau=r.tokens_per_pass, mean_k=r.mean_k,
+                model_speedup=passes_speedup(r.tokens, [st.n_drafted for st in r.steps], table),
                 identical=identical)
 
 
@@ -298,10 +297,8 @@ def sessions(b: Bench, env: Env) -> None:
         for meas in got.values():
             row = meas.row()
             row.update(requests=[w.name for w in s.requests], kind=s.kind, task=s.task,
-                       tokens=median([r.tokens for r in meas.runs]),
-                       c=median([draft_cost([st for sts in r.steps for st in sts],
-                                            plain_step_time([st for sts in p.steps for st in sts]))
-                                 for r, p in zip(meas.runs, meas.plains)]))
+                       tokens=median([rp.summary.tokens for rp in meas.repeats]),
+                       c=median([draft_cost(rp.steps, plain_step_time(rp.plain_steps)) for rp in meas.repeats]))
             b.sessions.append(row)
         b.log(f"session {s.name}: " + ", ".join(f"{lab} {m.speedup:.2f}×" for lab, m in got.items()))
 

@@ -14,13 +14,12 @@ that drafts only after `min_match` matched tokens, copying a run from one place 
 suffix tree, which is a run of some searched text), keeps more tokens in fewer passes: the run available
 at step t shifted by one is available at t + 1 with one more matched token, so the ceiling's position
 stays ahead of any rule's after every pass: its τ is a ceiling. It drafts nothing it loses, so with a verify
-cost linear in the drafted tokens (the measured v(k) nearly is) its cost-model speedup is one too.
+cost linear in the drafted tokens (the measured v(k) nearly is) its cost-model speedup is one too: a replay's
+drafted lengths are priced by core/costmodel.passes_speedup, the one pricing module.
 """
 from __future__ import annotations
 
 from typing import Callable, Sequence
-
-from specviz.core.costmodel import VCost, v_at
 
 CAP = 24   # the longest run a pass may draft (lookup's and suffix's default depth)
 
@@ -89,9 +88,3 @@ def replay(prompt: Sequence[int], text: Sequence[int],
 def tokens_per_pass(text: Sequence[int], lengths: Sequence[int]) -> float:
     """τ of a replay: the text's tokens ÷ its passes."""
     return len(text) / len(lengths) if lengths else 0.0
-
-
-def model_speedup(text: Sequence[int], lengths: Sequence[int], v: VCost) -> float:
-    """The cost model's decode-only speedup of a replay: tokens ÷ Σ v(drafted) (v(0) = 1, a plain step)."""
-    cost = sum(v_at(v, n) for n in lengths)
-    return len(text) / cost if cost else 0.0

@@ -10,14 +10,15 @@ the bench's checks use too. Definitions: docs/metrics.md.
     speedup = E[tau] / (v(k) + k*c)
     tau = 1 + alpha-hat * k-bar                         an identity of every run (not a model)
 
-`run_checks` compares the model with a measured run: the cost-model check (measured tau into the
-speedup formula vs the measured speedup) and the independence check (E[tau] from alpha vs the
-measured tau, beside the per-position acceptance a_i). `cost_check` is the same check as the bench
-makes it over medians of timed repeats, end to end (`with_prefill`) and decode only.
+`CostCheck` is the one record of a measured run checked against the model: the cost-model check (measured
+tau into the speedup formula vs the measured speedup) and the independence check (E[tau] from alpha vs
+the measured tau, beside the per-position acceptance a_i). `run_checks` fills it from one run (the
+calculator), `cost_check` from the bench's medians of timed repeats, end to end (`with_prefill`) and
+decode only. `passes_speedup` prices a run pass by pass (the copy ceilings, core/copybound.py).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from specviz.core.stats import median, ratio
@@ -160,36 +161,54 @@ def best_k(alpha: float, c: float, v: VCost, k_max: int = 16) -> tuple[int, floa
     return best
 
 
-# -- filling the calculator from a measured run ------------------------------------------------
+# -- the checks of a measured run against the model: the calculator's and the bench's -------------------
 @dataclass
-class RunChecks:
+class CostCheck:
+    """docs/metrics.md's two checks of one measured method, one record for the calculator (one run, `run_checks`)
+    and the bench (medians over timed repeats on one workload, `cost_check`).
+
+    Cost-model check: the measured τ fed into τ ÷ (v(k̄) + k̄·c) against the measured speedup, end to end (the
+    prediction plus the measured prefill, when it is known, against the measured speedup) and decode only
+    (the formula as it stands, against the speedup with prefill left out). Independence check: E[τ] from α
+    against the measured τ, beside the per-position acceptance a_i."""
     method: str
-    alpha: float | None          # accepted / tested (what the formula takes)
-    draft_acceptance_rate: float | None  # alpha-hat = accepted / drafted (shown beside, never fed in)
     tau: float                   # measured tokens per pass
     k_bar: float                 # mean drafted length per step
-    k: int | None                # the k setting of the run
-    c: float | None              # measured draft cost per token (needs the plain run's t1)
-    t1: float | None             # seconds of one plain decode step (from the plain run)
-    v_k_bar: float | None        # v(k-bar) from the table in use
-    measured_speedup: float | None   # method tokens/s / plain tokens/s (the median over repeats, when repeated)
-    predicted_speedup: float | None  # cost model with the measured tau
-    tau_independent: float | None    # E[tau] from alpha (tested), each step's own draft length
-    per_position: list[float]        # a_1..a_m: flat = independent, rising = bursty
+    alpha: float | None          # accepted / tested (what the formula takes; never alpha-hat)
+    draft_acceptance_rate: float | None  # alpha-hat = accepted / drafted (shown beside, never fed in)
+    per_position: list[float] | None     # a_1..a_m: flat = independent, rising = bursty
+    c: float | None              # draft time per token / t1 (needs the plain run's t1)
+    v: float | None              # v(k_bar) from the table in use
+    predicted: float | None      # tau / (v + k_bar c): the decode phase only
+    measured: float | None       # method tokens/s / plain tokens/s, end to end (the median over repeats)
+    tau_iid: float | None        # E[tau] from alpha under independence
+    workload: str = ""           # the bench's workload ('' for the calculator's run)
+    k: int | None = None         # the run's k setting
+    t1: float | None = None      # seconds of one plain decode step (from the plain run)
+    predicted_with_prefill: float | None = None  # the same model with the measured prefill time added
+    measured_decode: float | None = None         # the measured speedup with both prefills left out
 
     @property
-    def cost_model_gap(self) -> float | None:
-        """(predicted - measured) / measured."""
-        if self.measured_speedup and self.predicted_speedup is not None:
-            return self.predicted_speedup / self.measured_speedup - 1.0
-        return None
+    def error(self) -> float | None:
+        """End to end: predicted (with prefill, when known) / measured - 1 (0.10 = the model promised 10% more)."""
+        pred = self.predicted if self.predicted_with_prefill is None else self.predicted_with_prefill
+        return pred / self.measured - 1.0 if pred is not None and self.measured else None
+
+    @property
+    def error_decode(self) -> float | None:
+        """Decode only: tau / (v + k_bar c) against the measured decode-phase speedup."""
+        return self.predicted / self.measured_decode - 1.0 if self.predicted is not None and self.measured_decode \
+            else None
 
     @property
     def independence_gap(self) -> float | None:
         """(E[tau] from alpha - measured tau) / measured tau."""
-        if self.tau_independent is not None and self.tau > 0:
-            return self.tau_independent / self.tau - 1.0
-        return None
+        return self.tau_iid / self.tau - 1.0 if self.tau_iid is not None and self.tau > 0 else None
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["error"], d["error_decode"] = self.error, self.error_decode
+        return d
 
 
 def run_v(steps: list, t1: float) -> float | None:
@@ -199,86 +218,42 @@ def run_v(steps: list, t1: float) -> float | None:
     return (median(s.verify_s for s in steps) / t1) if steps and t1 else None
 
 
-def gap_terms(ch: "RunChecks", summary, steps) -> dict | None:
+def gap_terms(ch: CostCheck, summary, steps) -> dict | None:
     """Where a cost-model miss comes from: the prediction redone with the run's own verify cost (run_v) in
     place of the v setting, and the share of the run's wall time spent outside drafting and verifying
     (prefill, Python between passes, recording). None when the check could not run."""
-    if ch.predicted_speedup is None or ch.measured_speedup is None or not ch.t1:
+    if ch.predicted is None or ch.measured is None or not ch.t1:
         return None
     v_run = run_v(steps, ch.t1)
     pred_run = ch.tau / (v_run + ch.k_bar * ch.c) if v_run else None
     outside = 1 - (summary.draft_s + summary.verify_s) / summary.wall_s if summary.wall_s > 0 else None
-    return {"v_used": ch.v_k_bar, "v_run": v_run, "predicted_with_v_run": pred_run,
-            "gap_with_v_run": (pred_run / ch.measured_speedup - 1) if pred_run else None,
+    return {"v_used": ch.v, "v_run": v_run, "predicted_with_v_run": pred_run,
+            "gap_with_v_run": (pred_run / ch.measured - 1) if pred_run else None,
             "outside_share": outside, "prefill_share": summary.prefill_s / summary.wall_s if summary.wall_s else None}
 
 
 def run_checks(method: str, summary, steps, plain_summary=None, plain_steps=None,
-               v: VCost | None = None, k: int | None = None, measured_speedup: float | None = None) -> RunChecks:
+               v: VCost | None = None, k: int | None = None, measured_speedup: float | None = None) -> CostCheck:
     """Everything the calculator fills from one measured run (records.RunSummary / StepRecord).
 
-    measured_speedup: the speedup the page showed for this run when it was measured over several
-    repeats (the median of the per-repeat ratios, engine/measure.py); without it, this run's tokens/s
-    over its plain run's."""
+    t1 comes from the plain run's steps (plain_step_time, its one definition); measured_speedup: the speedup
+    the page showed for this run when it was measured over several repeats (the median of the per-repeat
+    ratios, engine/measure.py); without it, this run's tokens/s over its plain run's. E[tau] from alpha is
+    averaged over each step's own draft length."""
     alpha = summary.alpha
-    t1 = None
-    if plain_steps:
-        t1 = plain_step_time(plain_steps) or None
-    if t1 is None and plain_summary is not None and plain_summary.target_passes:
-        t1 = plain_summary.verify_s / plain_summary.target_passes
+    t1 = (plain_step_time(plain_steps) or None) if plain_steps else None
     c = draft_cost(steps, t1) if (t1 and any(s.n_drafted for s in steps)) else None
     measured = measured_speedup
     if measured is None and plain_summary is not None and plain_summary.tokens_per_s > 0:
         measured = ratio(summary.tokens_per_s, plain_summary.tokens_per_s)
-    v_kb = v_at(v, summary.mean_k) if v is not None else None
     predicted = (speedup_from_tau(summary.tokens_per_pass, summary.mean_k, c, v)
                  if (v is not None and c is not None) else None)
     tau_ind = None
     if alpha is not None and steps:
         tau_ind = sum(expected_tokens_per_pass(alpha, s.n_drafted) for s in steps) / len(steps)
-    return RunChecks(method=method, alpha=alpha, draft_acceptance_rate=summary.draft_acceptance_rate,
-                     per_position=list(summary.per_position_acceptance), tau=summary.tokens_per_pass,
-                     k_bar=summary.mean_k,
-                     k=k, c=c, t1=t1, v_k_bar=v_kb, measured_speedup=measured,
-                     predicted_speedup=predicted, tau_independent=tau_ind)
-
-
-# -- the bench's cost-model check: one measured method on one workload ------------------------------
-@dataclass
-class CostCheck:
-    """docs/metrics.md's cost-model check, compared two ways that each put like beside like:
-    end to end (the prediction plus the measured prefill, against the measured speedup: the target)
-    and decode only (docs/metrics.md's formula as it stands, against the speedup with prefill left out)."""
-    workload: str
-    method: str
-    tau: float            # measured tokens per pass
-    k_bar: float          # mean drafted length per step
-    c: float              # draft time per token / t1
-    v: float              # v(k_bar), interpolated from the measured table
-    predicted: float      # tau / (v + k_bar c): the decode phase only
-    measured: float       # method tokens/s / plain tokens/s, end to end (medians of the timed repeats)
-    alpha: float | None   # accepted / tested (the papers' alpha; never alpha-hat)
-    tau_iid: float | None  # E[tau] from alpha under independence, at k-bar
-    predicted_with_prefill: float | None = None  # the same model with the measured prefill time added
-    measured_decode: float | None = None         # the measured speedup with both prefills left out
-    draft_acceptance_rate: float | None = None   # alpha-hat, shown beside alpha, never fed into E[tau]
-    per_position: list[float] | None = None      # a_1..a_m pooled over the repeats: flat = independent
-
-    @property
-    def error(self) -> float:
-        """End to end: predicted (with prefill) / measured - 1 (0.10 = the model promised 10% more)."""
-        pred = self.predicted if self.predicted_with_prefill is None else self.predicted_with_prefill
-        return pred / self.measured - 1.0 if self.measured else float("nan")
-
-    @property
-    def error_decode(self) -> float | None:
-        """Decode only: tau / (v + k_bar c) against the measured decode-phase speedup."""
-        return self.predicted / self.measured_decode - 1.0 if self.measured_decode else None
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["error"], d["error_decode"] = self.error, self.error_decode
-        return d
+    return CostCheck(method, summary.tokens_per_pass, summary.mean_k, alpha, summary.draft_acceptance_rate,
+                     list(summary.per_position_acceptance), c, v_at(v, summary.mean_k) if v is not None else None,
+                     predicted, measured, tau_ind, k=k, t1=t1)
 
 
 def with_prefill(tau: float, k_bar: float, c: float, v: float, tokens: float, prefill_s: float,
@@ -293,12 +268,23 @@ def cost_check(workload: str, method: str, tau: float, k_bar: float, c: float,
                tokens: float | None = None, prefill_s: float | None = None, t1: float | None = None,
                measured_decode: float | None = None, draft_acceptance_rate: float | None = None,
                per_position: list[float] | None = None) -> CostCheck:
+    """The bench's check of one method on one workload, from medians over its timed repeats: E[tau] from alpha
+    at k_bar, and the end-to-end prediction when the tokens, the prefill and t1 are given."""
     v = v_at(v_table, k_bar)
     pre = (with_prefill(tau, k_bar, c, v, tokens, prefill_s, t1)
            if tokens and prefill_s is not None and t1 else None)
     tau_iid = None if alpha is None else expected_tokens_per_pass(alpha, k_bar)
-    return CostCheck(workload, method, tau, k_bar, c, v, speedup_from_tau(tau, k_bar, c, v_table),
-                     measured, alpha, tau_iid, pre, measured_decode, draft_acceptance_rate, per_position)
+    return CostCheck(method, tau, k_bar, alpha, draft_acceptance_rate, per_position, c, v,
+                     speedup_from_tau(tau, k_bar, c, v_table), measured, tau_iid, workload=workload, t1=t1,
+                     predicted_with_prefill=pre, measured_decode=measured_decode)
+
+
+def passes_speedup(tokens: int, drafted: Sequence[int], v: VCost, c: float = 0.0) -> float | None:
+    """The cost model's decode-only speedup of a run known pass by pass: tokens ÷ Σ (v(drafted) + drafted·c), in
+    plain steps (a pass that drafted nothing costs 1, a plain step). A copying rule's replay (core/copybound.py)
+    and the bench's same-text rows price their passes with it; None without a pass."""
+    cost = sum(step_cost(n, c, v) for n in drafted)
+    return tokens / cost if cost else None
 
 
 def calculator_k(method: str, k: int | None, k_bar: float, tau: float, speedup: float | None, tree: bool,

@@ -7,7 +7,7 @@ Every number uses the names and definitions of docs/metrics.md:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -117,6 +117,11 @@ class RunSummary:
     k_at_floor: int = 0                    # adaptive k: steps whose k sat at its floor of 1
     stopped_at_eos: bool = False
 
+    @property
+    def tokens(self) -> int:
+        """Tokens the run added to the output."""
+        return len(self.token_ids)
+
     def as_dict(self) -> dict:
         return dict(self.__dict__)
 
@@ -174,3 +179,13 @@ def summarize(method: str, text: str, token_ids: list[int], prompt_tokens: int,
         k_at_floor=sum(1 for s in steps if s.k == 1),
         stopped_at_eos=stopped_at_eos,
     )
+
+
+def combine(method: str, runs: list[RunSummary], steps: list[StepRecord]) -> RunSummary:
+    """Several runs in order as one (a session's requests): their steps (`steps`, every run's in order), their
+    output and their times summed, and every rate recomputed from the sums by summarize: the session's τ is its
+    tokens ÷ its passes over every request, its tokens/s its tokens ÷ its wall time (prefills included)."""
+    s = summarize(method, "".join(r.text for r in runs), [t for r in runs for t in r.token_ids],
+                  sum(r.prompt_tokens for r in runs), steps, sum(r.wall_s for r in runs),
+                  sum(r.prefill_s for r in runs), any(r.stopped_at_eos for r in runs))
+    return replace(s, k_at_floor=sum(r.k_at_floor for r in runs))

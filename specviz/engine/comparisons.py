@@ -15,7 +15,7 @@ from specviz.core.errors import InputError
 from specviz.core.records import RunSummary, StepRecord
 from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
-from specviz.core.stats import median, ratio, spread
+from specviz.core.stats import median, speedup, spread
 from specviz.engine import measure, methods as M
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.experiment import Setting
@@ -28,21 +28,20 @@ WARM_UP_TOKENS = measure.WARM_UP_TOKENS   # measure.interleaved's untimed runs b
 
 @dataclass
 class Run:
+    """One run of a comparison: one setting on one workload in one repeat, against that repeat's plain run
+    (measure.Repeat; plain decoding's own row is its run beside itself, ratio 1)."""
     workload: str
     kind: str
-    method: str
-    k: int
-    n: int | None               # lookup's n (None for other methods)
-    summary: RunSummary
-    steps: list[StepRecord] = field(repr=False)
-    plain_tokens_per_s: float   # tokens/s of the plain run of the same repeat (docs/metrics.md)
-    repeat: int = 0
-    plain: RunSummary | None = field(default=None, repr=False)  # that plain run
-    setting: Setting | None = None  # what ran (Setting.of); None: resolved from method, k and n
+    setting: Setting            # what ran (Setting.of the proposer and DecodeConfig)
+    repeat: int
+    run: measure.Repeat = field(repr=False)
 
-    def __post_init__(self):
-        if self.setting is None:
-            self.setting = setting_of(self.method, self.k, self.n)
+    method = property(lambda self: self.setting.method)
+    k = property(lambda self: 0 if self.setting.method == "plain" else self.setting.k)
+    n = property(lambda self: self.setting.n)     # lookup's n (None for other methods)
+    summary = property(lambda self: self.run.summary)
+    steps = property(lambda self: self.run.steps)
+    plain = property(lambda self: self.run.plain)  # the plain run of the same repeat
 
     @property
     def label(self) -> str:
@@ -51,7 +50,8 @@ class Run:
 
     @property
     def speedup(self) -> float:
-        return ratio(self.summary.tokens_per_s, self.plain_tokens_per_s)
+        """This repeat's ratio, method tokens/s ÷ the same repeat's plain tokens/s (measure.Repeat.ratio)."""
+        return self.run.ratio
 
 
 def setting_of(method: str, k: int, n: int | None, k_rule: str | None = None) -> Setting:
@@ -145,12 +145,9 @@ def compare(target: LoadedModel, workloads: list[Workload], methods: list[str], 
         got, plains = measure.interleaved(target, ids, contenders, decode_config(1, sampling, max_new_tokens, seed),
                                           repeats, target.tokenizer.eos_token_id, sub)
         for r, (plain, psteps) in enumerate(plains):
-            out.append(Run(w.name, w.kind, "plain", 0, None, plain, psteps, plain.tokens_per_s, r, plain))
-            for (m, k), meas in got.items():
-                rp = meas.repeats[r]
-                out.append(Run(w.name, w.kind, m, k, getattr(built[m], "n_min", n) if m == "lookup" else None,
-                               rp.summary, rp.steps, plain.tokens_per_s, r, plain,
-                               Setting.of(built[m], contenders[(m, k)][1])))
+            out.append(Run(w.name, w.kind, Setting("plain"), r, measure.Repeat(plain, psteps, plain, psteps)))
+            out += [Run(w.name, w.kind, Setting.of(built[m], contenders[(m, k)][1]), r, meas.repeats[r])
+                    for (m, k), meas in got.items()]
     return out
 
 
@@ -167,7 +164,8 @@ def for_calculator(runs: list[Run]) -> dict[str, tuple[Run, list[StepRecord], fl
     for m, by in groups.items():
         rs = list(by.values())[-1]
         typical = sorted(rs, key=lambda r: r.speedup)[(len(rs) - 1) // 2]
-        out[m] = (typical, plains[(typical.workload, typical.repeat)].steps, median(r.speedup for r in rs))
+        out[m] = (typical, plains[(typical.workload, typical.repeat)].steps,
+                  speedup((r.summary.tokens_per_s, r.plain.tokens_per_s) for r in rs))
     return out
 
 
@@ -197,7 +195,7 @@ def table(runs: list[Run]) -> list[dict]:
             "draft_acceptance_rate": median(x.draft_acceptance_rate for x in s),
             "tokens_per_pass": median(x.tokens_per_pass for x in s),
             "tokens_per_s": median(x.tokens_per_s for x in s),
-            "speedup": measure.speedup_of(ratios),
+            "speedup": speedup((r.summary.tokens_per_s, r.plain.tokens_per_s) for r in rs),
             "spread": spread(ratios),          # of the per-repeat ratios; None with one repeat
             "repeats": len(rs),
             "target_passes": median(x.target_passes for x in s),

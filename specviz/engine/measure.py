@@ -28,7 +28,7 @@ import torch
 
 from specviz.core.neartie import Divergence, first_divergence
 from specviz.core.records import RunSummary, StepRecord
-from specviz.core.stats import median, ratio, spread
+from specviz.core.stats import ratio, speedup, spread
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
@@ -97,11 +97,6 @@ def quote(value: float, sp: float | None, repeats: int, reference: float = 1.0, 
     return f"{value:.2f}{unit} (spread {sp:.2f} over {repeats} repeats)"
 
 
-def speedup_of(ratios: list[float | None]) -> float | None:
-    """The median of per-repeat ratios already computed by core.stats.ratio (None: none was measured)."""
-    return median(ratios)
-
-
 # -- the result type --------------------------------------------------------------------------------------
 @dataclass
 class Repeat:
@@ -115,17 +110,24 @@ class Repeat:
         return ratio(self.summary.tokens_per_s, self.plain.tokens_per_s)
 
 
-class AgainstPlain:
-    """What every measured comparison reports from its per-repeat ratios (core.stats.ratio), whatever it ran:
-    one request (Measured) or a session of requests (engine.sessions.SessionMeasured)."""
+@dataclass
+class Measured:
+    """One contender against plain decoding over interleaved repeats: one request, or a session of requests
+    (engine.sessions.SessionMeasured, whose repeats are whole sessions). What it reports comes from the per-repeat
+    ratios (core.stats.ratio): the speedup is their median, with their spread."""
+    label: str
+    repeats: list[Repeat]
+    divergence: Divergence | None    # greedy only: where its output first differs from plain's
+    compared: bool                   # False when sampling (tokens are not expected to match)
 
     @property
     def ratios(self) -> list[float]:
-        raise NotImplementedError
+        return [r.ratio for r in self.repeats]
 
     @property
     def speedup(self) -> float:
-        return speedup_of(self.ratios) or 0.0
+        """core.stats.speedup: the median over repeats of each repeat's ratio."""
+        return speedup((r.summary.tokens_per_s, r.plain.tokens_per_s) for r in self.repeats) or 0.0
 
     @property
     def spread(self) -> float | None:
@@ -142,19 +144,6 @@ class AgainstPlain:
         """The repeat whose ratio is the median (the lower one of two middles)."""
         r = self.ratios
         return sorted(range(len(r)), key=lambda i: r[i])[(len(r) - 1) // 2]
-
-
-@dataclass
-class Measured(AgainstPlain):
-    """One contender against plain decoding over interleaved repeats."""
-    label: str
-    repeats: list[Repeat]
-    divergence: Divergence | None    # greedy only: where its output first differs from plain's
-    compared: bool                   # False when sampling (tokens are not expected to match)
-
-    @property
-    def ratios(self) -> list[float]:
-        return [r.ratio for r in self.repeats]
 
     @property
     def typical(self) -> Repeat:

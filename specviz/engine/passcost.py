@@ -1,15 +1,18 @@
 """Measured costs, relative to one plain target decode step t1 (docs/metrics.md): v(k) and c.
 
-v(k) = time of one target pass over k+1 new positions / t1, both timed as decode-loop steps
-       (the verify pass with its acceptance and cache rollback), as the bench's runs are.
+v(k) = time of one target pass over k+1 new positions / t1, one definition (`v_of_rounds`): sizes
+       interleaved in rounds (the rotation of engine/measure.one_repeat), each round's t(k) / t1 of the same
+       round, the median over rounds with the spread (IQR, or range, over rounds) beside it. Timed two ways:
+       `measure_v` as decode-loop steps at batch 1 (the verify pass with its acceptance and cache rollback),
+       as the bench's runs are; `measure_v_batch` as a bare forward of B sequences over a KV cache (the batch
+       and roofline labs: the decode loop runs one sequence).
 c    = time to draft one token / t1 (from a run's step records).
-Medians of interleaved rounds (the rotation of engine/measure.one_repeat), with the spread (IQR over
-rounds) beside each: these machines are noisy, and a v(k) whose spread is larger than its distance
-from 1 is too noisy to quote.
+These machines are noisy: a v(k) whose spread is larger than its distance from 1 is too noisy to quote.
 """
 from __future__ import annotations
 
 import torch
+from transformers import DynamicCache
 
 from specviz.core.stats import median, spread
 from specviz.engine import measure
@@ -22,18 +25,28 @@ V_KS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)  # the draft lengths whose v(k) the app
 
 class VTable(dict):
     """{k: v(k)}, each the median over interleaved rounds of that round's ratio; `spread` {k: IQR
-    (or range, with fewer than 4 rounds) of those ratios}. Use it as the calculator's table; quote a
-    single v(k) through quote(k), which refuses when the spread exceeds |v(k) - 1|."""
+    (or range, with fewer than 4 rounds) of those ratios}; `t1` the median seconds of the one-token pass (None
+    when not kept). Use it as the calculator's table; quote a single v(k) through quote(k), which refuses when
+    the spread exceeds |v(k) - 1|."""
 
-    def __init__(self, v: dict[int, float], spread: dict[int, float | None], rounds: int):
+    def __init__(self, v: dict[int, float], spread: dict[int, float | None], rounds: int, t1: float | None = None):
         super().__init__(v)
-        self.spread, self.rounds = spread, rounds
+        self.spread, self.rounds, self.t1 = spread, rounds, t1
 
     def too_noisy(self, k: int) -> bool:
         return measure.too_noisy(self[k], self.spread.get(k))
 
     def quote(self, k: int) -> str:
         return measure.quote(self[k], self.spread.get(k), self.rounds, unit="")
+
+
+def v_of_rounds(rounds: list[dict[int, float]]) -> VTable:
+    """v(k) from interleaved rounds, the one definition: each round's {k: seconds} (k = 0: the one-token pass
+    t1) gives t(k) / t1 of that round; v(k) = the median over rounds, with their spread; t1 = its median."""
+    ks = [k for k in rounds[0] if k] if rounds else []
+    ratios = {k: [r[k] / r[0] for r in rounds] for k in ks}
+    return VTable({k: median(ratios[k]) for k in ks}, {k: spread(ratios[k]) for k in ks}, len(rounds),
+                  median(r[0] for r in rounds))
 
 
 class RandomDraft(Proposer):
@@ -72,13 +85,34 @@ def measure_v(target: LoadedModel, ks=V_KS, context: int = 256, repeats: int = 7
         decoders[k].prefill()
     for d in decoders.values():  # warm-up step
         d.step()
-    ratios: dict[int, list[float]] = {k: [] for k in ks}
+    rounds = []
     for r in range(repeats):  # interleaved as every measurement is: plain (k = 0) and each size once, rotated
         with measure.turn():   # a round's sizes timed inside the session's turn (ui/turns.py, in the app)
-            t = measure.one_repeat([0, *ks], r, lambda k: median(decoders[k].step().verify_s
-                                                                 for _ in range(steps_per_round)))
-        for k in ks:
-            ratios[k].append(t[k] / t[0])
+            rounds.append(measure.one_repeat([0, *ks], r, lambda k: median(decoders[k].step().verify_s
+                                                                           for _ in range(steps_per_round))))
         if progress:
             progress((r + 1) / repeats)
-    return VTable({k: median(ratios[k]) for k in ks}, {k: spread(ratios[k]) for k in ks}, repeats)
+    return v_of_rounds(rounds)
+
+
+def measure_v_batch(model, vocab: int, batch: int, ks=(1, 4, 8), context: int = 128, repeats: int = 5,
+                    generator: torch.Generator | None = None) -> VTable:
+    """v_B(k) at one batch size B, as a bare forward (the decode loop runs one sequence): each size's pass feeds
+    k + 1 random tokens to each of B sequences over a KV cache of `context` tokens, timed by measure.timed and
+    cropped back; rounds as v_of_rounds takes them (the first one warms up and is dropped). VTable.t1: the
+    batch's one-token pass, seconds."""
+    dev = next(model.parameters()).device
+    g = generator if generator is not None else torch.Generator().manual_seed(0)
+    ids = torch.randint(0, vocab, (batch, context), generator=g).to(dev)           # (B, context)
+    cache = DynamicCache(config=model.config)
+
+    def one_pass(k: int) -> float:
+        x = torch.randint(0, vocab, (batch, k + 1), generator=g).to(dev)           # (B, k+1)
+        _, secs = measure.timed(dev, lambda: model(input_ids=x, cache=cache, use_cache=True))
+        cache.crop(-(k + 1))
+        return secs
+
+    with torch.inference_mode():
+        model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
+        rounds = [measure.one_repeat([0, *ks], r, one_pass) for r in range(repeats + 1)]
+    return v_of_rounds(rounds[1:])

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from specviz.core.errors import InputError
-from specviz.core.records import RunSummary, StepRecord
+from specviz.core.records import RunSummary, StepRecord, combine
 from specviz.core.sampling import SamplingConfig
-from specviz.core.stats import median, ratio, speedup
+from specviz.core.stats import median, speedup
 from specviz.engine import measure, methods as M
 from specviz.engine.comparisons import RunCount, decode_config
 from specviz.engine.decode import DecodeConfig
@@ -29,36 +29,10 @@ class SessionRun:
     names: list[str] = field(default_factory=list)
 
     @property
-    def tokens(self) -> int:
-        return sum(len(s.token_ids) for s in self.requests)
-
-    @property
-    def wall_s(self) -> float:
-        return sum(s.wall_s for s in self.requests)
-
-    @property
-    def tokens_per_s(self) -> float:
-        """Whole-session tokens/s: every request's tokens over every request's wall time (prefills included)."""
-        return self.tokens / self.wall_s if self.wall_s > 0 else 0.0
-
-    @property
-    def target_passes(self) -> int:
-        return sum(s.target_passes for s in self.requests)
-
-    @property
-    def tokens_per_pass(self) -> float:
-        """Whole-session tau: tokens emitted / target passes over all requests."""
-        return self.tokens / self.target_passes if self.target_passes else 0.0
-
-    @property
-    def draft_s(self) -> float:
-        return sum(s.draft_s for s in self.requests)
-
-    @property
-    def mean_k(self) -> float:
-        """Drafted tokens per step over the session (k-bar)."""
-        steps = sum(len(st) for st in self.steps)
-        return sum(s.drafted for s in self.requests) / steps if steps else 0.0
+    def total(self) -> RunSummary:
+        """The whole session as one run (records.combine): tokens/s = every request's tokens ÷ every request's wall
+        time (prefills included), τ = tokens ÷ target passes over all requests, k̄ = drafted ÷ steps."""
+        return combine(self.method, self.requests, [st for sts in self.steps for st in sts])
 
 
 def run_session(target: LoadedModel, session: Session, make: Callable[[], object | None], cfg: DecodeConfig,
@@ -86,17 +60,30 @@ SessionContender = tuple[Callable[[], object | None], DecodeConfig, bool]   # (p
 
 
 @dataclass
-class SessionMeasured(measure.AgainstPlain):
-    """One session contender against plain decoding over interleaved repeats (plain runs every request too)."""
-    label: str
-    runs: list[SessionRun]
-    plains: list[SessionRun] = field(repr=False)
+class SessionMeasured(measure.Measured):
+    """One session contender against plain decoding over interleaved repeats (plain runs every request too): a
+    Measured whose repeats are the whole sessions (SessionRun.total against the same repeat's plain session), with
+    the session runs themselves beside."""
+    runs: list[SessionRun] = field(default_factory=list, repr=False)
+    plains: list[SessionRun] = field(default_factory=list, repr=False)
     same_as_plain: list[bool | None] = field(default_factory=list)  # per request, first repeat; None when sampling
 
+    @classmethod
+    def of(cls, label: str, runs: list[SessionRun], plains: list[SessionRun], same_as_plain: list[bool | None],
+           compared: bool) -> SessionMeasured:
+        whole = lambda r: (r.total, [st for sts in r.steps for st in sts])  # noqa: E731
+        repeats = [measure.Repeat(*whole(r), *whole(p)) for r, p in zip(runs, plains)]
+        return cls(label, repeats, None, compared, runs, plains, same_as_plain)
+
     @property
-    def ratios(self) -> list[float]:
-        """Per repeat: whole-session tokens/s ÷ the same repeat's plain whole-session tokens/s."""
-        return [ratio(r.tokens_per_s, p.tokens_per_s) for r, p in zip(self.runs, self.plains)]
+    def identical(self) -> bool:
+        """Greedy: every request wrote plain decoding's tokens (first repeat)."""
+        return self.compared and bool(self.same_as_plain) and all(self.same_as_plain)
+
+    @property
+    def typical_run(self) -> SessionRun:
+        """The session run of the repeat whose ratio is the median."""
+        return self.runs[self.typical_index()]
 
     def request_speedups(self) -> list[float]:
         """Per request: the median over repeats of its tokens/s ÷ plain's on the same request, same repeat."""
@@ -105,19 +92,16 @@ class SessionMeasured(measure.AgainstPlain):
                         for r, p in zip(self.runs, self.plains) if p.requests[i].tokens_per_s) or 0.0
                 for i in range(n)]
 
-    @property
-    def typical(self) -> SessionRun:
-        return self.runs[self.typical_index()]
-
     def row(self) -> dict:
         """Totals in docs/metrics.md names (medians over repeats)."""
+        whole = [rp.summary for rp in self.repeats]
         return {"session": self.runs[0].session if self.runs else "", "label": self.label,
                 "cache": self.runs[0].cache if self.runs else None,
-                "tokens_per_pass": median(r.tokens_per_pass for r in self.runs),
-                "mean_k": median(r.mean_k for r in self.runs),
-                "draft_share": median(r.draft_s / r.wall_s if r.wall_s else 0.0 for r in self.runs),
-                "tokens_per_s": median(r.tokens_per_s for r in self.runs),
-                "plain_tokens_per_s": median(p.tokens_per_s for p in self.plains),
+                "tokens_per_pass": median(w.tokens_per_pass for w in whole),
+                "mean_k": median(w.mean_k for w in whole),
+                "draft_share": median(w.draft_s / w.wall_s if w.wall_s else 0.0 for w in whole),
+                "tokens_per_s": median(w.tokens_per_s for w in whole),
+                "plain_tokens_per_s": median(rp.plain.tokens_per_s for rp in self.repeats),
                 "speedup": self.speedup, "spread": self.spread, "repeats": len(self.runs),
                 "request_speedups": self.request_speedups(),
                 "same_as_plain": list(self.same_as_plain)}
@@ -162,7 +146,7 @@ def session_against_plain(target: LoadedModel, session: Session, contenders: dic
         greedy = contenders[x][1].sampling.greedy and plain_cfg.sampling.greedy
         same = [a.token_ids == b.token_ids if greedy else None
                 for a, b in zip(runs[x][0].requests, plains[0].requests)]
-        out[x] = SessionMeasured(x, runs[x], plains, same)
+        out[x] = SessionMeasured.of(x, runs[x], plains, same, greedy)
     return out, plains
 
 

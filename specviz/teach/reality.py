@@ -8,7 +8,7 @@ import torch
 from transformers import DynamicCache
 
 from specviz.core.stats import median
-from specviz.engine import measure
+from specviz.engine.passcost import VTable, measure_v_batch
 
 KIB, GB = 1024, 1e9
 
@@ -107,36 +107,14 @@ def measured_memory(target, drafter, memory_gb: float, context: int) -> dict:
             "weights_drafter": drafter.param_bytes(), "budget": b, "lost_pct": lost_share(b)}
 
 
-class BatchV(dict):
-    """{k: v_B(k)} at one batch size, with t1: the median seconds of that batch's one-token pass."""
-
-    def __init__(self, v: dict[int, float], t1: float):
-        super().__init__(v)
-        self.t1 = t1
-
-
 def v_by_batch(model, vocab: int, batches=(1, 4, 16), ks=(1, 4, 8), context: int = 128, repeats: int = 5,
-               progress=None) -> dict[int, BatchV]:
-    """{batch: {k: v(k)}}: median time of one forward over k+1 new tokens per sequence ÷ over 1, with a KV
-    cache of `context` tokens, at each batch size (each row's t1: that batch's one-token pass, seconds). Sizes
-    are interleaved within each repeat."""
-    dev = next(model.parameters()).device
+               progress=None) -> dict[int, VTable]:
+    """{batch: {k: v_B(k)}} through passcost.measure_v_batch (v(k)'s one definition, a bare forward over a KV
+    cache of `context` tokens per sequence); each table's t1: that batch's one-token pass, seconds."""
     g = torch.Generator().manual_seed(0)
     out = {}
     for bi, b in enumerate(batches):
-        ids = torch.randint(0, vocab, (b, context), generator=g).to(dev)          # (B, context)
-        cache = DynamicCache(config=model.config)
-        with torch.inference_mode():
-            model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
-            times: dict[int, list[float]] = {k: [] for k in (0, *ks)}
-            for _ in range(repeats + 1):                                         # the first round warms up
-                for k in times:
-                    x = torch.randint(0, vocab, (b, k + 1), generator=g).to(dev)  # (B, k+1)
-                    _, secs = measure.timed(dev, lambda: model(input_ids=x, cache=cache, use_cache=True))
-                    times[k].append(secs)
-                    cache.crop(-(k + 1))
-        t1 = median(times[0][1:])
-        out[b] = BatchV({k: median(times[k][1:]) / t1 for k in ks}, t1)
+        out[b] = measure_v_batch(model, vocab, b, ks, context, repeats, generator=g)
         if progress:
             progress((bi + 1) / len(batches), f"batch {b}")
     return out

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from specviz.core import roofline as RL
 from specviz.core.costmodel import speedup
 from specviz.engine.experiment import runs_words
+from specviz.engine.passcost import VTable
 from specviz.engine.peaks import Peaks
-from specviz.teach.reality import BatchV, measured_kv_bytes_per_token
+from specviz.teach.reality import measured_kv_bytes_per_token
 
 BATCHES = (1, 2, 4, 8, 16, 32)     # the batch sizes the lab measures by default
 FREE = 1.25                        # "nearly free": a pass over k + 1 tokens costs at most a quarter of a step more
@@ -24,7 +25,7 @@ H100 = RL.Machine("NVIDIA H100 SXM (datasheet)", 3.35e12, 989e12,
 class Lab:
     """One measurement of the lab: the roof, v_B(k) at each batch, and the experiment's settings."""
     peaks: Peaks
-    vb: dict[int, BatchV]
+    vb: dict[int, VTable]
     step: RL.Step
     k: int
     context: int

@@ -86,7 +86,7 @@ def _session(new: int, nodes: int) -> None:
                     run = R.run_session(target, ex)
                 rows = R.filling(run.names, run.steps, nodes)
                 ss["rc_session"] = {"rows": rows, "table": R.per_request(run.names, run.requests, rows),
-                                    "tau": run.tokens_per_pass, "describe": ex.describe(), "nodes": nodes,
+                                    "tau": run.total.tokens_per_pass, "describe": ex.describe(), "nodes": nodes,
                                     "caption": loading.machine_caption(target)}
             except (InputError, ModelError) as e:
                 st.error(f"Cannot run the session: {e}")

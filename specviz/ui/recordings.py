@@ -11,6 +11,7 @@ import streamlit as st
 from specviz.core import recording as R
 from specviz.engine import comparisons as E, recorder, sweeps as SW
 from specviz.engine.experiment import Setting
+from specviz.engine.measure import Repeat
 from specviz.engine.methods import encode_prompt
 from specviz.ui import lecture, memory
 
@@ -97,7 +98,7 @@ WHAT = {"step": "one run (Step through)", "compare": "a comparison (Compare prop
 # -- Compare proposers: engine.experiments.Run <-> RecordedRun ---------------------------------------
 def compare_recording(target, settings: dict, runs: list, mode: str, shared: bool) -> R.Recording:
     rr = [R.RecordedRun({"workload": r.workload, "kind": r.kind, "method": r.method, "k": r.k, "n": r.n,
-                         "k_rule": r.setting.k_rule, "repeat": r.repeat, "plain_tokens_per_s": r.plain_tokens_per_s},
+                         "k_rule": r.setting.k_rule, "repeat": r.repeat, "plain_tokens_per_s": r.plain.tokens_per_s},
                         r.summary, list(r.steps), r.plain) for r in runs]
     return recorder.recording("compare", target, settings, rr, extra={"mode": mode, "shared": shared})
 
@@ -110,10 +111,10 @@ def compare_runs(rec: R.Recording) -> list:
         lab = r.label
         try:
             method, k, n = str(lab["method"]), int(lab["k"]), None if lab.get("n") is None else int(lab["n"])
-            out.append(E.Run(workload=str(lab["workload"]), kind=str(lab["kind"]), method=method, k=k, n=n,
-                             summary=r.summary, steps=r.steps, plain_tokens_per_s=float(lab["plain_tokens_per_s"]),
-                             repeat=int(lab.get("repeat", 0)), plain=r.plain,
-                             setting=E.setting_of(method, k, n, lab.get("k_rule"))))
+            if r.plain is None:
+                raise KeyError("its plain run")
+            out.append(E.Run(str(lab["workload"]), str(lab["kind"]), E.setting_of(method, k, n, lab.get("k_rule")),
+                             int(lab.get("repeat", 0)), Repeat(r.summary, r.steps, r.plain, [])))
         except (KeyError, TypeError, ValueError) as e:
             raise R.RecordingError(f"run {i + 1}'s label lacks or garbles {e}") from None
     return out

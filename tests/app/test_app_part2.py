@@ -362,15 +362,19 @@ def test_serve_measures_both_lookup_rules_after_a_guess():
 
 
 def test_serve_prefills_from_the_measured_recommendation():
+    import dataclasses
+
     from specviz.core.records import RunSummary
-    from specviz.engine import comparisons as E
+    from specviz.engine import comparisons as E, measure
 
     def run(method, k, tpp, tps):
         s = RunSummary(method=method, text="", token_ids=[], prompt_tokens=1, target_passes=10, drafted=10,
                        accepted=5, draft_acceptance_rate=0.5, tested=8, alpha=5 / 8, tokens_per_pass=tpp,
                        per_position_acceptance=[],
                        wall_s=1.0, tokens_per_s=tps, prefill_s=0.1, draft_s=0.0, verify_s=0.9, mean_k=1.0)
-        return E.Run("csv-to-json", "copy-heavy", method, k, 2 if method == "lookup" else None, s, [], 10.0)
+        plain = dataclasses.replace(s, method="plain", tokens_per_s=10.0)
+        return E.Run("csv-to-json", "copy-heavy", E.setting_of(method, k, 2 if method == "lookup" else None), 0,
+                     measure.Repeat(s, [], plain, []))
 
     at = AppTest.from_file(APP, default_timeout=300)
     at.run()

@@ -88,20 +88,20 @@ def test_run_checks_from_records():
     assert ch.t1 == pytest.approx(0.04)
     assert ch.c == pytest.approx(0.002 / 4 / 0.04)               # 0.0125 per drafted token
     # measured: 30 tokens in 0.52 s vs 30 tokens in 1.2 s
-    assert ch.measured_speedup == pytest.approx(1.2 / 0.52)
-    assert ch.predicted_speedup == pytest.approx(3.0 / (1.25 + 4 * 0.0125))
+    assert ch.measured == pytest.approx(1.2 / 0.52)
+    assert ch.predicted == pytest.approx(3.0 / (1.25 + 4 * 0.0125))
     # independence at alpha = 0.8 predicts (1 - .8^5)/.2 = 3.3616 tokens per pass; the bursty run made 3
-    assert ch.tau_independent == pytest.approx(3.3616)
+    assert ch.tau_iid == pytest.approx(3.3616)
     assert ch.independence_gap == pytest.approx(3.3616 / 3 - 1)
-    assert math.isclose(ch.cost_model_gap, ch.predicted_speedup / ch.measured_speedup - 1)
+    assert math.isclose(ch.error, ch.predicted / ch.measured - 1)
 
 
 def test_run_checks_without_plain_has_no_costs():
     steps = [_step(0, [1, 2], 1, 0.001, 0.05)]
     s = summarize("lookup", "", [], 5, steps, wall_s=0.051, prefill_s=0)
     ch = be.run_checks("lookup", s, steps, v=1.0)
-    assert ch.c is None and ch.measured_speedup is None and ch.predicted_speedup is None
-    assert ch.alpha == 0.5 and ch.tau_independent == pytest.approx(1.75)
+    assert ch.c is None and ch.measured is None and ch.predicted is None and ch.error is None
+    assert ch.alpha == 0.5 and ch.tau_iid == pytest.approx(1.75)
 
 
 def test_gap_terms_name_the_verify_cost_the_run_paid():
@@ -114,12 +114,11 @@ def test_gap_terms_name_the_verify_cost_the_run_paid():
     t1 = 0.01
     steps = [NS(verify_s=0.012, draft_s=0.004, n_drafted=4) for _ in range(10)]
     summary = NS(draft_s=0.04, verify_s=0.12, wall_s=0.2, prefill_s=0.02)
-    ch = cm.RunChecks(method="m", alpha=0.5, draft_acceptance_rate=0.5, per_position=[], tau=2.0, k_bar=4.0, k=4,
-                      c=0.1, t1=t1, v_k_bar=1.0, measured_speedup=2.0 / 1.6, predicted_speedup=2.0 / 1.4,
-                      tau_independent=None)
+    ch = cm.CostCheck(method="m", alpha=0.5, draft_acceptance_rate=0.5, per_position=[], tau=2.0, k_bar=4.0, k=4,
+                      c=0.1, t1=t1, v=1.0, measured=2.0 / 1.6, predicted=2.0 / 1.4, tau_iid=None)
     g = cm.gap_terms(ch, summary, steps)
     assert g["v_run"] == pytest.approx(1.2) and g["predicted_with_v_run"] == pytest.approx(2.0 / 1.6)
-    assert g["gap_with_v_run"] == pytest.approx(0.0, abs=1e-12) and abs(ch.cost_model_gap) > 0.1
+    assert g["gap_with_v_run"] == pytest.approx(0.0, abs=1e-12) and abs(ch.error) > 0.1
     assert g["outside_share"] == pytest.approx(0.2) and g["prefill_share"] == pytest.approx(0.1)
 
 

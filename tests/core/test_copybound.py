@@ -4,6 +4,7 @@ import random
 import torch
 
 from specviz.core import copybound as cb
+from specviz.core.costmodel import passes_speedup
 from specviz.core.suffix import SessionCache
 from specviz.proposers.base import draft_on
 from specviz.proposers.lookup import PromptLookup, find_continuation, match_lookup
@@ -39,8 +40,9 @@ def test_replays_count_what_greedy_acceptance_keeps():
     tree = ([1, 2, 5, 3], [-1, 0, -1, 1])                                      # 1→2→3 and 5
     assert cb.replay([0], text, lambda ctx: tree) == [4]                 # 1 2 3 kept, 9 the bonus
     v = {1: 1.1, 2: 1.2, 4: 1.5}
-    assert abs(cb.model_speedup(text, [4], v) - 4 / 1.5) < 1e-9
-    assert cb.model_speedup(text, [0, 0, 0, 0], v) == 1.0
+    assert abs(passes_speedup(len(text), [4], v) - 4 / 1.5) < 1e-9      # the pricing is core/costmodel's
+    assert passes_speedup(len(text), [0, 0, 0, 0], v) == 1.0
+    assert passes_speedup(len(text), [4], v, c=0.1) == 4 / (1.5 + 0.4) and passes_speedup(0, [], v) is None
 
 
 def _random_case(rng: random.Random, alphabet: int):

@@ -4,9 +4,9 @@ import pytest
 
 from specviz.core import roofline as RL
 from specviz.core.errors import InputError
+from specviz.engine.passcost import VTable
 from specviz.engine.peaks import Peaks
 from specviz.teach import roofline as T
-from specviz.teach.reality import BatchV
 
 M = RL.Machine("made up", bandwidth=100e9, peak=10e12)
 BF16 = RL.Step(params=1e9, weight_bytes=2e9)
@@ -51,7 +51,7 @@ def _lab(vb) -> T.Lab:
 
 
 def test_rows_put_predicted_beside_measured():
-    lab = _lab({1: BatchV({3: 1.1}, 0.05), 64: BatchV({3: 3.0}, 0.2)})
+    lab = _lab({1: VTable({3: 1.1}, {}, 1, t1=0.05), 64: VTable({3: 3.0}, {}, 1, t1=0.2)})
     r1, r64 = T.rows(lab, alpha=0.0, c=0.0)                       # α = 0: E[τ] = 1, speedup = 1 / v
     assert r1["predicted v"] == pytest.approx(1.0) and r64["predicted v"] == pytest.approx(2.56)
     assert r1["roofline t1"] == pytest.approx(0.02) and r1["measured t1"] == 0.05
@@ -59,7 +59,8 @@ def test_rows_put_predicted_beside_measured():
     assert r64["plain tok/s"] == pytest.approx(320.0)             # 64 / 0.2 s
     assert r64["speculating tok/s"] == pytest.approx(320.0 / 3.0)
     assert T.nearly_free_until(lab) == {"measured": "64", "predicted": "64"}
-    assert T.nearly_free_until(_lab({1: BatchV({3: 1.0}, 0.05)})) == {"measured": "beyond 1", "predicted": "beyond 1"}
+    flat = _lab({1: VTable({3: 1.0}, {}, 1, t1=0.05)})
+    assert T.nearly_free_until(flat) == {"measured": "beyond 1", "predicted": "beyond 1"}
     assert "40%" in T.gap_words([r1])                             # 20 ms of the 50 ms measured
 
 

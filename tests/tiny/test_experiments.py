@@ -1,12 +1,14 @@
 """Measured comparisons and sweeps: structure on tiny models, recommendations from given numbers,
 and (slow) the workload effect on the real default model."""
+import dataclasses
+
 import pytest
 
 from specviz.bench import results as BR
 from specviz.core.records import RunSummary
 from specviz.core.repetition import repetition
 from specviz.core.sampling import SamplingConfig
-from specviz.engine import comparisons as E, sessions as SE, sweeps as SW
+from specviz.engine import comparisons as E, measure, sessions as SE, sweeps as SW
 from specviz.engine.models import load_tokenizer, tiny_llama
 from specviz.engine.workloads import COPY, NOVEL, get, of_kind
 from specviz.teach import checkpoints as CK
@@ -19,8 +21,14 @@ def summary(tpp: float, tps: float, acc=None, ids=()) -> RunSummary:
                       wall_s=1.0, tokens_per_s=tps, prefill_s=0.1, draft_s=0.0, verify_s=0.9, mean_k=1.0)
 
 
+def made(workload, kind, method, k, s: RunSummary, plain_tps: float, repeat: int = 0) -> E.Run:
+    """A comparison's run known by its method and k, beside a plain run of plain_tps tokens/s in the same repeat."""
+    plain = dataclasses.replace(s, method="plain", tokens_per_s=plain_tps)
+    return E.Run(workload, kind, E.setting_of(method, k, None), repeat, measure.Repeat(s, [], plain, []))
+
+
 def run(workload, kind, method, k, tpp, tps, plain_tps=10.0):
-    return E.Run(workload, kind, method, k, None, summary(tpp, tps), [], plain_tps)
+    return made(workload, kind, method, k, summary(tpp, tps), plain_tps)
 
 
 def test_repetition_counts_repeated_ngrams():
@@ -92,11 +100,10 @@ def test_compare_runs_every_method_against_the_same_repeats_plain(tiny):
 
 def test_table_divides_by_the_same_repeats_plain_then_takes_the_median():
     # plain ran at 10 then 20 tokens/s (a quiet then a busy minute); lookup at 15 then 20, k=2 at 30, 10, 40
-    runs = [E.Run("a", COPY, "plain", 0, None, summary(1.0, p), [], p, i) for i, p in enumerate([10.0, 20.0])]
-    runs += [E.Run("a", COPY, "lookup", 4, None, summary(2.0, x), [], p, i)
+    runs = [made("a", COPY, "plain", 0, summary(1.0, p), p, i) for i, p in enumerate([10.0, 20.0])]
+    runs += [made("a", COPY, "lookup", 4, summary(2.0, x), p, i)
              for i, (x, p) in enumerate([(15.0, 10.0), (20.0, 20.0)])]
-    runs += [E.Run("b", COPY, "lookup", 2, None, summary(2.0, x), [], 10.0, i)
-             for i, x in enumerate([30.0, 10.0, 40.0])]
+    runs += [made("b", COPY, "lookup", 2, summary(2.0, x), 10.0, i) for i, x in enumerate([30.0, 10.0, 40.0])]
     rows = {(r["workload"], r["method"]): r for r in E.table(runs)}
     # ratios 1.5 and 1.0: their median 1.25 (not 20 / 15 = 1.33, the ratio of the median tokens/s)
     a = rows[("a", "lookup")]
@@ -217,7 +224,11 @@ def test_a_session_runs_its_requests_in_order_with_the_cache_on_and_off(tiny):
     assert len(plains) == 2 and all(len(p.requests) == 2 and p.method == "plain" for p in plains)
     for m in got.values():
         assert len(m.runs) == 2 and m.same_as_plain == [True, True] and len(m.request_speedups()) == 2
-        assert m.runs[0].tokens == 24 and m.speedup > 0 and m.row()["tokens_per_pass"] >= 1.0
+        assert m.runs[0].total.tokens == 24 and m.speedup > 0 and m.row()["tokens_per_pass"] >= 1.0
+        for r, p, got_ratio in zip(m.runs, plains, m.ratios):   # whole-session tokens/s ÷ plain's, by hand
+            per_s = lambda run: sum(len(x.token_ids) for x in run.requests) / sum(x.wall_s for x in run.requests)  # noqa: E731
+            assert got_ratio == pytest.approx(per_s(r) / per_s(p))
+        assert m.identical and m.typical_run in m.runs
     seen = lambda run: {o for st in run.steps[1] for o in (st.seen_in or [])}  # noqa: E731
     assert any("request 1" in o for o in seen(got["on"].runs[0]))
     assert not any("request" in o for o in seen(got["off"].runs[0]))
