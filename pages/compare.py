@@ -3,7 +3,6 @@ import pandas as pd
 import streamlit as st
 
 from specviz.bench.results import bench_rows, bench_where, latest_bench
-from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import comparisons as E
 from specviz.engine.device import machine
@@ -168,16 +167,10 @@ if not lecture.on():  # the live parts below need the model
     g_new = c2.number_input("max new tokens", 4, 256, 8 if loading.TINY else 64, key="cmp_gvs_max_new",
                             help="A small model's greedy output starts to loop after a few dozen tokens.")
     if c3.button("Run greedy vs sampled", key="cmp_gvs_run"):
-        bar = st.progress(0.0, "starting…")
-        try:
-            wls = of_kind(NOVEL)[:1] if loading.TINY else of_kind(NOVEL)[:2]
-            with waiting.measuring(bar) as between:
-                st.session_state["cmp_gvs"] = LP.greedy_vs_sampled(
-                    target, wls, int(gk), 3, int(g_new),
-                    progress=lambda f, t: (bar.progress(min(1.0, f), t), between()))
-        except (InputError, ModelError) as e:
-            st.error(str(e))
-        bar.empty()
+        with G.measuring(bar="starting…", turn=True) as step:   # each run timed in this session's turn
+            st.session_state["cmp_gvs"] = LP.greedy_vs_sampled(
+                target, of_kind(NOVEL)[:1] if loading.TINY else of_kind(NOVEL)[:2], int(gk), 3, int(g_new),
+                progress=step)
     gvs = st.session_state.get("cmp_gvs")
     if gvs:
         st.plotly_chart(V.greedy_vs_sampled(gvs), key="cmp_gvs_fig")

@@ -2,11 +2,12 @@
 second half). Computations in teach/ and core/; charts in viz/."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
 from specviz.core import costmodel as be
-from specviz.core.errors import InputError, ModelError
 from specviz.engine.methods import REGISTRY
 from specviz.teach import families as F
 from specviz.teach.guess import Guess
@@ -32,25 +33,20 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
                            max(1, n_layers // 2), key="fam_n")
     names = [F.LOOKUP, *measured, F.TRUNCATION]
     tokens = 6 if loading.TINY else 24
-    run_words = F.cost_experiment(k, tokens)
+    plan = F.cost_plan(measured, k, tokens)      # the runs measure_costs makes; its describe() names them
+    run_words = plan.describe() if measured else "no drafter or heads load here, so none is run"
+    own = {F.TRUNCATION: "c from the model's parameters", F.LOOKUP: "c = 0"}
+    c_from = lambda n: own.get(n) or f"c from {replace(plan, settings=(plan.setting(n),)).describe()}"  # noqa: E731
     asked = {n: Guess(f"break-even α, {n}", n, lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05,
-                      experiment=f"k = {k}, v from {v_text}"
-                      + (f"; {run_words}" if n in measured else "; c from the model's parameters"
-                         if n == F.TRUNCATION else "; c = 0"))
-             for n in names}
+                      experiment=f"k = {k}, v from {v_text}; {c_from(n)}") for n in names}
     guesses = {}
     for col, name in zip(st.columns(len(names)), names):
         with col:
             guesses[name] = G.ask(f"fam_{name}", asked[name])
     if st.button("Lock in my guesses and measure c", type="primary", key="fam_run") and all(
             G.lock(f"fam_{n}", guesses[n]) for n in names):
-        bar = st.progress(0.0, "measuring…")
-        try:
-            ss["fam_c"] = F.measure_costs(tgt, drafter, measured, k=k, tokens=tokens,
-                                          progress=lambda f, t: bar.progress(f, t))
-        except (InputError, ModelError) as e:
-            st.error(str(e))
-        bar.empty()
+        with G.measuring() as progress:
+            ss["fam_c"] = F.measure_costs(tgt, drafter, plan, progress=progress)
     if "fam_c" not in ss:
         st.info(f"Commit to a guess for every family, then measure: {run_words}.")
         return
@@ -130,17 +126,14 @@ def measure_b(ran, workload, experiment: str) -> None:
     if tgt is None:
         return
     method = ran.settings[0].method
-    try:
+    with G.measuring("Cannot run " + method + ": {}", G.ERRORS + (ValueError,), spinner=f"decoding with {method}…"):
         ids = encode_prompt(tgt.tokenizer, workload.prompt, workload.chat)
         cfg = DecodeConfig(k=ran.settings[0].k, max_new_tokens=ran.new_tokens, sampling=ran.sampling, record=False)
-        with st.spinner(f"decoding with {method}…"):
-            summary, steps = measure.run(tgt, loading.proposer_for(method, tgt), ids, cfg,
-                                         eos_token_id=tgt.tokenizer.eos_token_id)
+        summary, steps = measure.run(tgt, loading.proposer_for(method, tgt), ids, cfg,
+                                     eos_token_id=tgt.tokenizer.eos_token_id)
         ss["tc_run"] = {"method": method, "experiment": experiment, "tau": summary.tokens_per_pass,
                         "alpha": summary.alpha, "b": TC.rank_acceptance(steps),
                         "own": [s.parents for s in steps if s.parents], "passes": len(steps)}
-    except (InputError, ModelError, ValueError) as e:
-        st.error(f"Cannot run {method}: {e}")
 
 
 def tree_result(run: dict, n: int, cost: float, shape_g) -> None:

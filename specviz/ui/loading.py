@@ -197,11 +197,16 @@ def proposer_for(method: str, tgt: LoadedModel, n=None, n_min=None, n_max=None, 
     return M.make_proposer(method, tgt, n=n, n_min=n_min, n_max=n_max, drafter=drafter_model, **settings)
 
 
+def first_drafter() -> LoadedModel | None:
+    """The first draft model offered for the current target; None when none is."""
+    names = drafter_names()
+    return drafter(names[0]) if names else None
+
+
 def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | None]:
     """(methods that build for this target, why the others don't, the first offered drafter); kept once per
     session and target, as building a proposer may load weights."""
-    names = drafter_names()
-    d = drafter(names[0]) if names else None
+    d = first_drafter()
     key = ("cmp_methods_for", target.name, getattr(d, "name", None))
     if key not in st.session_state:
         st.session_state[key] = M.try_methods(target, d)
