@@ -70,8 +70,7 @@ else:  # the live comparison: settings, estimate, Run
         G.lock("cmp_fast", fast, FAST)
     with b2:
         L.share("compare", L.current(LINK), "press Run there to measure it on that machine")
-    if st.session_state.pop("cmp_cancelled", False):
-        st.info("Comparison cancelled.")
+    waiting.said_cancelled("cmp", "Comparison")
     if go:
         sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
         done = waiting.run_job("cmp", lambda progress: E.compare(target, CHOICES[which], chosen, sorted(ks), int(n),

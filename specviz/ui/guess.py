@@ -8,7 +8,7 @@ import streamlit as st
 from specviz.core.errors import InputError, ModelError
 from specviz.teach import scorecard as SC
 from specviz.teach.guess import Guess, asked, score
-from specviz.ui import waiting
+from specviz.ui import loading, waiting
 
 CARD = "scorecard"   # {(key, experiment, guess): teach.scorecard.Entry}, kept for the session
 
@@ -77,10 +77,28 @@ def lab(key: str, g: Guess, button: str, work, keep: str, before: str | None = N
             out = work(progress)
             if out is not None:
                 st.session_state[keep] = out
-    got = st.session_state.get(keep)
+    return kept(keep, before)
+
+
+def kept(key: str, before: str | None = None):
+    """A lab's kept result (session_state[key]); when there is none yet, says `before` and returns None."""
+    got = st.session_state.get(key)
     if got is None and before:
         st.info(before)
     return got
+
+
+def opening(title: str, text: str, sub: bool = False):
+    """A lab section's title (a header, or a subheader with sub) and its first paragraph, then the session's target
+    (None, after loading.target()'s error, when it did not load)."""
+    (st.subheader if sub else st.header)(title)
+    st.write(text)
+    return loading.target()
+
+
+def tv_guess(prompt: str = "the output's total variation distance from p (0 to 1)") -> Guess:
+    """A guess of how far an output drifts from p (a total variation distance), close within 0.03."""
+    return Guess(prompt, "tv", lo=0.0, hi=1.0, step=0.01, rel=0.0, abs_tol=0.03)
 
 
 def show(key: str, g: Guess, measured: dict, level: str = SC.LAB) -> None:

@@ -20,10 +20,10 @@ ss = st.session_state
 # -- Break-even: per family, side by side ------------------------------------------------------------------
 def families_section(k: int, v: be.VCost, v_text: str) -> None:
     """Guess each family's break-even α, measure the drafter's and the heads' c, then one chart for all."""
-    st.header("Break-even per family, side by side")
-    st.write(f"The same cost model for every kind of proposer, at k = {k} and v from {v_text}; only c differs. "
-             "Guess each family's break-even α first: the α below which it is slower than plain decoding.")
-    tgt = loading.target()
+    tgt = G.opening(
+        "Break-even per family, side by side",
+        f"The same cost model for every kind of proposer, at k = {k} and v from {v_text}; only c differs. "
+        "Guess each family's break-even α first: the α below which it is slower than plain decoding.")
     if tgt is None:
         return
     methods, _, drafter = loading.usable_methods(tgt)
@@ -102,11 +102,10 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
     experiment = f"b_j from {ran.describe()}; n = {n} nodes"
     shape_g = Guess(f"which shape keeps the most tokens per pass at n = {n}", "winner", choices=tuple(TC.SHAPES),
                     experiment=experiment)
-    if G.ask_and_lock("tc_shape", shape_g, "Lock in my guess and measure b_j", type="primary"):
-        measure_b(ran, workload, experiment)
-    run = ss.get("tc_run")
+    run = G.lab("tc_shape", shape_g, "Lock in my guess and measure b_j", lambda _: measure_b(ran, workload, experiment),
+                "tc_run", "Guess which shape wins, then measure: one run gives b_j, the calculator does the rest.",
+                errors=(), bar=None)    # measure_b says its own errors
     if run is None:
-        st.info("Guess which shape wins, then measure: one run gives b_j, the calculator does the rest.")
         return
     if not run["b"] or run["b"][0] == 0.0:
         st.info(f"{run['method']} kept no node in this run ({run['experiment']}): nothing to build a tree from. "
@@ -115,8 +114,9 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
     tree_result(run, n, float(cost), shape_g)
 
 
-def measure_b(ran, workload, experiment: str) -> None:
-    """Run `ran` (an Experiment of one tree method) once and keep b_j, its trees and τ for the calculator."""
+def measure_b(ran, workload, experiment: str) -> dict | None:
+    """Run `ran` (an Experiment of one tree method) once: b_j, its trees and τ for the calculator (None, after an
+    error, when it did not run)."""
     from specviz.core import treecalc as TC
     from specviz.engine import measure
     from specviz.engine.decode import DecodeConfig
@@ -124,16 +124,16 @@ def measure_b(ran, workload, experiment: str) -> None:
 
     tgt = loading.target()
     if tgt is None:
-        return
+        return None
     method = ran.settings[0].method
     with G.measuring("Cannot run " + method + ": {}", G.ERRORS + (ValueError,), spinner=f"decoding with {method}…"):
         ids = encode_prompt(tgt.tokenizer, workload.prompt, workload.chat)
         cfg = DecodeConfig(k=ran.settings[0].k, max_new_tokens=ran.new_tokens, sampling=ran.sampling, record=False)
         summary, steps = measure.run(tgt, loading.proposer_for(method, tgt), ids, cfg,
                                      eos_token_id=tgt.tokenizer.eos_token_id)
-        ss["tc_run"] = {"method": method, "experiment": experiment, "tau": summary.tokens_per_pass,
-                        "alpha": summary.alpha, "b": TC.rank_acceptance(steps),
-                        "own": [s.parents for s in steps if s.parents], "passes": len(steps)}
+        return {"method": method, "experiment": experiment, "tau": summary.tokens_per_pass, "alpha": summary.alpha,
+                "b": TC.rank_acceptance(steps), "own": [s.parents for s in steps if s.parents], "passes": len(steps)}
+    return None
 
 
 def tree_result(run: dict, n: int, cost: float, shape_g) -> None:

@@ -34,13 +34,13 @@ def _drafters(tgt) -> list[D.Drafter] | None:
 
 
 def sizing_section(k: int, v: be.VCost, v_text: str) -> None:
-    st.header("Sizing a drafter by measurement")
-    st.write("More of the network drafts better and costs more. Here the same prompt runs with drafters of "
-             "increasing cost: the target's own first N layers and its output layer (no training, no extra weights, "
-             "only their own KV cache), the shipped 2-layer draft model, and the EAGLE head where they load. Each is "
-             "measured for α, c and speedup against plain decoding, and placed on the break-even chart. Guess which "
-             "is fastest.")
-    tgt = loading.target()
+    tgt = G.opening(
+        "Sizing a drafter by measurement",
+        "More of the network drafts better and costs more. Here the same prompt runs with drafters of "
+        "increasing cost: the target's own first N layers and its output layer (no training, no extra weights, "
+        "only their own KV cache), the shipped 2-layer draft model, and the EAGLE head where they load. Each is "
+        "measured for α, c and speedup against plain decoding, and placed on the break-even chart. Guess which "
+        "is fastest.")
     if tgt is None:
         return
     ds = _drafters(tgt)

@@ -18,12 +18,12 @@ def guesses(exp: str) -> dict[str, Guess]:
 
 
 def dtype_section() -> None:
-    st.header("5 · The same method on another machine: the dtype")
-    st.write(f"A verify pass of {D.K} drafts multiplies a {D.K + 1}-row matrix by every weight instead of one row. "
-             "Whether the extra rows are nearly free depends on the CPU's arithmetic for the dtype: with native "
-             "bfloat16 units (AVX512-BF16, AMX) they are; without them, bfloat16 is converted row by row and each "
-             "extra row costs almost a whole one. Guess this machine's v for each dtype before it is timed.")
-    tgt = loading.target()
+    tgt = G.opening(
+        "5 · The same method on another machine: the dtype",
+        f"A verify pass of {D.K} drafts multiplies a {D.K + 1}-row matrix by every weight instead of one row. "
+        "Whether the extra rows are nearly free depends on the CPU's arithmetic for the dtype: with native "
+        "bfloat16 units (AVX512-BF16, AMX) they are; without them, bfloat16 is converted row by row and each "
+        "extra row costs almost a whole one. Guess this machine's v for each dtype before it is timed.")
     if tgt is None:
         return
     small = loading.TINY

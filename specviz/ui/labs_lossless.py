@@ -141,8 +141,7 @@ def tree_sampling_section() -> None:
 
 
 # -- Is it lossless?: sampled siblings (lab 1, first half) ---------------------------------------------------
-SIB = Guess("the output's total variation distance from p (0 to 1)", "tv", lo=0.0, hi=1.0, step=0.01, rel=0.0,
-            abs_tol=0.03)
+SIB = G.tv_guess()
 
 
 def sampled_siblings_section() -> None:

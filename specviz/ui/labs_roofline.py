@@ -42,13 +42,13 @@ def _settings(tgt) -> tuple[int, tuple[int, ...], float, float] | None:
 
 
 def roofline_section() -> None:
-    st.header("4 · A real roofline")
-    st.write("At batch 1 a decode step reads every weight once to produce one token per sequence: bound by memory "
-             "bandwidth, the arithmetic units idle. Speculation spends that idle arithmetic on k extra positions. "
-             "The roofline says how far that lasts: a pass takes at least max(bytes ÷ bandwidth, FLOPs ÷ peak), so "
-             "extra tokens are free until the FLOPs per byte read, the arithmetic intensity, reach the machine's "
-             "ridge point (peak ÷ bandwidth). Measure this machine's roof, then place real decode steps on it.")
-    tgt = loading.target()
+    tgt = G.opening(
+        "4 · A real roofline",
+        "At batch 1 a decode step reads every weight once to produce one token per sequence: bound by memory "
+        "bandwidth, the arithmetic units idle. Speculation spends that idle arithmetic on k extra positions. "
+        "The roofline says how far that lasts: a pass takes at least max(bytes ÷ bandwidth, FLOPs ÷ peak), so "
+        "extra tokens are free until the FLOPs per byte read, the arithmetic intensity, reach the machine's "
+        "ridge point (peak ÷ bandwidth). Measure this machine's roof, then place real decode steps on it.")
     if tgt is None:
         return
     got = _settings(tgt)

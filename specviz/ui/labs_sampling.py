@@ -22,10 +22,10 @@ def temperature_section() -> None:
     from specviz.engine.workloads import WORKLOADS
     from specviz.teach import temperature as TT
 
-    st.subheader("Acceptance against temperature, measured")
-    st.write("p and q are always warped alike here (one function, core/sampling.py). Does the chance a tested draft "
-             "is kept fall as T rises for every proposer?")
-    tgt = loading.target()
+    tgt = G.opening(
+        "Acceptance against temperature, measured",
+        "p and q are always warped alike here (one function, core/sampling.py). Does the chance a tested draft "
+        "is kept fall as T rises for every proposer?", sub=True)
     if tgt is None:
         return
     methods, _, drafter = loading.usable_methods(tgt)
@@ -62,8 +62,7 @@ def temperature_section() -> None:
                "one-hot, so it keeps a draft with probability p(x), which falls as p flattens.")
 
 
-WARP = Guess("the output's total variation distance from p at T (0 to 1)", "tv", lo=0.0, hi=1.0, step=0.01, rel=0.0,
-             abs_tol=0.03)
+WARP = G.tv_guess("the output's total variation distance from p at T (0 to 1)")
 
 
 def warping_section() -> None:
