@@ -3,6 +3,7 @@ import streamlit as st
 
 from specviz.teach import notes as NOTES
 from specviz.ui import loading
+from specviz.ui.routes import ROUTES
 
 st.title("specviz — speculative decoding, step by step")
 
@@ -56,46 +57,11 @@ reality, the notes below) are theirs, with their source beside them, not measure
 """)
 
 st.subheader("Where to go")
-WHERE = [  # (page, its name, icon, what it holds), in two columns
-    [
-        ("pages/step_through.py", "Step through", ":material/footprint:",
-         "One target pass at a time: the drafted tokens, p against q at each position, the random draw "
-         "r against p(x)/q(x), the residual after a rejection, the text coloured by where each "
-         "token came from — and the pass opened up: its inputs, causal mask and KV caches."),
-        ("pages/breakeven.py", "Break-even calculator", ":material/calculate:",
-         "Tokens per pass against the cost of a step: the α (chance a tested draft is kept) below which "
-         "speculation slows you down, and the best draft length — filled from a run you measured."),
-        ("pages/trees.py", "Trees", ":material/account_tree:",
-         "Several candidates per position checked in one pass: a Medusa tree and an EAGLE-2 tree, "
-         "their attention mask, and chain vs tree measured on the same heads."),
-        ("pages/compare.py", "Compare proposers", ":material/compare_arrows:",
-         "The same prompts through every method, with measured speedups per workload."),
-        ("pages/experiments.py", "k / n experiments", ":material/science:",
-         "Sweeps of the draft length k and lookup's match length n."),
-    ],
-    [
-        ("pages/lossless.py", "Is it lossless?", ":material/balance:",
-         "Guess how many drafts the rule keeps, then test it against sampling from p — and break the rule "
-         "to watch the output drift."),
-        ("pages/derivations.py", "Derivations", ":material/functions:",
-         "E[τ] as a geometric series, the three-line losslessness proof, and P(reject) = distance(p, q)."),
-        ("pages/pitfalls.py", "Tokenizers & checkpoints", ":material/warning:",
-         "Why a drafter must share the tokenizer, why heads belong to one checkpoint, and why the target's "
-         "own first layers cannot draft untrained."),
-        ("pages/walkthrough.py", "Walkthrough & interview prep", ":material/school:",
-         "A guided tour for a course, and the questions interviewers ask."),
-        ("pages/serve.py", "Take it to a server", ":material/dns:",
-         "These choices as a vLLM config, and how vLLM's n-gram search differs from lookup here."),
-        ("pages/serving_reality.py", "Serving reality", ":material/memory:",
-         "A drafter's memory as sequences lost, v(k) as the batch grows, and the papers' speedups beside "
-         "this app's."),
-    ],
-]
-for col, pages in zip(st.columns(2), WHERE):
+for col, n in zip(st.columns(2), (1, 2)):   # the pages' titles, icons and blurbs: specviz/ui/routes.json
     with col:
-        for path, label, icon, what in pages:
-            st.page_link(path, label=label, icon=icon)
-            st.caption(what)
+        for r in (r for r in ROUTES if r.home_column == n):
+            st.page_link(r.path, label=r.title, icon=r.material)
+            st.caption(r.about)
 
 st.subheader("Choosing a proposer: start from the workload")
 st.markdown("""

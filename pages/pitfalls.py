@@ -18,9 +18,7 @@ LINK = [LK.Param("pit_text", "text"), LK.Param("pit_kind", "choice", options=(CO
         LK.Param("pit_k", "int", 1, 8), LK.Param("pit_max_new", "int", 4, 128)]
 LK.check("pitfalls", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
 link_box = st.container()   # "Link to this experiment", filled once every setting is drawn
-target = loading.target()
-if target is None:
-    st.stop()
+target = loading.target_or_stop()
 
 # -- (a) tokenizers must match ------------------------------------------------------------------
 st.header("a · A drafter must share the target's tokenizer")

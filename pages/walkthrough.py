@@ -12,9 +12,7 @@ linked = L.check("walkthrough", LINK)  # a shared link: one warning naming any p
 if "stop" in linked:                   # the stop is the page's own state (Previous / Next), not a widget
     st.session_state["wt_stop"] = linked["stop"] - 1
 link_box = st.container()              # "Link to this experiment", filled once the stop is drawn
-target = loading.target()
-if target is None:
-    st.stop()
+target = loading.target_or_stop()
 drafter = loading.first_drafter()
 
 

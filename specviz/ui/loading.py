@@ -214,11 +214,18 @@ def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | 
     return methods, why_not, d
 
 
-def target_and_methods() -> tuple[LoadedModel, list[str], dict, LoadedModel | None]:
-    """(target, methods that build for it, why the others don't, the first offered drafter) for a page that runs
-    methods; stops the page (after target()'s st.error) when the target did not load."""
+def target_or_stop() -> LoadedModel:
+    """The session's target for a page that needs it; stops the page (after target()'s st.error) when it did not
+    load."""
     tgt = target()
     if tgt is None:
         st.stop()
+    return tgt
+
+
+def target_and_methods() -> tuple[LoadedModel, list[str], dict, LoadedModel | None]:
+    """(target, methods that build for it, why the others don't, the first offered drafter) for a page that runs
+    methods; stops the page (after target()'s st.error) when the target did not load."""
+    tgt = target_or_stop()
     methods, why_not, d = usable_methods(tgt)
     return tgt, methods, why_not, d
