@@ -6,6 +6,7 @@ from specviz.bench.results import bench_rows, bench_where, latest_bench
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import comparisons as E
 from specviz.engine.device import machine
+from specviz.engine.experiment import mode_words
 from specviz.engine.measure import too_noisy
 from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, trained_available
 from specviz.engine.workloads import ALL, COPY, NOVEL, WORKLOADS, of_kind
@@ -84,7 +85,8 @@ else:  # the live comparison: settings, estimate, Run
                                                              "max_new": int(max_new), "repeats": int(repeats)}))
             for m, (r, plain_steps, shown) in E.for_calculator(runs).items():  # the median the table shows
                 state.remember_run(m, r.summary, r.steps, r.plain, k=r.k, n=r.n, plain_steps=plain_steps,
-                                   speedup=shown)
+                                   speedup=shown, setting=r.setting,
+                                   mode=mode_words(0.0 if mode == "greedy" else float(temp)))
 
 with st.expander("Recorded comparisons: download this one, or open one", icon=":material/save:"):
     opened = recordings.opened("cmp_upload", "compare", convert=lambda r: (r, recordings.compare_runs(r)))
