@@ -76,13 +76,8 @@ with st.container(border=True):
         st.page_link("pages/step_through.py", label="Go to Step through", icon=":material/footprint:")
     else:
         c1, c2 = st.columns([2, 1])
-        pick = c1.selectbox("Run", list(runs), key="bk_pick", persist_state="session", format_func=lambda m: (
-            f"{m} — "
-            + (f"drafts sized by the match (at most {runs[m].get('k')}, k̄ = {runs[m]['summary'].mean_k:.1f})"
-               if runs[m].get("self_sized") else f"k = {runs[m].get('k')}")
-            + ", " + (runs[m].get("mode") or ("greedy" if all(s.greedy for s in runs[m]["steps"]) else "sampled"))
-            + f", {len(runs[m]['summary'].token_ids)} tokens"
-            + ("" if runs[m].get("plain") else " (no plain run: α only)")))
+        pick = c1.selectbox("Run", list(runs), key="bk_pick", persist_state="session",
+                            format_func=lambda m: state.run_label(runs[m]))
         c2.button("Fill α, k, c and v", on_click=fill, args=(pick,), type="primary", key="bk_fill_btn")
         s_ = runs[pick]["summary"]
         if s_.alpha is not None:

@@ -3,10 +3,10 @@ import pandas as pd
 import streamlit as st
 
 from specviz.bench.results import bench_rows, bench_where, latest_bench
-from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import comparisons as E
 from specviz.engine.device import machine
+from specviz.engine.experiment import mode_words
 from specviz.engine.measure import too_noisy
 from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, trained_available
 from specviz.engine.workloads import ALL, COPY, NOVEL, WORKLOADS, of_kind
@@ -71,8 +71,7 @@ else:  # the live comparison: settings, estimate, Run
         G.lock("cmp_fast", fast, FAST)
     with b2:
         L.share("compare", L.current(LINK), "press Run there to measure it on that machine")
-    if st.session_state.pop("cmp_cancelled", False):
-        st.info("Comparison cancelled.")
+    waiting.said_cancelled("cmp", "Comparison")
     if go:
         sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
         done = waiting.run_job("cmp", lambda progress: E.compare(target, CHOICES[which], chosen, sorted(ks), int(n),
@@ -86,7 +85,8 @@ else:  # the live comparison: settings, estimate, Run
                                                              "max_new": int(max_new), "repeats": int(repeats)}))
             for m, (r, plain_steps, shown) in E.for_calculator(runs).items():  # the median the table shows
                 state.remember_run(m, r.summary, r.steps, r.plain, k=r.k, n=r.n, plain_steps=plain_steps,
-                                   speedup=shown)
+                                   speedup=shown, setting=r.setting,
+                                   mode=mode_words(0.0 if mode == "greedy" else float(temp)))
 
 with st.expander("Recorded comparisons: download this one, or open one", icon=":material/save:"):
     opened = recordings.opened("cmp_upload", "compare", convert=lambda r: (r, recordings.compare_runs(r)))
@@ -168,16 +168,10 @@ if not lecture.on():  # the live parts below need the model
     g_new = c2.number_input("max new tokens", 4, 256, 8 if loading.TINY else 64, key="cmp_gvs_max_new",
                             help="A small model's greedy output starts to loop after a few dozen tokens.")
     if c3.button("Run greedy vs sampled", key="cmp_gvs_run"):
-        bar = st.progress(0.0, "starting…")
-        try:
-            wls = of_kind(NOVEL)[:1] if loading.TINY else of_kind(NOVEL)[:2]
-            with waiting.measuring(bar) as between:
-                st.session_state["cmp_gvs"] = LP.greedy_vs_sampled(
-                    target, wls, int(gk), 3, int(g_new),
-                    progress=lambda f, t: (bar.progress(min(1.0, f), t), between()))
-        except (InputError, ModelError) as e:
-            st.error(str(e))
-        bar.empty()
+        with G.measuring(bar="starting…", turn=True) as step:   # each run timed in this session's turn
+            st.session_state["cmp_gvs"] = LP.greedy_vs_sampled(
+                target, of_kind(NOVEL)[:1] if loading.TINY else of_kind(NOVEL)[:2], int(gk), 3, int(g_new),
+                progress=step)
     gvs = st.session_state.get("cmp_gvs")
     if gvs:
         st.plotly_chart(V.greedy_vs_sampled(gvs), key="cmp_gvs_fig")

@@ -3,7 +3,6 @@ import pandas as pd
 import streamlit as st
 
 from specviz.core.costmodel import expected_tokens_per_pass
-from specviz.core.errors import InputError, ModelError
 from specviz.core.warping import CASES
 from specviz.engine.methods import REGISTRY
 from specviz.engine.workloads import WORKLOADS
@@ -49,16 +48,12 @@ gets past 5 tokens per pass.""")  # noqa: E501 (display math is one line)
                 "accepted ÷ tested (a rejection is one test; drafts after it were never tested).")
     TAU = Guess("τ, the tokens per pass this run will measure", "tau", lo=1.0, hi=5.0, step=0.1, rel=0.15,
                 experiment=series.describe())
-    guess = G.ask("der_tau", TAU)
-    if st.button("Lock in my guess and run", type="primary", key="der_run") and G.lock("der_tau", guess, TAU):
+
+    def measure_series(_):
         target = loading.target()
-        if target is not None:
-            try:
-                with st.spinner("Decoding with lookup…"):
-                    st.session_state["der_measured"] = D.measured_series(target, max_new=series.new_tokens)
-            except (InputError, ModelError) as e:
-                st.error(str(e))
-    m = st.session_state.get("der_measured")
+        return None if target is None else D.measured_series(target, max_new=series.new_tokens)
+    m = G.lab("der_tau", TAU, "Lock in my guess and run", measure_series, "der_measured", run_key="der_run",
+              spinner="Decoding with lookup…")
     if m:
         G.show("der_tau", TAU, m)
         if m["alpha"] is None:
@@ -128,21 +123,14 @@ with four:
     st.caption(f"The run: {view.describe()}.")
     ZERO = Guess("the share of drafting passes that keep nothing (0 to 1)", "zero_share", lo=0.0, hi=1.0, step=0.05,
                  rel=0.0, abs_tol=0.1, experiment=view.describe())
-    zguess = G.ask("sv_zero", ZERO)
-    if st.button("Lock in my guess and run", type="primary", key="sv_run") and G.lock("sv_zero", zguess, ZERO):
-        target = loading.target()
-        if target is not None:
-            try:
-                with st.spinner(f"Decoding with {sv_method}…"):
-                    names = loading.drafter_names()
-                    dm = loading.drafter(names[0]) if sv_method == "draft" and names else None
-                    summary, steps = D.run_plan(target, view, dm)
-                st.session_state["sv_view"] = (sv_method, sv_work, A.server_view(steps), view.describe())
-                st.session_state["sv_rec"] = (recordings.run_recording(
-                    target, D.run_settings(view), next(x for x in WORKLOADS if x.name == sv_work), summary, steps,
-                    "histogram"), False)   # (the run as a recording, opened from a file)
-            except (InputError, ModelError) as e:
-                st.error(str(e))
+    if G.ask_and_lock("sv_zero", ZERO, "Lock in my guess and run", type="primary", run_key="sv_run") and \
+            (target := loading.target()) is not None:
+        with G.measuring(spinner=f"Decoding with {sv_method}…"):
+            summary, steps = D.run_plan(target, view, loading.first_drafter() if sv_method == "draft" else None)
+            st.session_state["sv_view"] = (sv_method, sv_work, A.server_view(steps), view.describe())
+            st.session_state["sv_rec"] = (recordings.run_recording(
+                target, D.run_settings(view), next(x for x in WORKLOADS if x.name == sv_work), summary, steps,
+                "histogram"), False)   # (the run as a recording, opened from a file)
     with st.expander("The run as a recording: download it, or open one", icon=":material/save:"):
         rec = recordings.opened("sv_upload", "step")   # a bad file: one error, the histogram shown stays
         if rec is not None:

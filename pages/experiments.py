@@ -67,8 +67,7 @@ PLAN = P.sweep_plan(method, wname, ks, ns, 0.0 if mode == "greedy" else float(te
 KG = P.kzero_guess(PLAN, k_hi)
 go = G.ask_and_lock("exp", KG, "Lock in my guess and run the sweep", type="primary",
                     disabled=method is None or bad is not None)
-if st.session_state.pop("exp_cancelled", False):
-    st.info("Sweep cancelled.")
+waiting.said_cancelled("exp", "Sweep")
 if go:
     sampling = SamplingConfig() if mode == "greedy" else SamplingConfig(temperature=float(temp))
     done = waiting.run_job("exp", lambda progress: SW.suffix_sweep(

@@ -3,6 +3,7 @@ import streamlit as st
 
 from specviz.teach import notes as NOTES
 from specviz.ui import loading
+from specviz.ui.routes import ROUTES
 
 st.title("specviz — speculative decoding, step by step")
 
@@ -56,38 +57,11 @@ reality, the notes below) are theirs, with their source beside them, not measure
 """)
 
 st.subheader("Where to go")
-c1, c2 = st.columns(2)
-with c1:
-    st.page_link("pages/step_through.py", label="Step through", icon=":material/footprint:")
-    st.caption("One target pass at a time: the drafted tokens, p against q at each position, the random draw "
-               "r against p(x)/q(x), the residual after a rejection, the text coloured by where each "
-               "token came from — and the pass opened up: its inputs, causal mask and KV caches.")
-    st.page_link("pages/breakeven.py", label="Break-even calculator", icon=":material/calculate:")
-    st.caption("Tokens per pass against the cost of a step: the α (chance a tested draft is kept) below which "
-               "speculation slows you down, and the best draft length — filled from a run you measured.")
-    st.page_link("pages/trees.py", label="Trees", icon=":material/account_tree:")
-    st.caption("Several candidates per position checked in one pass: a Medusa tree and an EAGLE-2 tree, "
-               "their attention mask, and chain vs tree measured on the same heads.")
-    st.page_link("pages/compare.py", label="Compare proposers", icon=":material/compare_arrows:")
-    st.caption("The same prompts through every method, with measured speedups per workload.")
-    st.page_link("pages/experiments.py", label="k / n experiments", icon=":material/science:")
-    st.caption("Sweeps of the draft length k and lookup's match length n.")
-with c2:
-    st.page_link("pages/lossless.py", label="Is it lossless?", icon=":material/balance:")
-    st.caption("Guess how many drafts the rule keeps, then test it against sampling from p — and break the rule "
-               "to watch the output drift.")
-    st.page_link("pages/derivations.py", label="Derivations", icon=":material/functions:")
-    st.caption("E[τ] as a geometric series, the three-line losslessness proof, and P(reject) = distance(p, q).")
-    st.page_link("pages/pitfalls.py", label="Tokenizers & checkpoints", icon=":material/warning:")
-    st.caption("Why a drafter must share the tokenizer, why heads belong to one checkpoint, and why the target's "
-               "own first layers cannot draft untrained.")
-    st.page_link("pages/walkthrough.py", label="Walkthrough & interview prep", icon=":material/school:")
-    st.caption("A guided tour for a course, and the questions interviewers ask.")
-    st.page_link("pages/serve.py", label="Take it to a server", icon=":material/dns:")
-    st.caption("These choices as a vLLM config, and how vLLM's n-gram search differs from lookup here.")
-    st.page_link("pages/serving_reality.py", label="Serving reality", icon=":material/memory:")
-    st.caption("A drafter's memory as sequences lost, v(k) as the batch grows, and the papers' speedups beside "
-               "this app's.")
+for col, n in zip(st.columns(2), (1, 2)):   # the pages' titles, icons and blurbs: specviz/ui/routes.json
+    with col:
+        for r in (r for r in ROUTES if r.home_column == n):
+            st.page_link(r.path, label=r.title, icon=r.material)
+            st.caption(r.about)
 
 st.subheader("Choosing a proposer: start from the workload")
 st.markdown("""

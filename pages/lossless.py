@@ -80,11 +80,9 @@ if rule != "exact":  # say the drift before any draw, so a small one on a mild p
         st.button(f"Use “{L.CLEAR_PRESET}”", key="lab_use_far",
                   on_click=lambda: (st.session_state.update(lab_preset=L.CLEAR_PRESET), _load_preset()))
 if st.button("Draw speculative samples", type="primary", key="lab_run") and G.lock("lab_kept", guess):
-    bar = st.progress(0.0, "drawing…")
-    sim = L.simulate(p, q, int(trials), seed=0, progress=lambda f, t: bar.progress(f, t), rule=rule)
-    st.session_state["lab_sim"] = (p, q, sim, rule)
+    with G.measuring(errors=(), bar="drawing…") as step:
+        st.session_state["lab_sim"] = (p, q, L.simulate(p, q, int(trials), seed=0, progress=step, rule=rule), rule)
     st.session_state.pop("lab_at", None)  # a new run: show its last checkpoint
-    bar.empty()
 if "lab_sim" in st.session_state:
     sp, sq, sim, srule = st.session_state["lab_sim"]
     ss_ = L.stats(sp, sq)
@@ -155,9 +153,8 @@ if st.button("Run on the real model", key="lab_real_run", disabled=proposer_name
                        "a copy-heavy prompt.")
         else:
             red = L.reduce(case)
-            bar = st.progress(0.0, "drawing…")
-            sim, shown = L.simulate_real(red, int(real_trials), progress=lambda f, t: bar.progress(f, t))
-            bar.empty()
+            with G.measuring(errors=(), bar="drawing…") as step:
+                sim, shown = L.simulate_real(red, int(real_trials), progress=step)
             st.session_state["lab_real"] = (proposer_name, wname, case, red, sim, shown,
                                             len(ids) - len(encode_prompt(target.tokenizer, w.prompt, w.chat)))
     except (InputError, ModelError) as e:

@@ -4,7 +4,6 @@ import streamlit as st
 import torch
 
 from specviz.core.costmodel import breakeven_alpha
-from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.engine.methods import encode_prompt
 from specviz.engine.workloads import COPY, NOVEL, WORKLOADS, of_kind
@@ -19,9 +18,7 @@ LINK = [LK.Param("pit_text", "text"), LK.Param("pit_kind", "choice", options=(CO
         LK.Param("pit_k", "int", 1, 8), LK.Param("pit_max_new", "int", 4, 128)]
 LK.check("pitfalls", LINK)  # a shared link: one warning naming any parameter the widgets below will not take
 link_box = st.container()   # "Link to this experiment", filled once every setting is drawn
-target = loading.target()
-if target is None:
-    st.stop()
+target = loading.target_or_stop()
 
 # -- (a) tokenizers must match ------------------------------------------------------------------
 st.header("a · A drafter must share the target's tokenizer")
@@ -89,16 +86,10 @@ else:
                               bind=LK.BIND)
     HG = P.heads_guess(heads[0], of_kind(kind)[0].name, int(k), int(max_new))
     if G.ask_and_lock("pit_heads", HG, "Lock in my guess and measure on both checkpoints", type="primary"):
-        bar = st.progress(0.0, "loading the fine-tuned target…")
-        try:
-            tuned = loading.finetuned_target()
-            rows, refusals = CK.checkpoint_swap(target, tuned, of_kind(kind)[0], heads + ["lookup"], int(k),
-                                                SamplingConfig(), int(max_new),
-                                                progress=lambda f, t: bar.progress(f, t))
-            st.session_state["pit_swap"] = (rows, refusals)
-        except (InputError, ModelError, FileNotFoundError) as e:
-            st.error(str(e))
-        bar.empty()
+        with G.measuring(errors=G.ERRORS + (FileNotFoundError,), bar="loading the fine-tuned target…") as step:
+            st.session_state["pit_swap"] = CK.checkpoint_swap(target, loading.finetuned_target(), of_kind(kind)[0],
+                                                              heads + ["lookup"], int(k), SamplingConfig(),
+                                                              int(max_new), progress=step)
     if "pit_swap" in st.session_state:
         rows, refusals = st.session_state["pit_swap"]
         G.show("pit_heads", HG, P.heads_truth(rows, heads[0]))

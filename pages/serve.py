@@ -153,16 +153,12 @@ if not loading.drafter_names():
 else:
     DS_GUESS = Guess("which keeps more drafts on average here?", "winner", choices=S.DRAFT_SAMPLE_CHOICES)
     wds = st.selectbox("Workload", [w.name for w in workloads.WORKLOADS], key="srv_ds_workload")
-    dguess = G.ask("srv_ds", DS_GUESS)
-    if st.button("Measure both ways", key="srv_ds_run") and G.lock("srv_ds", dguess):
-        tgt = loading.target()
-        dm = loading.drafter(loading.drafter_names()[0]) if tgt is not None else None
-        if dm is not None:
-            bar = st.progress(0.0, "measuring…")
+    if G.ask_and_lock("srv_ds", DS_GUESS, "Measure both ways", run_key="srv_ds_run") and \
+            (tgt := loading.target()) is not None and (dm := loading.first_drafter()) is not None:
+        with G.measuring(errors=()) as step:
             st.session_state["srv_ds"] = S.draft_sampling(
                 tgt, dm, workloads.get(wds), 0.8, 4, 12 if loading.TINY else 48, 6 if loading.TINY else 12,
-                progress=lambda f, t: bar.progress(min(1.0, f), t))
-            bar.empty()
+                progress=step)
     ds = st.session_state.get("srv_ds")
     if ds:
         G.show("srv_ds", DS_GUESS, ds)

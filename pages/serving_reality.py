@@ -2,7 +2,6 @@
 import pandas as pd
 import streamlit as st
 
-from specviz.core.errors import InputError, ModelError
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import comparisons as E
 from specviz.engine.workloads import COPY, NOVEL, of_kind
@@ -95,18 +94,13 @@ st.table(pd.DataFrame(R.PAPERS).set_index("method"))  # a table wraps its long c
 st.caption("The button measures lookup only (greedy, k = 4, n = 3, 48 new tokens, 3 interleaved repeats against "
            "plain decoding), on one copy-heavy and one novel prompt; the papers' drafters and heads are not run here.")
 if st.button("Measure this app's lookup speedups now", key="sr_mine_run") and tgt is not None:
-    bar = st.progress(0.0, "measuring…")
-    try:
+    with G.measuring() as step:
         run = dict(R.APP_RUN, tokens=8 if loading.TINY else R.APP_RUN["tokens"])
         runs = E.compare(tgt, [of_kind(COPY)[0], of_kind(NOVEL)[0]], ["lookup"], [run["k"]], n=run["n"],
                          sampling=SamplingConfig(), max_new_tokens=run["tokens"], repeats=run["repeats"],
-                         k_rule="fixed",
-                         progress=lambda f, t=None: bar.progress(min(1.0, f)))
+                         k_rule="fixed", progress=lambda f, t=None: step(f))
         st.session_state["sr_mine"] = R.app_rows([r for r in E.table(runs) if r["method"] != "plain"],
                                                  run["tokens"], run["repeats"], run["n"])
-    except (InputError, ModelError) as e:
-        st.error(str(e))
-    bar.empty()
 mine = st.session_state.get("sr_mine")
 if mine:
     st.dataframe(pd.DataFrame(mine), hide_index=True, width="stretch")

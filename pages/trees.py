@@ -112,13 +112,8 @@ if G.ask_and_lock("tr_cvt", TG, "Lock in my guess and measure chain vs tree"):
     got = setup()
     if got is not None:
         tgt, ids = got
-        bar = st.progress(0.0, "measuring…")
-        try:
-            ss["tr_cmp"] = chain_vs_tree(tgt, family, ids, config(), tgt.tokenizer.eos_token_id,
-                                         progress=lambda f, t: bar.progress(min(1.0, f), t))
-        except (InputError, ModelError, ValueError) as e:
-            st.error(f"Cannot measure: {e}")
-        bar.empty()
+        with G.measuring("Cannot measure: {}", G.ERRORS + (ValueError,)) as step:
+            ss["tr_cmp"] = chain_vs_tree(tgt, family, ids, config(), tgt.tokenizer.eos_token_id, progress=step)
 rows = ss.get("tr_cmp")
 if rows:
     G.show("tr_cvt", TG, P.tree_truth(rows))

@@ -1,7 +1,6 @@
 """A guided walkthrough for a class, and interview prep: every answer quotes a number measured now."""
 import streamlit as st
 
-from specviz.core.errors import InputError, ModelError
 from specviz.teach import interview as I
 from specviz.ui import guess as G, links as L, loading
 
@@ -13,22 +12,16 @@ linked = L.check("walkthrough", LINK)  # a shared link: one warning naming any p
 if "stop" in linked:                   # the stop is the page's own state (Previous / Next), not a widget
     st.session_state["wt_stop"] = linked["stop"] - 1
 link_box = st.container()              # "Link to this experiment", filled once the stop is drawn
-target = loading.target()
-if target is None:
-    st.stop()
-drafter = loading.drafter(loading.drafter_names()[0]) if loading.drafter_names() else None
+target = loading.target_or_stop()
+drafter = loading.first_drafter()
 
 
 def measure(fn, key: str) -> None:
     """Run one measurement with a progress bar; keep the result (and earlier ones) in the session."""
-    bar = st.progress(0.0, "measuring…")
     cached = {"load_tuned": loading.finetuned_target} if fn is I.heads_on_finetune else {}  # the cached fine-tune
-    try:
-        st.session_state.setdefault("wt_measured", {})[key] = fn(
-            target, drafter, loading.TINY, progress=lambda f, t=None: bar.progress(min(1.0, f), t), **cached)
-    except (InputError, ModelError) as e:
-        st.error(str(e))
-    bar.empty()
+    with G.measuring() as step:
+        st.session_state.setdefault("wt_measured", {})[key] = fn(target, drafter, loading.TINY, progress=step,
+                                                                 **cached)
 
 
 mode = st.radio("Mode", MODES, horizontal=True, key="wt_mode", bind=L.BIND)

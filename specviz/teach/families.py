@@ -5,9 +5,13 @@ own parameters: its first N layers plus its output layer, core/costmodel.py `tru
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from specviz.core import costmodel as be
 from specviz.core.sampling import SamplingConfig
+
+if TYPE_CHECKING:
+    from specviz.engine.experiment import Experiment
 
 LOOKUP, TRUNCATION = "lookup", "layer truncation"
 MEASURED = ("draft", "medusa", "eagle")        # the families whose c is measured here, when available
@@ -58,27 +62,27 @@ def breakevens(fams: list[Family], k: int, v: be.VCost) -> dict[str, float | Non
     return {f.name: f.breakeven(k, v) for f in fams}
 
 
-def cost_experiment(k: int, tokens: int) -> str:
-    """The run measure_costs makes, in words."""
+def cost_plan(methods: list[str], k: int, tokens: int) -> Experiment:
+    """The runs measure_costs makes: one greedy run of each method at draft length k against one plain run, on the
+    first novel workload (its describe() is the lab's label)."""
+    from specviz.engine.experiment import Experiment, Setting
     from specviz.engine.workloads import NOVEL, of_kind
-    return (f"c from one greedy run each of {tokens} new tokens at k = {k} on {of_kind(NOVEL)[0].name}, against one "
-            "plain run")
+    return Experiment(tuple(Setting.resolve(m, k) for m in methods), (of_kind(NOVEL)[0].name,), tokens)
 
 
-def measure_costs(target, drafter, methods: list[str], k: int = 4, tokens: int = 24, progress=None
-                  ) -> dict[str, float]:
-    """c for each method in `methods` (of MEASURED) from one greedy run of `tokens` new tokens at draft length k,
-    against one plain run's step time (costmodel.draft_cost, costmodel.plain_step_time)."""
+def measure_costs(target, drafter, plan: Experiment, progress=None) -> dict[str, float]:
+    """c for each method of `plan` (cost_plan, of MEASURED) from its one greedy run, against one plain run's step
+    time (costmodel.draft_cost, costmodel.plain_step_time)."""
     from specviz.engine.comparisons import run_one
-    from specviz.engine.workloads import NOVEL, of_kind
+    from specviz.engine.workloads import BY_NAME
 
-    w = of_kind(NOVEL)[0]
-    _, plain_steps = run_one(target, w, "plain", 1, None, SamplingConfig(), tokens)
+    w = BY_NAME[plan.workloads[0]]
+    _, plain_steps = run_one(target, w, "plain", 1, None, SamplingConfig(), plan.new_tokens)
     t1 = be.plain_step_time(plain_steps)
     out = {}
-    for i, m in enumerate(methods):
-        _, steps = run_one(target, w, m, k, None, SamplingConfig(), tokens, drafter=drafter)
-        out[m] = be.draft_cost(steps, t1)
+    for i, s in enumerate(plan.settings):
+        _, steps = run_one(target, w, s.method, s.k, s.n, SamplingConfig(), plan.new_tokens, drafter=drafter)
+        out[s.method] = be.draft_cost(steps, t1)
         if progress:
-            progress((i + 1) / len(methods), m)
+            progress((i + 1) / len(plan.settings), s.method)
     return out

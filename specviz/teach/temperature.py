@@ -3,6 +3,7 @@ warpings (p and q always warped alike, core/sampling.py `logits_to_probs`), one 
 from __future__ import annotations
 
 from specviz.core.sampling import SamplingConfig
+from specviz.engine.experiment import Setting
 from specviz.engine.workloads import Workload
 
 TEMPS = (0.0, 0.3, 0.7, 1.0, 1.5)
@@ -10,10 +11,16 @@ TOP_PS = (0.9, 0.5)            # at T = 1; top-p = 1 is the T = 1 point of the t
 K = 4
 
 
-def experiment(workload: Workload, tokens: int) -> str:
-    """The sweep's runs in words."""
-    return (f"k = {K} (lookup: fixed rule), {tokens} new tokens, one run per point (seed 0), on {workload.name}; "
-            f"T = {', '.join(f'{t:g}' for t in TEMPS)}, and top-p = {', '.join(f'{x:g}' for x in TOP_PS)} at T = 1")
+def settings(methods: list[str]) -> tuple[Setting, ...]:
+    """The sweep's methods as every point runs them: k = K, lookup on the fixed rule."""
+    return tuple(Setting.resolve(m, K, k_rule="fixed") for m in methods)
+
+
+def experiment(methods: list[str], workload: Workload, tokens: int) -> str:
+    """The sweep's runs in words, rendered from the Settings that run (Setting.describe)."""
+    return (f"{'; '.join(s.describe() for s in settings(methods))}, {tokens} new tokens, one run per point (seed 0), "
+            f"on '{workload.name}'; T = {', '.join(f'{t:g}' for t in TEMPS)}, and top-p = "
+            f"{', '.join(f'{x:g}' for x in TOP_PS)} at T = 1")
 
 
 def sweep(target, methods: list[str], workload: Workload, tokens: int, drafter=None, progress=None) -> list[dict]:
@@ -22,11 +29,13 @@ def sweep(target, methods: list[str], workload: Workload, tokens: int, drafter=N
     from specviz.engine.comparisons import run_one
 
     points = [(t, 1.0) for t in TEMPS] + [(1.0, x) for x in TOP_PS]
-    rows, total = [], len(methods) * len(points)
-    for i, m in enumerate(methods):
+    ran = settings(methods)
+    rows, total = [], len(ran) * len(points)
+    for i, one in enumerate(ran):
+        m = one.method
         for j, (t, top_p) in enumerate(points):
-            s, _ = run_one(target, workload, m, K, None, SamplingConfig(temperature=t, top_p=top_p), tokens,
-                           drafter=drafter, k_rule="fixed")
+            s, _ = run_one(target, workload, m, one.k, one.n, SamplingConfig(temperature=t, top_p=top_p), tokens,
+                           drafter=drafter, k_rule=one.k_rule or "fixed")
             rows.append({"method": m, "T": t, "top_p": top_p, "alpha": s.alpha,
                          "alpha_hat": s.draft_acceptance_rate, "tau": s.tokens_per_pass, "tested": s.tested})
             if progress:

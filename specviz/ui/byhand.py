@@ -28,7 +28,7 @@ def deal(method: str, workload, new: int) -> None:
     target = loading.target()
     if target is None:
         return
-    dm = loading.drafter(loading.drafter_names()[0]) if method == "draft" and loading.drafter_names() else None
+    dm = loading.first_drafter() if method == "draft" else None
     try:
         with st.spinner(f"Decoding with {method}…"):
             run = setting(method)          # the lesson counts drafts of k = K tokens

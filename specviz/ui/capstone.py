@@ -122,11 +122,9 @@ def section() -> None:
                                     fitting={p.name: C.fitting(p.name, plan[p.name], cost, target_cost, fs["batch"],
                                                                fs["context"], fs["memory_gb"])
                                              for p in C.POOLS}, guesses=guesses)
-    res = ss.get("cap_result")
-    if res is None:
-        st.info("Commit to a prediction for every pool, then run the fleet.")
-        return
-    results(res)
+    res = G.kept("cap_result", "Commit to a prediction for every pool, then run the fleet.")
+    if res is not None:
+        results(res)
 
 
 def results(res: dict) -> None:

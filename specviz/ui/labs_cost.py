@@ -2,11 +2,12 @@
 second half). Computations in teach/ and core/; charts in viz/."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
 from specviz.core import costmodel as be
-from specviz.core.errors import InputError, ModelError
 from specviz.engine.methods import REGISTRY
 from specviz.teach import families as F
 from specviz.teach.guess import Guess
@@ -19,10 +20,10 @@ ss = st.session_state
 # -- Break-even: per family, side by side ------------------------------------------------------------------
 def families_section(k: int, v: be.VCost, v_text: str) -> None:
     """Guess each family's break-even α, measure the drafter's and the heads' c, then one chart for all."""
-    st.header("Break-even per family, side by side")
-    st.write(f"The same cost model for every kind of proposer, at k = {k} and v from {v_text}; only c differs. "
-             "Guess each family's break-even α first: the α below which it is slower than plain decoding.")
-    tgt = loading.target()
+    tgt = G.opening(
+        "Break-even per family, side by side",
+        f"The same cost model for every kind of proposer, at k = {k} and v from {v_text}; only c differs. "
+        "Guess each family's break-even α first: the α below which it is slower than plain decoding.")
     if tgt is None:
         return
     methods, _, drafter = loading.usable_methods(tgt)
@@ -32,25 +33,20 @@ def families_section(k: int, v: be.VCost, v_text: str) -> None:
                            max(1, n_layers // 2), key="fam_n")
     names = [F.LOOKUP, *measured, F.TRUNCATION]
     tokens = 6 if loading.TINY else 24
-    run_words = F.cost_experiment(k, tokens)
+    plan = F.cost_plan(measured, k, tokens)      # the runs measure_costs makes; its describe() names them
+    run_words = plan.describe() if measured else "no drafter or heads load here, so none is run"
+    own = {F.TRUNCATION: "c from the model's parameters", F.LOOKUP: "c = 0"}
+    c_from = lambda n: own.get(n) or f"c from {replace(plan, settings=(plan.setting(n),)).describe()}"  # noqa: E731
     asked = {n: Guess(f"break-even α, {n}", n, lo=0.0, hi=1.0, step=0.05, rel=0.0, abs_tol=0.05,
-                      experiment=f"k = {k}, v from {v_text}"
-                      + (f"; {run_words}" if n in measured else "; c from the model's parameters"
-                         if n == F.TRUNCATION else "; c = 0"))
-             for n in names}
+                      experiment=f"k = {k}, v from {v_text}; {c_from(n)}") for n in names}
     guesses = {}
     for col, name in zip(st.columns(len(names)), names):
         with col:
             guesses[name] = G.ask(f"fam_{name}", asked[name])
     if st.button("Lock in my guesses and measure c", type="primary", key="fam_run") and all(
             G.lock(f"fam_{n}", guesses[n]) for n in names):
-        bar = st.progress(0.0, "measuring…")
-        try:
-            ss["fam_c"] = F.measure_costs(tgt, drafter, measured, k=k, tokens=tokens,
-                                          progress=lambda f, t: bar.progress(f, t))
-        except (InputError, ModelError) as e:
-            st.error(str(e))
-        bar.empty()
+        with G.measuring() as progress:
+            ss["fam_c"] = F.measure_costs(tgt, drafter, plan, progress=progress)
     if "fam_c" not in ss:
         st.info(f"Commit to a guess for every family, then measure: {run_words}.")
         return
@@ -106,11 +102,10 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
     experiment = f"b_j from {ran.describe()}; n = {n} nodes"
     shape_g = Guess(f"which shape keeps the most tokens per pass at n = {n}", "winner", choices=tuple(TC.SHAPES),
                     experiment=experiment)
-    if G.ask_and_lock("tc_shape", shape_g, "Lock in my guess and measure b_j", type="primary"):
-        measure_b(ran, workload, experiment)
-    run = ss.get("tc_run")
+    run = G.lab("tc_shape", shape_g, "Lock in my guess and measure b_j", lambda _: measure_b(ran, workload, experiment),
+                "tc_run", "Guess which shape wins, then measure: one run gives b_j, the calculator does the rest.",
+                errors=(), bar=None)    # measure_b says its own errors
     if run is None:
-        st.info("Guess which shape wins, then measure: one run gives b_j, the calculator does the rest.")
         return
     if not run["b"] or run["b"][0] == 0.0:
         st.info(f"{run['method']} kept no node in this run ({run['experiment']}): nothing to build a tree from. "
@@ -119,8 +114,9 @@ def tree_calculator_section(workload, depth: int, new: int, temperature: float) 
     tree_result(run, n, float(cost), shape_g)
 
 
-def measure_b(ran, workload, experiment: str) -> None:
-    """Run `ran` (an Experiment of one tree method) once and keep b_j, its trees and τ for the calculator."""
+def measure_b(ran, workload, experiment: str) -> dict | None:
+    """Run `ran` (an Experiment of one tree method) once: b_j, its trees and τ for the calculator (None, after an
+    error, when it did not run)."""
     from specviz.core import treecalc as TC
     from specviz.engine import measure
     from specviz.engine.decode import DecodeConfig
@@ -128,19 +124,16 @@ def measure_b(ran, workload, experiment: str) -> None:
 
     tgt = loading.target()
     if tgt is None:
-        return
+        return None
     method = ran.settings[0].method
-    try:
+    with G.measuring("Cannot run " + method + ": {}", G.ERRORS + (ValueError,), spinner=f"decoding with {method}…"):
         ids = encode_prompt(tgt.tokenizer, workload.prompt, workload.chat)
         cfg = DecodeConfig(k=ran.settings[0].k, max_new_tokens=ran.new_tokens, sampling=ran.sampling, record=False)
-        with st.spinner(f"decoding with {method}…"):
-            summary, steps = measure.run(tgt, loading.proposer_for(method, tgt), ids, cfg,
-                                         eos_token_id=tgt.tokenizer.eos_token_id)
-        ss["tc_run"] = {"method": method, "experiment": experiment, "tau": summary.tokens_per_pass,
-                        "alpha": summary.alpha, "b": TC.rank_acceptance(steps),
-                        "own": [s.parents for s in steps if s.parents], "passes": len(steps)}
-    except (InputError, ModelError, ValueError) as e:
-        st.error(f"Cannot run {method}: {e}")
+        summary, steps = measure.run(tgt, loading.proposer_for(method, tgt), ids, cfg,
+                                     eos_token_id=tgt.tokenizer.eos_token_id)
+        return {"method": method, "experiment": experiment, "tau": summary.tokens_per_pass, "alpha": summary.alpha,
+                "b": TC.rank_acceptance(steps), "own": [s.parents for s in steps if s.parents], "passes": len(steps)}
+    return None
 
 
 def tree_result(run: dict, n: int, cost: float, shape_g) -> None:

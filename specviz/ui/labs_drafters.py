@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from specviz.core import costmodel as be
-from specviz.core.errors import InputError, ModelError
+from specviz.core.errors import InputError
 from specviz.engine.measure import quote
 from specviz.engine.workloads import NOVEL, of_kind
 from specviz.teach import drafters as D
@@ -34,13 +34,13 @@ def _drafters(tgt) -> list[D.Drafter] | None:
 
 
 def sizing_section(k: int, v: be.VCost, v_text: str) -> None:
-    st.header("Sizing a drafter by measurement")
-    st.write("More of the network drafts better and costs more. Here the same prompt runs with drafters of "
-             "increasing cost: the target's own first N layers and its output layer (no training, no extra weights, "
-             "only their own KV cache), the shipped 2-layer draft model, and the EAGLE head where they load. Each is "
-             "measured for α, c and speedup against plain decoding, and placed on the break-even chart. Guess which "
-             "is fastest.")
-    tgt = loading.target()
+    tgt = G.opening(
+        "Sizing a drafter by measurement",
+        "More of the network drafts better and costs more. Here the same prompt runs with drafters of "
+        "increasing cost: the target's own first N layers and its output layer (no training, no extra weights, "
+        "only their own KV cache), the shipped 2-layer draft model, and the EAGLE head where they load. Each is "
+        "measured for α, c and speedup against plain decoding, and placed on the break-even chart. Guess which "
+        "is fastest.")
     if tgt is None:
         return
     ds = _drafters(tgt)
@@ -50,21 +50,13 @@ def sizing_section(k: int, v: be.VCost, v_text: str) -> None:
     tokens, repeats = (6, 1) if loading.TINY else (24, 3)
     words = D.describe(ds, w.name, k, tokens, repeats)
     FAST = Guess("the fastest drafter on this prompt", "fastest", choices=tuple(d.label for d in ds), experiment=words)
-    guess = G.ask("ds_fast", FAST)
-    if st.button("Lock in my guess and run every drafter", type="primary", key="ds_run") and G.lock("ds_fast", guess,
-                                                                                                    FAST):
-        bar = st.progress(0.0, "measuring…")
-        _, _, drafter = loading.usable_methods(tgt)
-        try:
-            ss["ds_rows"] = (D.measure_drafters(tgt, ds, w, k, tokens, repeats, drafter,
-                                                progress=lambda f, t: bar.progress(min(1.0, f), t)), words)
-        except (InputError, ModelError) as e:
-            st.error(str(e))
-        bar.empty()
-    if "ds_rows" not in ss:
-        st.info(f"Commit to a guess, then run: {words}.")
+    drafter = loading.usable_methods(tgt)[2]
+    got = G.lab("ds_fast", FAST, "Lock in my guess and run every drafter",
+                lambda step: (D.measure_drafters(tgt, ds, w, k, tokens, repeats, drafter, progress=step), words),
+                "ds_rows", f"Commit to a guess, then run: {words}.", run_key="ds_run")
+    if got is None:
         return
-    rows, ran = ss["ds_rows"]
+    rows, ran = got
     show(rows, ran, k, v, v_text, FAST)
 
 

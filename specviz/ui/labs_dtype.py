@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from specviz.core.errors import InputError, ModelError
 from specviz.teach import dtypes as D
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G, loading
@@ -19,12 +18,12 @@ def guesses(exp: str) -> dict[str, Guess]:
 
 
 def dtype_section() -> None:
-    st.header("5 · The same method on another machine: the dtype")
-    st.write(f"A verify pass of {D.K} drafts multiplies a {D.K + 1}-row matrix by every weight instead of one row. "
-             "Whether the extra rows are nearly free depends on the CPU's arithmetic for the dtype: with native "
-             "bfloat16 units (AVX512-BF16, AMX) they are; without them, bfloat16 is converted row by row and each "
-             "extra row costs almost a whole one. Guess this machine's v for each dtype before it is timed.")
-    tgt = loading.target()
+    tgt = G.opening(
+        "5 · The same method on another machine: the dtype",
+        f"A verify pass of {D.K} drafts multiplies a {D.K + 1}-row matrix by every weight instead of one row. "
+        "Whether the extra rows are nearly free depends on the CPU's arithmetic for the dtype: with native "
+        "bfloat16 units (AVX512-BF16, AMX) they are; without them, bfloat16 is converted row by row and each "
+        "extra row costs almost a whole one. Guess this machine's v for each dtype before it is timed.")
     if tgt is None:
         return
     small = loading.TINY
@@ -38,12 +37,8 @@ def dtype_section() -> None:
         f32 = G.ask("dt_f32", gs["float32"])
     if st.button("Lock in my guesses and measure both", type="primary", key="dt_run") \
             and G.lock("dt_bf16", bf, gs["bfloat16"]) and G.lock("dt_f32", f32, gs["float32"]):
-        bar = st.progress(0.0, "measuring…")
-        try:
-            ss["dt_v"] = (D.v_by_dtype(tgt, repeats, context, progress=lambda f, t: bar.progress(min(1.0, f), t)), exp)
-        except (InputError, ModelError, ValueError, RuntimeError) as e:
-            st.error(f"Cannot measure v in both dtypes here: {e}")
-        bar.empty()
+        with G.measuring("Cannot measure v in both dtypes here: {}", G.ERRORS + (ValueError, RuntimeError)) as step:
+            ss["dt_v"] = (D.v_by_dtype(tgt, repeats, context, progress=step), exp)
     if "dt_v" not in ss:
         st.info(f"Guess both, then measure: {exp}.")
         return

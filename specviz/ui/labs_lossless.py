@@ -2,6 +2,8 @@
 (lab 1, first half). Computations in teach/ and core/; charts in viz/."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -39,14 +41,12 @@ def lossy_section(p, q) -> None:
     acc = c[3].number_input("t_acc (SGLang)", 0.01, 1.0, Y.DEFAULTS[Y.THRESHOLD]["acc"], 0.05, key="ly_acc", bind=BIND,
                             help="--speculative-accept-threshold-acc; 1.0 by default (exact)")
     params = {Y.TYPICAL: {"eps": eps, "delta": delta}, Y.THRESHOLD: {"single": single, "acc": acc}}
-    guess = G.ask("ly_drift", DRIFT)
-    if st.button("Lock in my guess and draw under each rule", type="primary", key="ly_run") \
-            and G.lock("ly_drift", guess):
-        trials = 2000 if loading.TINY else 20000
-        ss["ly_sim"] = (p, q, params, {r: Y.simulate(p, q, r, params[r], trials) for r in Y.RULES}, trials)
-    sim = ss.get("ly_sim")
+    trials = 2000 if loading.TINY else 20000
+    sim = G.lab("ly_drift", DRIFT, "Lock in my guess and draw under each rule",
+                lambda _: (p, q, params, {r: Y.simulate(p, q, r, params[r], trials) for r in Y.RULES}, trials),
+                "ly_sim", "Commit to a guess, then draw: the table shows each rule's drift from p and the τ it buys.",
+                run_key="ly_run", errors=(), bar=None)
     if sim is None:
-        st.info("Commit to a guess, then draw: the table shows each rule's drift from p and the τ it buys.")
         return
     sp, sq, sparams, draws, trials = sim
     rows = []
@@ -109,8 +109,7 @@ def tree_sampling_section() -> None:
         t_labels = [chr(ord("A") + i) for i in range(len(tp))]
         SOME = Guess("P(some candidate is kept) (0 to 1)", "some_kept", lo=0.0, hi=1.0, step=0.05, rel=0.0,
                      abs_tol=0.05)
-        tguess = G.ask("tsb_some", SOME)
-        if st.button("Lock in my guess and draw", type="primary", key="tsb_run") and G.lock("tsb_some", tguess):
+        if G.ask_and_lock("tsb_some", SOME, "Lock in my guess and draw", run_key="tsb_run", type="primary"):
             counts, kept = L.simulate_siblings(tp, tc, 300 if loading.TINY else 6000, tsb_rule)
             st.session_state["tsb_sim"] = (st.session_state["tsb_p"], tc, tsb_rule, counts, kept)
         sim_t = st.session_state.get("tsb_sim")
@@ -142,8 +141,7 @@ def tree_sampling_section() -> None:
 
 
 # -- Is it lossless?: sampled siblings (lab 1, first half) ---------------------------------------------------
-SIB = Guess("the output's total variation distance from p (0 to 1)", "tv", lo=0.0, hi=1.0, step=0.01, rel=0.0,
-            abs_tol=0.03)
+SIB = G.tv_guess()
 
 
 def sampled_siblings_section() -> None:
@@ -179,19 +177,16 @@ def sampled_siblings_section() -> None:
     except InputError as e:
         st.error(str(e))
         return
-    experiment = f"{n} sibling{'s' if n != 1 else ''} drawn {mode}, p = ({ss['ssb_p']}), q = ({ss['ssb_q']})"
-    guess = G.ask("ssb_tv", Guess(SIB.prompt, SIB.truth, lo=SIB.lo, hi=SIB.hi, step=SIB.step, rel=SIB.rel,
-                                  abs_tol=SIB.abs_tol, experiment=experiment))
-    if st.button("Lock in my guess and draw", type="primary", key="ssb_run") and \
-            G.lock("ssb_tv", guess, Guess(SIB.prompt, SIB.truth, experiment=experiment)):
+    def draw(_):
         counts, kept_n = S.simulate(p, q, n, mode, int(trials), seed=0)
-        ss["ssb_sim"] = {"p": p, "q": q, "n": n, "mode": mode, "counts": counts, "kept": kept_n,
-                         "trials": int(trials), "law": law.float(), "kept_law": kept}
-    sim = ss.get("ssb_sim")
-    if sim is None:
-        st.info("Commit to a guess, then draw: every draw goes through specviz's tree verifier.")
-        return
-    siblings_result(sim)
+        return {"p": p, "q": q, "n": n, "mode": mode, "counts": counts, "kept": kept_n, "trials": int(trials),
+                "law": law.float(), "kept_law": kept}
+    experiment = f"{n} sibling{'s' if n != 1 else ''} drawn {mode}, p = ({ss['ssb_p']}), q = ({ss['ssb_q']})"
+    sim = G.lab("ssb_tv", replace(SIB, experiment=experiment), "Lock in my guess and draw", draw, "ssb_sim",
+                "Commit to a guess, then draw: every draw goes through specviz's tree verifier.", run_key="ssb_run",
+                errors=(), bar=None)
+    if sim is not None:
+        siblings_result(sim)
 
 
 def siblings_result(sim: dict) -> None:

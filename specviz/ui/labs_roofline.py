@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from specviz.core.errors import InputError, ModelError
+from specviz.core.errors import InputError
 from specviz.engine.peaks import measure_peaks
 from specviz.teach import reality as R, roofline as T
 from specviz.teach.guess import Guess
@@ -42,13 +42,13 @@ def _settings(tgt) -> tuple[int, tuple[int, ...], float, float] | None:
 
 
 def roofline_section() -> None:
-    st.header("4 · A real roofline")
-    st.write("At batch 1 a decode step reads every weight once to produce one token per sequence: bound by memory "
-             "bandwidth, the arithmetic units idle. Speculation spends that idle arithmetic on k extra positions. "
-             "The roofline says how far that lasts: a pass takes at least max(bytes ÷ bandwidth, FLOPs ÷ peak), so "
-             "extra tokens are free until the FLOPs per byte read, the arithmetic intensity, reach the machine's "
-             "ridge point (peak ÷ bandwidth). Measure this machine's roof, then place real decode steps on it.")
-    tgt = loading.target()
+    tgt = G.opening(
+        "4 · A real roofline",
+        "At batch 1 a decode step reads every weight once to produce one token per sequence: bound by memory "
+        "bandwidth, the arithmetic units idle. Speculation spends that idle arithmetic on k extra positions. "
+        "The roofline says how far that lasts: a pass takes at least max(bytes ÷ bandwidth, FLOPs ÷ peak), so "
+        "extra tokens are free until the FLOPs per byte read, the arithmetic intensity, reach the machine's "
+        "ridge point (peak ÷ bandwidth). Measure this machine's roof, then place real decode steps on it.")
     if tgt is None:
         return
     got = _settings(tgt)
@@ -61,22 +61,16 @@ def roofline_section() -> None:
     FREE = Guess(f"the smallest batch at which verifying k = {k} drafts stops being nearly free (v_B({k}) above "
                  f"{T.FREE:g} plain steps)", "measured", choices=T.choices(batches),
                  experiment=f"{dt}, k = {k}, batches {', '.join(map(str, batches))}, {loading.target_label()}")
-    guess = G.ask("rf_free", FREE)
-    if st.button("Lock in my guess and measure", type="primary", key="rf_run") and G.lock("rf_free", guess, FREE):
-        bar = st.progress(0.0, "measuring this machine's bandwidth and peak FLOP/s…")
-        try:
-            roof = peaks(tgt)
-            ss["rf_lab"] = T.measure(tgt, roof, k, context=context, repeats=repeats, batches=batches,
-                                     progress=lambda f, t: bar.progress(f, f"v_B({k}) at {t}"))
-        except (InputError, ModelError, RuntimeError) as e:   # RuntimeError: out of memory at a large batch
-            st.error(f"The measurement failed: {e}")
-        bar.empty()
-    lab = ss.get("rf_lab")
-    if lab is None:
-        st.info("Commit to a guess, then measure: a large copy and a large matmul for the roof (once per session), "
-                "then a bare forward over k + 1 and over 1 new tokens per sequence at each batch size.")
-        return
-    show(lab, alpha, cost, FREE)
+    lab = G.lab("rf_free", FREE, "Lock in my guess and measure",
+                lambda step: T.measure(tgt, peaks(tgt), k, context=context, repeats=repeats, batches=batches,
+                                       progress=lambda f, t: step(f, f"v_B({k}) at {t}")),
+                "rf_lab", "Commit to a guess, then measure: a large copy and a large matmul for the roof (once per "
+                "session), then a bare forward over k + 1 and over 1 new tokens per sequence at each batch size.",
+                run_key="rf_run", say="The measurement failed: {}",
+                errors=G.ERRORS + (RuntimeError,),   # RuntimeError: out of memory at a large batch
+                bar="measuring this machine's bandwidth and peak FLOP/s…")
+    if lab is not None:
+        show(lab, alpha, cost, FREE)
 
 
 def show(lab: T.Lab, alpha: float, cost: float, guess: Guess) -> None:

@@ -2,6 +2,8 @@
 Computations in teach/ and core/; charts in viz/."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -20,10 +22,10 @@ def temperature_section() -> None:
     from specviz.engine.workloads import WORKLOADS
     from specviz.teach import temperature as TT
 
-    st.subheader("Acceptance against temperature, measured")
-    st.write("p and q are always warped alike here (one function, core/sampling.py). Does the chance a tested draft "
-             "is kept fall as T rises for every proposer?")
-    tgt = loading.target()
+    tgt = G.opening(
+        "Acceptance against temperature, measured",
+        "p and q are always warped alike here (one function, core/sampling.py). Does the chance a tested draft "
+        "is kept fall as T rises for every proposer?", sub=True)
     if tgt is None:
         return
     methods, _, drafter = loading.usable_methods(tgt)
@@ -36,18 +38,12 @@ def temperature_section() -> None:
     tokens = 8 if loading.TINY else 24
     first = chosen[0]
     g = Guess(f"how {first}'s α changes from T = 0 to T = {TT.TEMPS[-1]:g}", "trend",
-              choices=("falls", "rises", "about the same"), experiment=f"{first}, {TT.experiment(w, tokens)}")
-    if G.ask_and_lock("tt_trend", g, "Lock in my guess and sweep T and top-p", type="primary"):
-        bar = st.progress(0.0, "measuring…")
-        try:
-            ss["tt_rows"] = (first, TT.sweep(tgt, chosen, w, tokens, drafter=drafter,
-                                             progress=lambda f, t: bar.progress(min(1.0, f), t)), w.name)
-        except (InputError, ModelError, ValueError) as e:
-            st.error(f"Cannot measure: {e}")
-        bar.empty()
-    got = ss.get("tt_rows")
+              choices=("falls", "rises", "about the same"), experiment=TT.experiment([first], w, tokens))
+    got = G.lab("tt_trend", g, "Lock in my guess and sweep T and top-p",
+                lambda progress: (first, TT.sweep(tgt, chosen, w, tokens, drafter=drafter, progress=progress), w.name),
+                "tt_rows", f"Guess first, then sweep: {TT.experiment(chosen, w, tokens)}.",
+                say="Cannot measure: {}", errors=(InputError, ModelError, ValueError))
     if got is None:
-        st.info(f"Guess first, then sweep: {', '.join(chosen)}, {TT.experiment(w, tokens)}.")
         return
     first_m, rows, _ = got
     G.show("tt_trend", g, {"trend": TT.trend(rows, first_m)})
@@ -66,8 +62,7 @@ def temperature_section() -> None:
                "one-hot, so it keeps a draft with probability p(x), which falls as p flattens.")
 
 
-WARP = Guess("the output's total variation distance from p at T (0 to 1)", "tv", lo=0.0, hi=1.0, step=0.01, rel=0.0,
-             abs_tol=0.03)
+WARP = G.tv_guess("the output's total variation distance from p at T (0 to 1)")
 
 
 def warping_section() -> None:
@@ -102,16 +97,13 @@ def warping_section() -> None:
     except InputError as e:
         st.error(str(e))
         return
-    experiment = f"{case}, T = {float(t):g}, top-p = {float(top_p):g}"
-    guess = G.ask("wp_tv", Guess(WARP.prompt, WARP.truth, lo=WARP.lo, hi=WARP.hi, step=WARP.step, rel=WARP.rel,
-                                 abs_tol=WARP.abs_tol, experiment=experiment))
     trials = 500 if loading.TINY else 6000
-    if st.button("Lock in my guess and draw", type="primary", key="wp_run") and \
-            G.lock("wp_tv", guess, Guess(WARP.prompt, WARP.truth, experiment=experiment)):
-        ss["wp_sim"] = {"w": w, "case": case, "counts": W.simulate(w, trials, seed=0), "trials": trials}
-    sim = ss.get("wp_sim")
+    sim = G.lab("wp_tv", replace(WARP, experiment=f"{case}, T = {float(t):g}, top-p = {float(top_p):g}"),
+                "Lock in my guess and draw",
+                lambda _: {"w": w, "case": case, "counts": W.simulate(w, trials, seed=0), "trials": trials}, "wp_sim",
+                "Commit to a guess, then draw: every draw goes through specviz's verifier (core/verify.py).",
+                run_key="wp_run", errors=(), bar=None)
     if sim is None:
-        st.info("Commit to a guess, then draw: every draw goes through specviz's verifier (core/verify.py).")
         return
     sw, tr = sim["w"], sim["trials"]
     law, freq = W.output(sw), sim["counts"] / tr

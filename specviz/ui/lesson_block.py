@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from specviz.core.errors import InputError, ModelError
+from specviz.core.errors import InputError
 from specviz.engine.workloads import NOVEL, of_kind
 from specviz.teach import blockverify as B
 from specviz.ui import guess as G, loading
@@ -71,15 +71,10 @@ def _measured() -> None:
     if G.ask_and_lock("bv_more", g, "Lock in my guess and run both ways", type="primary"):
         target = loading.target()
         if target is not None:
-            names = loading.drafter_names()
-            dm = loading.drafter(names[0]) if method == "draft" and names else None
-            bar = st.progress(0.0, "decoding…")
-            try:
-                m = B.run(target, ex, dm, progress=lambda f, t: bar.progress(min(1.0, f), t))
+            dm = loading.first_drafter() if method == "draft" else None
+            with G.measuring("Cannot run: {}", bar="decoding…") as step:
+                m = B.run(target, ex, dm, progress=step)
                 ss["bv_out"] = {"m": m, "describe": ex.describe(), "caption": loading.machine_caption(target)}
-            except (InputError, ModelError) as e:
-                st.error(f"Cannot run: {e}")
-            bar.empty()
     out = ss.get("bv_out")
     if out:
         _show(out, g)

@@ -197,11 +197,16 @@ def proposer_for(method: str, tgt: LoadedModel, n=None, n_min=None, n_max=None, 
     return M.make_proposer(method, tgt, n=n, n_min=n_min, n_max=n_max, drafter=drafter_model, **settings)
 
 
+def first_drafter() -> LoadedModel | None:
+    """The first draft model offered for the current target; None when none is."""
+    names = drafter_names()
+    return drafter(names[0]) if names else None
+
+
 def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | None]:
     """(methods that build for this target, why the others don't, the first offered drafter); kept once per
     session and target, as building a proposer may load weights."""
-    names = drafter_names()
-    d = drafter(names[0]) if names else None
+    d = first_drafter()
     key = ("cmp_methods_for", target.name, getattr(d, "name", None))
     if key not in st.session_state:
         st.session_state[key] = M.try_methods(target, d)
@@ -209,11 +214,18 @@ def usable_methods(target: LoadedModel) -> tuple[list[str], dict, LoadedModel | 
     return methods, why_not, d
 
 
-def target_and_methods() -> tuple[LoadedModel, list[str], dict, LoadedModel | None]:
-    """(target, methods that build for it, why the others don't, the first offered drafter) for a page that runs
-    methods; stops the page (after target()'s st.error) when the target did not load."""
+def target_or_stop() -> LoadedModel:
+    """The session's target for a page that needs it; stops the page (after target()'s st.error) when it did not
+    load."""
     tgt = target()
     if tgt is None:
         st.stop()
+    return tgt
+
+
+def target_and_methods() -> tuple[LoadedModel, list[str], dict, LoadedModel | None]:
+    """(target, methods that build for it, why the others don't, the first offered drafter) for a page that runs
+    methods; stops the page (after target()'s st.error) when the target did not load."""
+    tgt = target_or_stop()
     methods, why_not, d = usable_methods(tgt)
     return tgt, methods, why_not, d

@@ -27,16 +27,16 @@ def section() -> None:
     plan = C.match_vs_fixed_plan(workload, tokens, temperature)
     g = Guess("how many more tokens per pass the match rule keeps than fixed k = 4, τ(match) − τ(fixed)", "tau_gain",
               lo=-8.0, hi=24.0, step=0.1, rel=0.25, abs_tol=0.3, experiment=plan.describe())
-    if G.ask_and_lock("mr", g, "Lock in my guess and run both", type="primary"):
+    def run_both(_):   # a cancellable job (waiting.run_job): its own bar, its own error line
         tgt = loading.target()
         done = None if tgt is None else waiting.run_job(
             "mr", lambda progress: C.run_options(tgt, workload, list(C.MATCH_VS_FIXED), tokens, temperature,
                                                  progress=progress))
-        if done is not None:
-            ss["mr_result"] = {"rows": done[0], "shared": done[1]}
-    res = ss.get("mr_result")
+        return None if done is None else {"rows": done[0], "shared": done[1]}
+    res = G.lab("mr", g, "Lock in my guess and run both", run_both, "mr_result",
+                "Guess the difference in tokens per pass, then run both rules (and plain decoding) on the prompt.",
+                errors=(), bar=None)
     if res is None:
-        st.info("Guess the difference in tokens per pass, then run both rules (and plain decoding) on the prompt.")
         return
     rows = res["rows"]
     if res["shared"]:

@@ -106,16 +106,23 @@ def compare_recording(target, settings: dict, runs: list, mode: str, shared: boo
 def compare_runs(rec: R.Recording) -> list:
     """The comparison's runs as engine.experiments.Run, for the page's tables and charts. RecordingError when a
     run's label lacks what the page needs."""
+    def run(lab: dict, r) -> E.Run:
+        method, k, n = str(lab["method"]), int(lab["k"]), None if lab.get("n") is None else int(lab["n"])
+        if r.plain is None:
+            raise KeyError("its plain run")
+        return E.Run(str(lab["workload"]), str(lab["kind"]), E.setting_of(method, k, n, lab.get("k_rule")),
+                     int(lab.get("repeat", 0)), Repeat(r.summary, r.steps, r.plain, []))
+    return each_run(rec, run, (KeyError, TypeError, ValueError))
+
+
+def each_run(rec: R.Recording, read, garbled: tuple) -> list:
+    """read(label, run) for every run of a recording, in order; RecordingError naming the run whose label lacks or
+    garbles what read needs (`garbled`: the errors that say so)."""
     out = []
     for i, r in enumerate(rec.runs):
-        lab = r.label
         try:
-            method, k, n = str(lab["method"]), int(lab["k"]), None if lab.get("n") is None else int(lab["n"])
-            if r.plain is None:
-                raise KeyError("its plain run")
-            out.append(E.Run(str(lab["workload"]), str(lab["kind"]), E.setting_of(method, k, n, lab.get("k_rule")),
-                             int(lab.get("repeat", 0)), Repeat(r.summary, r.steps, r.plain, [])))
-        except (KeyError, TypeError, ValueError) as e:
+            out.append(read(r.label, r))
+        except garbled as e:
             raise R.RecordingError(f"run {i + 1}'s label lacks or garbles {e}") from None
     return out
 
@@ -155,18 +162,15 @@ def setting_back(d) -> Setting | None:
 def sweep_points(rec: R.Recording) -> tuple[list, list]:
     """(points, plain runs) of a recorded sweep, as engine.sweeps.sweep returns them. RecordingError when a run's
     label or plain run lacks what the page needs."""
-    points = []
-    for i, r in enumerate(rec.runs):
-        lab = r.label
-        try:
-            n = lab.get("n")
-            points.append(SW.SweepPoint(int(lab["k"]), None if n is None else n if isinstance(n, float) else int(n),
-                                        r.summary, float(lab["speedup"]), axis=str(lab.get("axis", "n")),
-                                        setting=setting_back(lab.get("setting")), steps=r.steps, plain=r.plain))
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise R.RecordingError(f"run {i + 1}'s label lacks or garbles {e}") from None
-        if r.plain is None:
-            raise R.RecordingError(f"run {i + 1} has no plain run to measure its speedup against")
+    def point(lab: dict, r) -> SW.SweepPoint:
+        n = lab.get("n")
+        return SW.SweepPoint(int(lab["k"]), None if n is None else n if isinstance(n, float) else int(n), r.summary,
+                             float(lab["speedup"]), axis=str(lab.get("axis", "n")),
+                             setting=setting_back(lab.get("setting")), steps=r.steps, plain=r.plain)
+    points = each_run(rec, point, (KeyError, TypeError, ValueError, AttributeError))
+    no_plain = next((i for i, p in enumerate(points) if p.plain is None), None)
+    if no_plain is not None:
+        raise R.RecordingError(f"run {no_plain + 1} has no plain run to measure its speedup against")
     if not points:
         raise R.RecordingError("a sweep with no runs")
     return points, [points[0].plain]

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 from specviz.engine import comparisons as E
+from specviz.engine.experiment import Setting
+from specviz.engine.methods import DEFAULT_K_RULE, REGISTRY
 from specviz.ui import memory
 from specviz.ui.loading import model_key, target
 from specviz.ui.waiting import measured_v
@@ -24,7 +26,8 @@ COMPARISON = "cmp_result"  # ui/memory.HEAVY_KEYS evicts it from an idle session
 # -- measured runs shared between pages (the calculator fills itself from these) ----------------
 def remember_run(method: str, summary, steps, plain_summary=None, k: int | None = None,
                  n: int | None = None, v_table: dict | None = None, plain_steps=None,
-                 speedup: float | None = None, self_sized: bool = False, mode: str | None = None) -> None:
+                 speedup: float | None = None, self_sized: bool = False, mode: str | None = None,
+                 setting: Setting | None = None) -> None:
     """Keep the last measured run per method in this session (summary + step records).
 
     plain_summary: the plain-decoding run measured alongside it (same prompt, same settings),
@@ -33,18 +36,32 @@ def remember_run(method: str, summary, steps, plain_summary=None, k: int | None 
     than a mean); speedup: the figure the page showed, when it measured over several repeats (the
     median of their ratios): the calculator shows that one, not this run's own ratio; self_sized: the method
     sized its own drafts (lookup's match rule, suffix), so k is only its cap and the calculator takes k̄; mode:
-    'greedy' or 'sampled at T = …', as the picker names the run.
+    'greedy' or 'sampled at T = …', as the picker names the run; setting: what ran (engine/experiment.Setting, whose
+    describe() the picker shows), resolved from method, k and n when not given.
     """
-    st.session_state.setdefault(RUNS, {})[method] = {
+    if setting is None:
+        setting = Setting.resolve(method, k, n if isinstance(n, int) else None)
+    st.session_state.setdefault(RUNS, {})[method] = {"setting": setting,
         "summary": summary, "steps": memory.lean(steps), "plain": plain_summary, "k": k, "n": n,
         "v_table": v_table, "plain_steps": None if plain_steps is None else memory.lean(plain_steps),
         "speedup": speedup, "self_sized": self_sized, "mode": mode, "at": time.time()}
 
 
 def measured_runs() -> dict:
-    """{method: {"summary", "steps", "plain", "k", "n", "v_table", "plain_steps", "speedup", "at"}} for
-    this session."""
+    """{method: {"setting", "summary", "steps", "plain", "k", "n", "v_table", "plain_steps", "speedup", "self_sized",
+    "mode", "at"}} for this session."""
     return st.session_state.get(RUNS, {})
+
+
+def run_label(e: dict) -> str:
+    """A remembered run in words, rendered from the Setting that ran (Setting.describe), then what it measured:
+    k̄ where the method sized its own drafts, the mode, the tokens, and whether plain decoding ran beside it."""
+    s, summary = e["setting"], e["summary"]
+    spec = REGISTRY.get(s.method)
+    own = e.get("self_sized") or (spec is not None and spec.sizes_own_drafts(s.k_rule or DEFAULT_K_RULE))
+    mode = e.get("mode") or ("greedy" if all(x.greedy for x in e["steps"]) else "sampled")
+    return (s.describe() + (f", k̄ = {summary.mean_k:.1f}" if own else "") + f", {mode}, "
+            f"{len(summary.token_ids)} tokens" + ("" if e.get("plain") else " (no plain run: α only)"))
 
 
 # -- v(k), measured once per model / device / dtype (ui/waiting.measured_v) -------------------------

@@ -26,7 +26,7 @@ def check_against_plain(run: dict, bar) -> measure.Measured:
         rep.steps, rep.plain_steps = memory.lean(rep.steps), memory.lean(rep.plain_steps)
     run["check"], run["check_shared"] = chk, between.shared
     state.remember_run(run["method"], chk.summary, chk.steps, chk.plain, k=run["k"], n=run["n"],
-                       self_sized=run.get("self_sized", False), mode=run.get("mode"),
+                       self_sized=run.get("self_sized", False), mode=run.get("mode"), setting=S.setting_of(run),
                        plain_steps=chk.plain_steps, speedup=chk.speedup)  # the speedup the panel shows
     return chk
 

@@ -16,7 +16,7 @@ from specviz.core import recording as R
 from specviz.core.errors import InputError, ModelError
 from specviz.engine import recorder, runcache, workloads
 from specviz.engine.decode import Decoder
-from specviz.engine.experiment import mode_words
+from specviz.engine.experiment import Setting, mode_words
 from specviz.engine.methods import encode_prompt, self_sized
 from specviz.ui import lecture, loading, memory, sessions, state, waiting
 from specviz.ui.step_settings import Settings
@@ -186,12 +186,24 @@ def step_to_show(dec: Decoder, played: bool) -> int:
     return drafted[-1] if drafted else len(dec.steps)
 
 
+def setting_of(run: dict) -> Setting:
+    """What the run ran: read back from its proposer and config (Setting.of); a replay (no proposer): resolved from
+    the page's settings that made it, or from a recording's method and k."""
+    dec, s = run["dec"], run.get("settings")
+    if hasattr(dec, "proposer"):
+        return Setting.of(dec.proposer, dec.cfg)
+    if s is None:
+        return Setting.resolve(run["method"], run.get("k"))
+    return Setting.resolve(s.method, s.config().k, s.n if s.n is not None else s.n_min,
+                           s.k_rule if s.method == "lookup" else None, s.adaptive, verify=s.verify)
+
+
 def remember(run: dict) -> None:
     """A finished run, once, for the calculator and the other pages."""
     dec = run["dec"]
     if dec.finished and not run.get("remembered"):
         state.remember_run(run["method"], dec.summary(), list(dec.steps), k=run["k"], n=run["n"],
-                           self_sized=run.get("self_sized", False), mode=run.get("mode"))
+                           self_sized=run.get("self_sized", False), mode=run.get("mode"), setting=setting_of(run))
         run["remembered"] = True
         if run.get("replay") is None and run.get("key"):  # made live here: every later session gets it at once
             runcache.RUNS.put(run["key"], recording_of(run))

@@ -50,6 +50,12 @@ def run_job(key: str, work):
         cancel.empty()
 
 
+def said_cancelled(key: str, what: str) -> None:
+    """One line after a job run_job(key, ...) was cancelled (its `<key>_cancelled` flag, cleared here)."""
+    if st.session_state.pop(f"{key}_cancelled", False):
+        st.info(f"{what} cancelled.")
+
+
 # -- v(k), measured once per model / device / dtype (a few seconds) ------------------------------
 @st.cache_data(show_spinner=False, max_entries=8)
 def measured_v(name: str, device: str, dtype: str):

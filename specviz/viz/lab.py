@@ -61,9 +61,14 @@ def sibling_histogram(freq, p, law, labels: list[str], trials: int, cands: list[
 
 def sampled_siblings(freq, p, law, labels: list[str], trials: int, mode: str) -> go.Figure:
     """Sampled siblings: the counted output beside p and the closed form of the chosen draw mode."""
+    return closed_vs_counted(freq, p.tolist(), [float(x) for x in law], labels, trials, "p (target)", mode)
+
+
+def closed_vs_counted(freq, p: list, law: list, labels: list[str], trials: int, p_name: str, case: str) -> go.Figure:
+    """The counted output (`trials` draws) beside p (named p_name) and the closed form of the output under `case`."""
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=labels, y=p.tolist(), name="p (target)", marker_color=P))
-    fig.add_trace(go.Bar(x=labels, y=[float(x) for x in law], name=f"closed form, {mode}", marker_color="#9d9d9d"))
+    fig.add_trace(go.Bar(x=labels, y=p, name=p_name, marker_color=P))
+    fig.add_trace(go.Bar(x=labels, y=law, name=f"closed form, {case}", marker_color="#9d9d9d"))
     fig.add_trace(go.Bar(x=labels, y=freq.tolist(), name=f"counted ({trials} draws)", marker_color=EMP))
     fig.update_layout(barmode="group", height=330, yaxis_title="share of emitted tokens",
                       margin=dict(t=20, b=10, l=10, r=10), legend=dict(orientation="h", y=-0.2))
@@ -85,10 +90,5 @@ def alpha_vs_temperature(rows: list[dict], temps) -> go.Figure:
 
 def warped_output(freq, target, law, labels: list[str], trials: int, case: str) -> go.Figure:
     """Mismatched warping: the counted output beside the target's warped p and the closed form."""
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=labels, y=target.tolist(), name="p at T (what the server promised)", marker_color=P))
-    fig.add_trace(go.Bar(x=labels, y=law.tolist(), name=f"closed form, {case}", marker_color="#9d9d9d"))
-    fig.add_trace(go.Bar(x=labels, y=freq.tolist(), name=f"counted ({trials} draws)", marker_color=EMP))
-    fig.update_layout(barmode="group", height=330, yaxis_title="share of emitted tokens",
-                      margin=dict(t=20, b=10, l=10, r=10), legend=dict(orientation="h", y=-0.2))
-    return fig
+    return closed_vs_counted(freq, target.tolist(), law.tolist(), labels, trials, "p at T (what the server promised)",
+                             case)

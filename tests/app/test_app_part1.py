@@ -282,9 +282,12 @@ def test_step_through_lookup_match_rule_is_the_cli_and_bench_experiment(warm):
     assert decoder(at).cfg.k == SELF_SIZED_CAP == 24                     # capped at 24, as the CLI and the bench
     entry = at.session_state["measured_runs"]["lookup"]
     assert entry["k"] == 24 and entry["self_sized"]
+    from specviz.engine.experiment import Setting
+    said = Setting.of(decoder(at).proposer, decoder(at).cfg).describe()   # what ran, in its own words
+    assert "as far as the match goes" in said and "at most 24 tokens" in said
     at.switch_page("pages/breakeven.py").run()
-    shown = at.selectbox(key="bk_pick").format_func("lookup")
-    assert "drafts sized by the match (at most 24" in shown and ", greedy, 12 tokens" in shown
+    shown = at.selectbox(key="bk_pick").format_func("lookup")             # the picker names the run that ran
+    assert shown.startswith(said) and ", greedy, 12 tokens" in shown
 
 
 def test_bad_input_is_an_error_and_keeps_the_run(warm):

@@ -181,7 +181,9 @@ def test_derivations_temperature_sweep_after_a_guess():
     assert first == methods[0] and "lookup" in methods
     assert len(rows) == len(methods) * (len(TT.TEMPS) + len(TT.TOP_PS))
     said = [x.value for x in [*at.success, *at.info] if "falls" in x.value and "Scored against" in x.value]
-    assert said and f"{first}, k = 4" in said[0] and "new tokens, one run per point" in said[0]
+    from specviz.engine.experiment import Setting
+    ran = Setting.resolve(first, 4, k_rule="fixed").describe()               # the Setting every point runs
+    assert said and f"Scored against: {ran}, " in said[0] and "new tokens, one run per point" in said[0]
     assert any(m.value.startswith("Measured: ") and TT.trend(rows, first) in m.value for m in at.markdown)
 
 
