@@ -109,3 +109,23 @@ def test_tokens_per_pass_at_the_same_passes():
     assert rb.at_same_passes(3, passes, "same_size") == (3 + 1) / 2
     assert rb.at_same_passes(3, passes, "full") == (3 + 1) / 2        # 4 and 2 tokens, capped at what is left
     assert rb.cost_per_pass({4: 1.1, 8: 1.2}, [0, 8]) == pytest.approx(1.1)
+
+
+def test_the_replay_of_real_recorded_runs_writes_their_tau():
+    """data/recycle_rows (scripts/recycle_bound.py): real greedy recycle runs of the default model, every row they
+    handed the table recorded. The replay must feed every pass's tree and so reach the run's own pass count."""
+    import json
+    import os
+
+    from specviz.core.recycle import TOP_K
+    from specviz.proposers.recycle import FILL
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "data", "recycle_rows", "bfloat16-128-n12.json")
+    have = json.load(open(path))
+    nodes, new = have["nodes"], have["new_tokens"]
+    for name, r in have["texts"].items():
+        rows = [rb.Rows(s, tuple(i), tuple(map(tuple, top))) for s, i, top in r["rows"]]
+        passes = rb.replay(r["prompt_ids"], r["run_ids"], rows, r["vocab"], TOP_K,
+                           static_tree(FILL * nodes, by_score=True), nodes, new, 24)
+        assert len(passes) == r["passes"], name                                 # τ of the replay = τ of the run
+        assert r["run_ids"] == r["plain_ids"], name                             # on plain decoding's own text
+        assert all(p.kept <= p.same_size <= p.full for p in passes), name
