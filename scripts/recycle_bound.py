@@ -30,7 +30,7 @@ from specviz.engine.device import describe_machine, machine
 from specviz.engine.measure import run
 from specviz.engine.methods import SELF_SIZED_CAP, encode_prompt, make_proposer
 from specviz.engine.models import load_model
-from specviz.proposers.recycle import FILL
+from specviz.proposers.recycle import FILL, TREE_NODES
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 ROWS = os.path.join(ROOT, "data", "recycle_rows")
@@ -89,7 +89,8 @@ def bounds(r: dict, nodes: int, new: int, v_tree: dict) -> dict:
     costs = {"replay": c_actual, "same size": c_actual, "n nodes": c_full, "perfect, template": c_full,
              "perfect, n": c_full}
     return {"tau": taus, "model": {c: taus[c] / costs[c] for c in costs}, "nodes": statistics.mean(
-        p.nodes for p in passes), "cost": c_actual, "same_text": text == r["plain_ids"], "tokens": n}
+        p.nodes for p in passes), "cost": c_actual, "same_text": text == r["plain_ids"], "tokens": n,
+            "stops": {w: sum(p.stop == w for p in passes) for w in rb.STOPS}}
 
 
 def bench_row(bench: dict, workload: str) -> tuple[float, float] | None:
@@ -98,6 +99,32 @@ def bench_row(bench: dict, workload: str) -> tuple[float, float] | None:
         if e["method"] == "recycle" and e["workload"] == workload:
             return e["tau"], e["measured"]
     return None
+
+
+COLS = ["run", "replay", "same size", "n nodes", "perfect, template", "perfect, n"]
+
+
+def show(texts: dict, nodes: int, new: int, bench: dict) -> None:
+    """One row per workload, τ (and the cost-model speedup) of the run and each bound, then the medians."""
+    print(f"{'workload':11s} " + " ".join(f"{c:>15s}" for c in COLS) +
+          "  nodes/pass  v_tree  same text   bench τ, S, τ÷S   the n-node bound stopped: " + ", ".join(rb.STOPS))
+    got = []
+    for name, r in texts.items():
+        b = bounds(r, nodes, new, bench["v_tree"])
+        br = bench_row(bench, name) if nodes == TREE_NODES and new == bench["meta"]["max_new_tokens"] else None
+        b["bench"] = br
+        got.append(b)
+        tail = f"{br[0]:.2f}, {br[1]:.2f}×, {br[0] / br[1]:.3f}" if br else "–"
+        print(f"{name:11s} " + " ".join(f"{b['tau'][c]:6.2f}" + (f" (×{b['model'][c]:.2f})" if c in b["model"]
+                                                                  else " " * 9) for c in COLS) +
+              f"  {b['nodes']:10.2f}  {b['cost']:6.3f}  {str(b['same_text']):9s}   {tail:15s}  "
+              + ", ".join(str(b["stops"][w]) for w in rb.STOPS), flush=True)
+    med = statistics.median
+    tail = f"{med(b['bench'][1] for b in got):.2f}× measured" if all(b["bench"] for b in got) else ""
+    print(f"{'median':11s} " + " ".join(f"{med(b['tau'][c] for b in got):6.2f}" +
+                                       (f" (×{med(b['model'][c] for b in got):.2f})" if c in got[0]["model"]
+                                        else " " * 9) for c in COLS) + f"  {med(b['nodes'] for b in got):10.2f}"
+          f"  {med(b['cost'] for b in got):6.3f}  {'':9s}   {tail}")
 
 
 def main() -> None:
@@ -114,21 +141,11 @@ def main() -> None:
     path, bench = found
     where = bench_where(bench, here=machine("cpu", a.dtype))
     print(f"v_tree and the measured speedups from {os.path.relpath(path)}, {where}")
-    cols = ["run", "replay", "same size", "n nodes", "perfect, template", "perfect, n"]
-    for nodes in a.nodes or [12]:
+    for nodes in a.nodes or [TREE_NODES]:
         texts, head = cached(a.dtype, a.new, nodes, a.regenerate)
         print(f"\n{head['model']} (fingerprint {head['fingerprint'][:12]}…), {head['dtype']}, {head['new_tokens']} new "
               f"tokens, greedy, recycle n = {nodes}, rows recorded on {head['machine']}")
-        print(f"{'workload':11s} " + " ".join(f"{c:>15s}" for c in cols) +
-              "  nodes/pass  v_tree  same text   bench τ, S, τ÷S")
-        for name, r in texts.items():
-            b = bounds(r, nodes, a.new, bench["v_tree"])
-            br = bench_row(bench, name) if nodes == 12 and a.new == bench["meta"]["max_new_tokens"] else None
-            tail = f"{br[0]:.2f}, {br[1]:.2f}×, {br[0] / br[1]:.3f}" if br else "–"
-            print(f"{name:11s} " + " ".join(f"{b['tau'][c]:6.2f}" + (f" (×{b['model'][c]:.2f})" if c in b['model']
-                                                                      else " " * 9) for c in cols) +
-                  f"  {b['nodes']:10.2f}  {b['cost']:6.3f}  {str(b['same_text']):9s}   {tail}", flush=True)
-
+        show(texts, nodes, a.new, bench)
 
 if __name__ == "__main__":
     main()

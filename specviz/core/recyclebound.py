@@ -46,6 +46,7 @@ class Pass:
     kept: int         # of them kept (greedy: its longest root path the text continues with)
     same_size: int    # the most a tree of `nodes` nodes from the same table could keep
     full: int         # the most a tree of n nodes from the same table could keep
+    stop: str = ""    # why `full` ended (STOPS)
 
 
 def fill(table: AdjacencyTable, rows: Rows) -> None:
@@ -80,6 +81,21 @@ def supported_run(table: AdjacencyTable, root: int, text: Sequence[int], t: int,
     return d
 
 
+STOPS = ("row missing", "not in its row", "budget")   # why the longest supported run ended
+
+
+def why_stopped(table: AdjacencyTable, root: int, text: Sequence[int], t: int, d: int) -> str:
+    """Why supported_run stopped at d: the token before text[t + d] has no row (never an input yet), or its row (the
+    target's top k the last time it was an input, in another context) does not hold text[t + d], or neither
+    (the budget or the text ended first)."""
+    if t + d >= len(text):
+        return "budget"
+    prev = root if d == 0 else text[t + d - 1]
+    if int(table.written[prev]) == -2:
+        return "row missing"
+    return "not in its row" if text[t + d] not in table.succ[prev].tolist() else "budget"
+
+
 def _depths(parents: Sequence[int]) -> list[int]:
     out: list[int] = []
     for pa in parents:
@@ -110,8 +126,9 @@ def replay(prompt: Sequence[int], text: Sequence[int], rows: Sequence[Rows], voc
             got = list(todo[0].inputs) if todo else "no rows"
             raise ValueError(f"pass {len(out)}: the replayed tree feeds {[root] + tokens}, the real pass fed {got}")
         kept = greedy_kept(tokens, parents, text, t)
-        out.append(Pass(t, len(tokens), kept, supported_run(table, root, text, t, min(len(tokens), k)),
-                        supported_run(table, root, text, t, min(nodes, max(k, 0)))))
+        full = supported_run(table, root, text, t, min(nodes, max(k, 0)))
+        out.append(Pass(t, len(tokens), kept, supported_run(table, root, text, t, min(len(tokens), k)), full,
+                        why_stopped(table, root, text, t, full) if full < min(nodes, max(k, 0)) else "budget"))
         fill(table, todo.pop(0))
         t += kept + 1
     return out

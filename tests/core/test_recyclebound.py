@@ -92,6 +92,9 @@ def test_the_same_size_bound_sees_a_path_the_template_misses():
     assert rb.supported_run(table, 0, [2, 3], 0, cap=2) == 2              # 2 then 3 (rank 3 of 2's row)
     assert rb.supported_run(table, 0, [2, 3, 9], 0, cap=5) == 2           # 9 is in no row: stops
     assert rb.supported_run(table, 5, [2], 0, cap=5) == 0                 # 5 has no row
+    assert rb.why_stopped(table, 0, [2, 3, 9], 0, 2) == "row missing"     # 3 was never an input
+    assert rb.why_stopped(table, 0, [2, 5], 0, 1) == "not in its row"     # 2's row holds 6, 7, 8, 3
+    assert rb.why_stopped(table, 0, [2, 3], 0, 2) == "budget"             # the text ended
 
 
 def test_a_perfect_table_through_the_static_template():
