@@ -72,12 +72,13 @@ def session_of(ex: Experiment) -> Session:
     return Session("novel-session", SESSION, "the novel prompts in order", tuple(get(w) for w in ex.workloads))
 
 
-def run_session(target, ex: Experiment) -> SE.SessionRun:
-    """The session through engine/sessions.run_session (each request a measure.run), cache on: remember()
-    after each request, so the next one starts from the table the earlier ones filled."""
+def run_session(target, ex: Experiment, cache: bool = True) -> SE.SessionRun:
+    """The session through engine/sessions.run_session (each request a measure.run). cache on: remember()
+    after each request, so the next one starts from the table the earlier ones filled; off: a fresh proposer, its
+    table empty but for its own prompt's rows, for every request."""
     s = ex.settings[0]
     cfg = decode_config(s.k, ex.sampling, ex.new_tokens, 0)
-    return SE.run_session(target, session_of(ex), lambda: proposer(target, ex), cfg, cache=True,
+    return SE.run_session(target, session_of(ex), lambda: proposer(target, ex), cfg, cache=cache,
                           method=METHOD)
 
 
@@ -110,4 +111,18 @@ def per_request(names: list[str], summaries: list[RunSummary], rows: list[PassRo
                     "nodes read per pass": round(sum(r.nodes for r in mine) / len(mine), 1) if mine else 0.0,
                     "table rows at its first pass": mine[0].table_rows if mine else 0,
                     "at its last pass": mine[-1].table_rows if mine else 0})
+    return out
+
+
+def side_by_side(names: list[str], kept: list[RunSummary], fresh: list[RunSummary], kept_rows: list[PassRow],
+                 fresh_rows: list[PassRow]) -> list[dict]:
+    """Per request, the same greedy text decoded with the table kept from the earlier requests and with a fresh one:
+    τ and the table's rows at the request's first pass, both ways."""
+    out = []
+    for name, k, f in zip(names, kept, fresh):
+        first = {w: next((r.table_rows for r in rows if r.request == name), 0)
+                 for w, rows in (("kept", kept_rows), ("fresh", fresh_rows))}
+        out.append({"request": name, "τ, table kept": round(k.tokens_per_pass, 2),
+                    "τ, fresh table": round(f.tokens_per_pass, 2),
+                    "rows at its first pass, kept": first["kept"], "rows at its first pass, fresh": first["fresh"]})
     return out

@@ -78,26 +78,40 @@ def _session(new: int, nodes: int) -> None:
     ex = R.session_plan(new, nodes)
     st.markdown("**Now a session.** The same proposer answers the four novel prompts one after another and keeps "
                 f"its table between them. The run: {ex.describe()}.")
-    if st.button("Run the session", key="rc_session_run"):
+    if st.button("Run the session, the table kept and fresh per request", key="rc_session_run"):
         target = loading.target()
         if target is not None:
             try:
-                with st.spinner("Decoding four requests with one table…"):
-                    run = R.run_session(target, ex)
-                rows = R.filling(run.names, run.steps, nodes)
+                with st.spinner("Decoding the four requests twice: one table kept, then a fresh table each…"):
+                    run, fresh = R.run_session(target, ex), R.run_session(target, ex, cache=False)
+                rows, fresh_rows = R.filling(run.names, run.steps, nodes), R.filling(fresh.names, fresh.steps, nodes)
                 ss["rc_session"] = {"rows": rows, "table": R.per_request(run.names, run.requests, rows),
                                     "tau": run.total.tokens_per_pass, "describe": ex.describe(), "nodes": nodes,
-                                    "caption": loading.machine_caption(target)}
+                                    "caption": loading.machine_caption(target), "fresh_rows": fresh_rows,
+                                    "fresh_tau": fresh.total.tokens_per_pass,
+                                    "both": R.side_by_side(run.names, run.requests, fresh.requests, rows, fresh_rows)}
             except (InputError, ModelError) as e:
                 st.error(f"Cannot run the session: {e}")
     got = ss.get("rc_session")
-    if not got:
-        return
-    title = f"recycle, n = {got['nodes']}: the adjacency table over a session of {len(got['table'])} novel prompts"
-    st.plotly_chart(VL.filling_figure(got["rows"], got["nodes"], title), key="rc_fill_fig")
+    if got:
+        _show_session(got)
+
+
+def _show_session(got: dict) -> None:
+    n = len(got["table"])
+    c = st.columns(2)
+    c[0].plotly_chart(VL.filling_figure(got["rows"], got["nodes"], f"recycle, n = {got['nodes']}: the adjacency "
+                                        f"table over a session of {n} novel prompts"), key="rc_fill_fig")
+    c[1].plotly_chart(VL.filling_figure(got["fresh_rows"], got["nodes"], f"recycle, n = {got['nodes']}: a fresh "
+                                        f"table per request, the same {n} prompts"), key="rc_fresh_fig")
     st.dataframe(got["table"], hide_index=True, width="stretch")
-    st.caption(f"{got['describe']}. Whole session: τ = {got['tau']:.2f}. {got['caption']}. Each point of the chart "
-               "is one target pass, read from its step record: the table's rows when it drafted (the proposer's own "
-               "count) and the share of the n-node tree the table could fill. A later request starts with the rows "
-               "the earlier ones left, so its first passes can already draft; whether those guesses are kept "
-               "depends on how much the requests share (common words, punctuation, the chat template's tokens).")
+    st.markdown("**On and off, side by side** (the same requests, the table kept from one to the next, or a fresh "
+                "one for each):")
+    st.dataframe(got["both"], hide_index=True, width="stretch")
+    st.caption(f"{got['describe']}. Whole session: τ = {got['tau']:.2f} with the table kept, "
+               f"{got['fresh_tau']:.2f} with a fresh table per request (greedy: both write the same text). "
+               f"{got['caption']}. Each point of a chart is one target pass, read from its step record: the table's "
+               "rows when it drafted (the proposer's own count) and the share of the n-node tree the table could "
+               "fill. With the table kept, a later request starts with the rows the earlier ones left, so its first "
+               "passes can already draft; whether those guesses are kept depends on how much the requests share "
+               "(common words, punctuation, the chat template's tokens).")

@@ -36,6 +36,15 @@ def test_trees_recycling_guess_run_score_session_and_a_bad_tree_size():
     assert sizes == sorted(sizes) and sizes[-1] > sizes[0]                     # kept across requests: it only grows
     fig = [f for f in figures(at) if "adjacency table over a session" in f["layout"]["title"]["text"]][0]
     assert fig["data"][0]["y"] == sizes
+    fresh, both = got["fresh_rows"], got["both"]                              # off: a fresh table per request
+    firsts = [next(r.table_rows for r in fresh if r.request == b["request"]) for b in both]
+    assert firsts == [b["rows at its first pass, fresh"] for b in both]
+    assert all(0 < n <= 16 for n in firsts)                                    # only its own prompt's last 16 rows
+    assert [b["request"] for b in both] == [t["request"] for t in got["table"]]
+    assert all(b["rows at its first pass, kept"] > b["rows at its first pass, fresh"] for b in both[1:])
+    assert [b["τ, table kept"] for b in both] == [t["tokens per pass τ"] for t in got["table"]]
+    fresh_fig = [f for f in figures(at) if "a fresh table per request" in f["layout"]["title"]["text"]][0]
+    assert fresh_fig["data"][0]["y"] == [r.table_rows for r in fresh]
     at.number_input(key="rc_nodes").set_value(0).run()                         # bad input: one clear line
     errs = errors(at)
     assert len(errs) == 1 and "between 1 and 64 nodes, got 0" in errs[0]
