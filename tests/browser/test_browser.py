@@ -1,11 +1,11 @@
 """The real-browser test: the app as `make app` starts it (specviz.ui.launch) with the real default model, driven by
-Playwright in Debian's chromium (/usr/bin/chromium; never `playwright install`). Opens every page listed in app.py,
-plays a run on the Step-through page, and fails on any exception box, page error or console error.
+Playwright in Debian's chromium (/usr/bin/chromium; never `playwright install`). Opens every page app.py's navigation
+lists (specviz/ui/routes.json), plays a run on the Step-through page, and fails on any exception box, page error or
+console error.
 
 Skips when chromium or playwright is missing — except under CI=true, where that is a failure.
 Recipe: shared/tools/shoot.py.
 """
-import ast
 import os
 import re
 from pathlib import Path
@@ -13,32 +13,25 @@ from pathlib import Path
 import pytest
 
 from specviz.harness import loadtest
+from specviz.ui.routes import ROUTES
 
 ROOT = Path(__file__).resolve().parents[2]
 LOAD_S = 300  # the first page that needs the model waits for it (~20 s alone; more on a busy 2-core box)
 CHROMIUM, FLAGS, READY_JS = loadtest.CHROMIUM, loadtest.FLAGS, loadtest.READY_JS
 
 
-def app_pages(app_py: Path = ROOT / "app.py") -> list[tuple[str, str]]:
-    """(script, url) for every page("pages/...", ...) (app.py's st.Page) in app.py, in order; the default page lives
-    at '/'."""
-    out = []
-    for node in ast.walk(ast.parse(app_py.read_text())):
-        if not isinstance(node, ast.Call):
-            continue
-        is_page = getattr(node.func, "attr", None) == "Page" or getattr(node.func, "id", None) == "page"
-        if is_page and node.args and isinstance(node.args[0], ast.Constant):
-            script = node.args[0].value
-            kw = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
-            url = "/" if kw.get("default") else "/" + kw.get("url_path", Path(script).stem)
-            out.append((script, url))
-    return out
+def app_pages() -> list[tuple[str, str]]:
+    """(script, url) for every page app.py's navigation builds, in order: app.py builds one st.Page per entry of
+    specviz/ui/routes.json, and the default page (Home, url "") lives at '/'."""
+    assert "for route in ROUTES" in (ROOT / "app.py").read_text(), "app.py no longer builds its pages from ROUTES"
+    return [(r.path, "/" + r.url) for r in ROUTES]
 
 
-def test_app_pages_are_read_from_app_py():
+def test_app_pages_are_read_from_the_routes_app_py_uses():
     pages = app_pages()
     assert ("pages/home.py", "/") in pages and ("pages/step_through.py", "/step") in pages
     assert len(pages) == len(set(u for _, u in pages)) >= 3
+    assert all((ROOT / script).is_file() for script, _ in pages)
 
 
 def _need_browser():
