@@ -92,7 +92,9 @@ def guess(ex: Experiment) -> Guess:
 
 
 @dataclass
-class Measured:
+class BlockComparison:
+    """Block against token-wise verification on the same seeds: the lesson's table and its pooled τ (not a
+    measured speedup: engine/measure.Measured is that)."""
     rows: list[dict]          # one per (seed, verify): τ, kept, passes
     tau: dict                 # {verify: τ over every run at that verify (emitted ÷ passes)}
     paired_block: int         # in the block runs: drafts kept by block verification ...
@@ -100,7 +102,7 @@ class Measured:
     paired_steps: int
 
 
-def run(target, ex: Experiment, drafter=None, progress=None) -> Measured:
+def run(target, ex: Experiment, drafter=None, progress=None) -> BlockComparison:
     """Every seed verified both ways through engine/measure.run (the measuring path, inside the model's turn)."""
     s0, w = ex.settings[0], get(ex.workloads[0])
     ids = M.encode_prompt(target.tokenizer, w.prompt, w.chat)
@@ -123,7 +125,7 @@ def run(target, ex: Experiment, drafter=None, progress=None) -> Measured:
                 progress(done / total, f"seed {seed}, {v}-wise")
     tau = {v: sum(len(s.token_ids) for s in runs[v]) / max(1, sum(s.target_passes for s in runs[v]))
            for v in VERIFIES}
-    return Measured(rows, tau, pb, pt, n)
+    return BlockComparison(rows, tau, pb, pt, n)
 
 
 def _row(seed: int, verify: str, s: RunSummary) -> dict:
@@ -138,6 +140,6 @@ def paired(steps: list[StepRecord]) -> tuple[int, int, int]:
     return (sum(r.block.n_accepted for r in drafted), sum(r.block.token_wise_kept for r in drafted), len(drafted))
 
 
-def truth(m: Measured) -> dict:
+def truth(m: BlockComparison) -> dict:
     b, t = m.tau["block"], m.tau["token"]
     return {"more": MORE[2] if abs(b - t) <= SAME * t else MORE[0] if b > t else MORE[1]}

@@ -44,7 +44,7 @@ def toy_figure(rows) -> go.Figure:
 
 
 def block_runs_figure(rows, title: str = "") -> go.Figure:
-    """rows: teach.blockverify.Measured.rows. τ per seed, token-wise beside block."""
+    """rows: teach.blockverify.BlockComparison.rows. τ per seed, token-wise beside block."""
     fig = go.Figure()
     for v, colour in (("token-wise", "#9ecae1"), ("block", "#3182bd")):
         mine = [r for r in rows if r["verification"] == v]
