@@ -30,14 +30,19 @@ def sweep_runs(method: str, ks: list[int], ns: list[int] | None, repeats: int = 
 
 @dataclass
 class SweepPoint:
+    """One setting of a sweep: where it sits on the sweep's axes, what ran, and its measured comparison against
+    plain decoding (measure.Measured, the one measured type). Every number is the Measured's: the speedup its
+    median over repeats, the summary, steps and plain run its typical repeat's."""
     k: int
     n: int | None               # lookup's n; a suffix sweep: the swept knob's value
-    summary: RunSummary
-    speedup: float = 0.0
+    measured: measure.Measured = field(repr=False)
     axis: str = "n"             # what n holds: 'n', or a suffix knob (SUFFIX_KNOBS)
     setting: Setting | None = None  # what ran (Setting.of the proposer and DecodeConfig); a table row's label
-    steps: list = field(default_factory=list, repr=False)   # the typical repeat's step records (a recording's)
-    plain: RunSummary | None = None                          # the plain run of that repeat
+
+    summary = property(lambda self: self.measured.summary)
+    speedup = property(lambda self: self.measured.speedup)
+    steps = property(lambda self: self.measured.steps)    # the typical repeat's step records (a recording's)
+    plain = property(lambda self: self.measured.plain)    # the plain run of that repeat
 
 
 def sweep_settings(method: str, ks: list[int], ns: list[int] | None, k_rule: str = "fixed") -> list[Setting]:
@@ -56,8 +61,7 @@ def suffix_settings(ks: list[int], knob: str, values: list[float]) -> list[Setti
 
 def _points(got: dict, contenders: dict, axis: str = "n") -> list[SweepPoint]:
     """A point per contender, with the Setting of the proposer and DecodeConfig it ran with."""
-    return [SweepPoint(k, n, m.summary, m.speedup, axis, Setting.of(contenders[(k, n)][0](), contenders[(k, n)][1]),
-                       steps=m.steps, plain=m.plain)
+    return [SweepPoint(k, n, m, axis, Setting.of(contenders[(k, n)][0](), contenders[(k, n)][1]))
             for (k, n), m in got.items()]
 
 

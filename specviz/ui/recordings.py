@@ -11,7 +11,7 @@ import streamlit as st
 from specviz.core import recording as R
 from specviz.engine import comparisons as E, recorder, sweeps as SW
 from specviz.engine.experiment import Setting
-from specviz.engine.measure import Repeat
+from specviz.engine.measure import Measured, Repeat
 from specviz.engine.methods import encode_prompt
 from specviz.ui import lecture, memory
 
@@ -130,7 +130,11 @@ def each_run(rec: R.Recording, read, garbled: tuple) -> list:
 # -- k / n experiments: engine.sweeps.SweepPoint <-> RecordedRun ----------------------------------------
 def lean_points(points: list) -> list:
     """The sweep's points as a session keeps them: step records without the full-vocabulary p/q vectors."""
-    return [dataclasses.replace(p, steps=memory.lean(p.steps)) for p in points]
+    def lean(m: Measured) -> Measured:
+        return dataclasses.replace(m, repeats=[dataclasses.replace(r, steps=memory.lean(r.steps),
+                                                                   plain_steps=memory.lean(r.plain_steps))
+                                               for r in m.repeats])
+    return [dataclasses.replace(p, measured=lean(p.measured)) for p in points]
 
 
 def sweep_recording(target, settings: dict, points: list, extra: dict) -> R.Recording:
@@ -164,9 +168,11 @@ def sweep_points(rec: R.Recording) -> tuple[list, list]:
     label or plain run lacks what the page needs."""
     def point(lab: dict, r) -> SW.SweepPoint:
         n = lab.get("n")
-        return SW.SweepPoint(int(lab["k"]), None if n is None else n if isinstance(n, float) else int(n), r.summary,
-                             float(lab["speedup"]), axis=str(lab.get("axis", "n")),
-                             setting=setting_back(lab.get("setting")), steps=r.steps, plain=r.plain)
+        k, n = int(lab["k"]), None if n is None else n if isinstance(n, float) else int(n)
+        # a recording keeps each point's typical repeat (the page runs one): the reopened speedup is that repeat's
+        # ratio (the label's "speedup", the median, for any odd number of repeats); no plain steps: no divergence
+        return SW.SweepPoint(k, n, Measured((k, n), [Repeat(r.summary, r.steps, r.plain, [])], None, compared=False),
+                             axis=str(lab.get("axis", "n")), setting=setting_back(lab.get("setting")))
     points = each_run(rec, point, (KeyError, TypeError, ValueError, AttributeError))
     no_plain = next((i for i, p in enumerate(points) if p.plain is None), None)
     if no_plain is not None:
