@@ -14,6 +14,7 @@ from typing import NamedTuple
 import torch
 
 from specviz.core.neartie import emitted_logit_stats
+from specviz.core.records import RunSummary, rate
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import measure
 from specviz.engine.attention import new_cache
@@ -60,19 +61,20 @@ class Spec:
 
 @dataclass
 class Result:
-    """What the bench keeps of one run."""
-    ids: list[int]
-    wall_s: float
-    # specviz only (None / empty for hf runs):
-    passes: int | None = None
-    prefill_s: float | None = None
-    drafted: int | None = None
-    accepted: int | None = None
-    tested: int | None = None          # accepted + rejections
-    tokens_per_pass: float | None = None
-    mean_k: float | None = None
-    k_at_floor: int | None = None
-    per_position: list[float] = field(default_factory=list)       # a_i (docs/metrics.md)
+    """What the bench keeps of one run: its run record, and only what the bench needs beside it.
+
+    A specviz run keeps its record (core/records.RunSummary, from engine/measure.run): every number the bench reads
+    of it (tokens, wall time, tokens/s with and without the prefill, τ, α, α̂, k̄, a_i) is the record's own, read
+    through the properties below, never recomputed here. transformers' generate() shows no steps: its run has no
+    record, only its output, its wall time and its target's forward passes, and its tokens/s and τ are
+    records.rate of them (what it drafted is unknown: α, α̂, k̄ are None)."""
+    summary: RunSummary | None = None  # specviz runs
+    # transformers' runs (no summary):
+    hf_ids: list[int] = field(default_factory=list)
+    hf_wall_s: float = 0.0
+    hf_passes: int = 0                 # the target's forward passes, prefill included (as specviz counts them)
+    # specviz runs, beside the record:
+    adaptive: bool = False             # k_at_floor is reported for adaptive runs only
     steps: list[StepTime] = field(default_factory=list)           # per step: its times (for costmodel.draft_cost)
     top1: list[float] = field(default_factory=list)               # per emitted token (plain runs keep them)
     gap: list[float] = field(default_factory=list)
@@ -81,30 +83,47 @@ class Result:
     block_kept: int | None = None
     token_wise_kept: int | None = None
 
+    def _of(self, name: str):
+        """The record's field or property `name`; None for a transformers' run."""
+        return getattr(self.summary, name) if self.summary is not None else None
+
+    @property
+    def ids(self) -> list[int]:
+        return self.summary.token_ids if self.summary is not None else self.hf_ids
+
+    @property
+    def wall_s(self) -> float:
+        return self.summary.wall_s if self.summary is not None else self.hf_wall_s
+
     @property
     def tokens(self) -> int:
         return len(self.ids)
 
     @property
+    def passes(self) -> int:
+        return self.summary.target_passes if self.summary is not None else self.hf_passes
+
+    @property
     def tokens_per_s(self) -> float:
-        return self.tokens / self.wall_s if self.wall_s > 0 else 0.0
+        return self.summary.tokens_per_s if self.summary is not None else rate(self.tokens, self.hf_wall_s)
 
     @property
-    def decode_tokens_per_s(self) -> float | None:
-        """tokens/s with the prefill left out (specviz runs only)."""
-        if self.prefill_s is None or self.wall_s <= self.prefill_s:
-            return None
-        return self.tokens / (self.wall_s - self.prefill_s)
+    def tokens_per_pass(self) -> float | None:
+        """τ (docs/metrics.md); None for a transformers' run whose passes were not counted."""
+        if self.summary is not None:
+            return self.summary.tokens_per_pass
+        return rate(self.tokens, self.hf_passes) if self.hf_passes else None
+
+    prefill_s = property(lambda self: self._of("prefill_s"))
+    decode_tokens_per_s = property(lambda self: self._of("decode_tokens_per_s"))  # prefill left out
+    draft_acceptance_rate = property(lambda self: self._of("draft_acceptance_rate"))   # α̂
+    alpha = property(lambda self: self._of("alpha"))
+    mean_k = property(lambda self: self._of("mean_k"))
+    per_position = property(lambda self: self._of("per_position_acceptance") or [])     # a_i
 
     @property
-    def draft_acceptance_rate(self) -> float | None:
-        """alpha-hat = accepted / drafted (docs/metrics.md)."""
-        return self.accepted / self.drafted if self.drafted else None
-
-    @property
-    def alpha(self) -> float | None:
-        """alpha = accepted / tested (docs/metrics.md)."""
-        return self.accepted / self.tested if self.tested else None
+    def k_at_floor(self) -> int | None:
+        return self.summary.k_at_floor if self.summary is not None and self.adaptive else None
 
 
 @dataclass
@@ -149,11 +168,7 @@ def run_specviz(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling:
     top1, gap = emitted_logit_stats(steps) if keep_logits else ([], [])
     blocks = [st.block for st in steps if st.block is not None and st.n_drafted]
     return Result(
-        ids=s.token_ids, wall_s=s.wall_s, passes=s.target_passes, prefill_s=s.prefill_s, drafted=s.drafted,
-                  accepted=s.accepted,
-        tested=s.tested,        tokens_per_pass=s.tokens_per_pass, mean_k=s.mean_k,
-        k_at_floor=s.k_at_floor if spec.adaptive else None, per_position=s.per_position_acceptance,
-        steps=[StepTime(st.draft_s, st.n_drafted, st.verify_s) for st in steps],
+        summary=s, adaptive=spec.adaptive, steps=[StepTime(st.draft_s, st.n_drafted, st.verify_s) for st in steps],
         top1=top1, gap=gap,
         block_kept=sum(b.n_accepted for b in blocks) if spec.verify == "block" else None,
         token_wise_kept=sum(b.token_wise_kept for b in blocks) if spec.verify == "block" else None)
@@ -188,6 +203,5 @@ def run_hf(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling: Samp
     finally:
         hook.remove()
     ids = out[0, len(prompt):].tolist()
-    return Result(ids=ids, wall_s=wall, passes=passes[0],
-                  tokens_per_pass=len(ids) / passes[0] if passes[0] else None)
+    return Result(hf_ids=ids, hf_wall_s=wall, hf_passes=passes[0])
 

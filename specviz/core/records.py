@@ -122,8 +122,24 @@ class RunSummary:
         """Tokens the run added to the output."""
         return len(self.token_ids)
 
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        """tokens/s with the prefill left out; None when the prefill took the whole run."""
+        return rate(self.tokens, self.wall_s - self.prefill_s) if self.wall_s > self.prefill_s else None
+
+    def retimed(self, wall_s: float) -> RunSummary:
+        """The same run timed from the outside (engine/measure.run): its wall time, and its tokens/s from it."""
+        return replace(self, wall_s=wall_s, tokens_per_s=rate(self.tokens, wall_s))
+
     def as_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+def rate(count: float, per: float) -> float:
+    """count ÷ per, 0.0 when per is not positive: tokens/s (per: seconds), τ and k̄ (per: target passes). The
+    arithmetic of every rate a run record holds; a transformers' run, which has no record (bench/runs.py), uses it
+    for its tokens/s and τ."""
+    return count / per if per > 0 else 0.0
 
 
 def is_tree_run(steps: list[StepRecord]) -> bool:
@@ -170,12 +186,12 @@ def summarize(method: str, text: str, token_ids: list[int], prompt_tokens: int,
         target_passes=passes, drafted=drafted, accepted=accepted,
         draft_acceptance_rate=(accepted / drafted) if drafted else None,
         tested=tested, alpha=(accepted / tested) if tested else None,
-        tokens_per_pass=(emitted / passes) if passes else 0.0,
+        tokens_per_pass=rate(emitted, passes),
         per_position_acceptance=per_position_acceptance(steps), wall_s=wall_s,
-        tokens_per_s=(emitted / wall_s) if wall_s > 0 else 0.0,
+        tokens_per_s=rate(emitted, wall_s),
         prefill_s=prefill_s, draft_s=sum(s.draft_s for s in steps),
         verify_s=sum(s.verify_s for s in steps),
-        mean_k=(drafted / passes) if passes else 0.0,
+        mean_k=rate(drafted, passes),
         k_at_floor=sum(1 for s in steps if s.k == 1),
         stopped_at_eos=stopped_at_eos,
     )

@@ -78,8 +78,7 @@ def run(target: LoadedModel, proposer: Proposer | None, prompt_ids, cfg: DecodeC
         return d
 
     d, wall = timed(target.device, to_end)
-    s = d.summary()
-    return replace(s, wall_s=wall, tokens_per_s=len(s.token_ids) / wall if wall > 0 else 0.0), d.steps
+    return d.summary().retimed(wall), d.steps
 
 
 # -- the rules -----------------------------------------------------------------------------------------
