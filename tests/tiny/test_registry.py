@@ -104,3 +104,60 @@ def test_one_ratio_one_median_and_one_fine_tune_loader():
             assert "statistics.median" not in text, f"{rel}: statistics.median instead of core.stats.median"
         if rel.parts[0] == "pages":
             assert "load_finetuned_target" not in text, f"{rel}: the fine-tuned target loaded past the cache"
+
+
+RATES = ("tokens_per_s", "decode_tokens_per_s", "tokens_per_pass", "alpha", "draft_acceptance_rate", "mean_k")
+
+
+def run_record_copies(text: str, records: bool = False, measure: bool = False) -> list[str]:
+    """What in one module's source would be a second run-level record (issue 34 §3): a class with a tokens/s field
+    (records=False: outside core/records.py), a class whose tokens/s, τ, α, α̂ or k̄ divides its own counts, or a
+    class called Measured that is not engine/measure's (measure=False), a *Measured that does not extend it, or a class
+    that keeps a run record beside a speedup field (a Measured's numbers copied out of it)."""
+    import ast
+    out = []
+    for c in (n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ClassDef)):
+        fields = {n.target.id: ast.unparse(n.annotation) for n in c.body
+                  if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+        if "speedup" in fields and any("RunSummary" in a for a in fields.values()) and not measure:
+            out.append(f"{c.name}: a run record and a speedup copied out of a Measured")
+        for node in c.body:
+            names = [t.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if isinstance(t, ast.Name)]
+            name = getattr(node, "name", None) or (names[0] if names else None)
+            if name not in RATES:
+                continue
+            if isinstance(node, ast.AnnAssign) and name == "tokens_per_s" and not records:
+                out.append(f"{c.name}.{name}: a copied tokens/s field")
+            divides = any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Div) for x in ast.walk(node))
+            if divides and not records and not isinstance(node, ast.AnnAssign):
+                out.append(f"{c.name}.{name}: a rate recomputed from its own counts")
+        bases = [getattr(b, "attr", getattr(b, "id", "")) for b in c.bases]
+        if (c.name == "Measured" and not measure) or (c.name.endswith("Measured") and c.name != "Measured"
+                                                      and "Measured" not in bases):
+            out.append(f"class {c.name}: a second measured type")
+    return out
+
+
+def test_one_run_record_and_one_measured_type():
+    """A run's numbers live in core/records.RunSummary and a measured comparison in engine/measure.Measured (its
+    subclass SessionMeasured for sessions): the bench's row reads the record's tokens/s, τ, α, α̂ and k̄ through
+    properties, a sweep's point holds its Measured (issue 34 §3). A class that copies a run's counts and divides
+    them again, a tokens/s field outside the record, a record kept beside a copied speedup, or a second class
+    called Measured fails here.
+    Negative control: run_record_copies on the code before the change (`git show f985715:<path>`) names the bench's
+    Result (tokens_per_s, decode_tokens_per_s, alpha, draft_acceptance_rate: each divided its own copied counts),
+    the sweep's SweepPoint (summary and speedup copied out of its Measured) and teach/blockverify's own Measured;
+    the snippet below keeps one of each kind in the test."""
+    old = ("class Result:\n    ids: list\n    wall_s: float\n    tokens_per_s: float\n"
+           "    @property\n    def alpha(self):\n        return self.accepted / self.tested\n"
+           "class SweepPoint:\n    summary: RunSummary\n    speedup: float = 0.0\n"
+           "class Measured:\n    rows: list\n")
+    assert run_record_copies(old) == ["Result.tokens_per_s: a copied tokens/s field",
+                                      "Result.alpha: a rate recomputed from its own counts",
+                                      "SweepPoint: a run record and a speedup copied out of a Measured",
+                                      "class Measured: a second measured type"]
+    for p in [*(ROOT / "specviz").rglob("*.py"), *(ROOT / "pages").rglob("*.py")]:
+        rel = p.relative_to(ROOT)
+        got = run_record_copies(p.read_text(), records=rel == Path("specviz/core/records.py"),
+                                measure=rel == Path("specviz/engine/measure.py"))
+        assert not got, f"{rel}: {got}"
