@@ -95,8 +95,8 @@ def _show(out: dict, g) -> None:
     m = out["m"]
     G.show("bv_more", g, B.truth(m))
     c = st.columns(3)
-    c[0].metric("τ token-wise (all seeds)", f"{m.tau['token']:.3f}")
-    c[1].metric("τ block (all seeds)", f"{m.tau['block']:.3f}")
+    c[0].metric("τ token-wise (median over seeds)", f"{m.tau['token']:.3f}")
+    c[1].metric("τ block (median over seeds)", f"{m.tau['block']:.3f}")
     c[2].metric("block ÷ token-wise", f"{m.tau['block'] / m.tau['token']:.3f}" if m.tau["token"] else "–")
     st.plotly_chart(VL.block_runs_figure(m.rows, out["describe"]), key="bv_runs_fig")
     st.dataframe(m.rows, hide_index=True, width="stretch")
