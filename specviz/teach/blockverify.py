@@ -88,8 +88,8 @@ def plan(method: str, workload: str, k: int, new_tokens: int, seeds: tuple[int, 
 
 
 def guess(ex: Experiment) -> Guess:
-    return Guess(f"which keeps more tokens per pass τ (the median over these seeds; 'the same': within {SAME:.0%})", "more",
-                 choices=MORE, experiment=ex.describe())
+    return Guess(f"which keeps more tokens per pass τ (the median over these seeds; 'the same': within {SAME:.0%})",
+                 "more", choices=MORE, experiment=ex.describe())
 
 
 @dataclass
