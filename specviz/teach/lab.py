@@ -15,6 +15,7 @@ import torch
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig, logits_to_probs, sample
 from specviz.core.verify import acceptance_probability, one_hot_q, residual, verify
+from specviz.engine import measure
 from specviz.engine.decode import body_pass
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context
@@ -201,7 +202,9 @@ def real_case(target: LoadedModel, proposer, prompt_ids: list[int], sampling: Sa
         raise InputError("set a temperature above 0: at temperature 0 p is one-hot and there is nothing to sample")
     ids = torch.as_tensor(prompt_ids, dtype=torch.long)                       # (T,)
     x = ids.view(1, -1).to(target.device)                                     # (1, T)
-    h, f = body_pass(target.model.get_decoder(), tuple(proposer.feature_layers), input_ids=x)  # (1, T, H), (1, T, n*H)
+    (h, f), _ = measure.timed(target.device, lambda: body_pass(target.model.get_decoder(),   # inside the turn
+                                                                tuple(proposer.feature_layers), input_ids=x))
+    # h (1, T, H); f (1, T, n*H) for EAGLE-3, else None
     logits = target.model.get_output_embeddings()(h)[0, -1].float().cpu()      # (V,)
     p = logits_to_probs(logits, sampling)                                     # (V,)
     gen = torch.Generator().manual_seed(seed)

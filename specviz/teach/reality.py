@@ -8,6 +8,7 @@ import torch
 from transformers import DynamicCache
 
 from specviz.core.stats import median
+from specviz.engine import measure
 from specviz.engine.passcost import VTable, measure_v_batch
 
 KIB, GB = 1024, 1e9
@@ -220,18 +221,15 @@ def layer_agreement(model, ids: torch.Tensor, ns=(2, 4, 8, 16, 24, 28)) -> dict[
     """Top-1 agreement with the full model when only the first N layers run (final norm and output layer kept),
     over every position of `ids` (1, T). No training: what self-speculation by layer skipping starts from."""
     ids = ids.to(next(model.parameters()).device)                                 # built on the CPU by the page
-    with torch.inference_mode():
+
+    @torch.inference_mode()
+    def agree() -> dict[int, float]:
         out = model(input_ids=ids, output_hidden_states=True)
         full = out.logits[0].argmax(-1)                                           # (T,)
-        body = model.get_decoder()
-        head = model.get_output_embeddings()
-        res = {}
-        for n in ns:
-            if n >= model.config.num_hidden_layers:
-                continue
-            h = body.norm(out.hidden_states[n][0])                               # (T, H): after layer n
-            res[n] = float((head(h).argmax(-1) == full).float().mean())
-    return res
+        body, head = model.get_decoder(), model.get_output_embeddings()
+        return {n: float((head(body.norm(out.hidden_states[n][0])).argmax(-1) == full).float().mean())
+                for n in ns if n < model.config.num_hidden_layers}                # hidden_states[n]: after layer n
+    return measure.timed(ids.device, agree)[0]                                    # inside the session's turn
 
 
 # -- batch size and the roofline -----------------------------------------------------------------------------

@@ -54,3 +54,19 @@ def test_pages_that_run_the_model_hold_the_turn(clock_reads):
     ok(at.button(key="wt_run").click().run())
     at.switch_page("pages/trees.py").run()
     assert len(clock_reads) >= 8 and all(clock_reads), clock_reads
+
+
+def test_untimed_model_calls_hold_the_turn_too(clock_reads):
+    """A page's model call that times nothing (Is it lossless?'s real p and q, the layer agreement on Tokenizers &
+    checkpoints) still goes through the measuring path, so it holds the turn like every timed run."""
+    at = page("lossless")
+    at.selectbox(key="lab_real_method").set_value("draft")
+    at.select_slider(key="lab_real_trials").set_value(500)
+    ok(at.button(key="lab_real_run").click().run())
+    assert "lab_real" in at.session_state and clock_reads and all(clock_reads), clock_reads
+    n = len(clock_reads)
+    at.switch_page("pages/pitfalls.py").run()
+    at.number_input(key="pit_ls_guess").set_value(50.0)
+    ok(at.button(key="pit_ls_run").click().run())
+    assert "pit_ls" in at.session_state and len(clock_reads) > n and all(clock_reads), clock_reads
+
