@@ -8,9 +8,11 @@ replaces each bfloat16 `mm` with a constant weight by `mkldnn._reorder_linear_we
 `mkldnn._linear_pointwise` per call. This module does exactly that without compiling anything: PackedLinear
 packs its weight on first use (about a millisecond per layer) and calls the same op.
 
-Measured (scripts/compile_trial.py, docs/profile_plain_step.md): the same bits as `F.linear` for every row
-(the one-token step and each row of a 9-, 25- or 192-row pass, so speculative greedy output still equals
-plain greedy output), and plain decoding faster end to end. Float32 stays on `F.linear` (MKL's packed path
+Measured (scripts/compile_trial.py, docs/profile_plain_step.md, 2026-12-04): the same bits as `F.linear` for every
+pass of up to MAX_ROWS rows (1 and 2 threads), so every token specviz writes is unchanged, and speculative greedy
+output still equals plain greedy output; plain greedy decoding 1.19-1.24x end to end (1 thread), a plain step
+0.39 -> 0.47-0.50 of the bandwidth limit. Longer passes (a prompt's prefill) stay on `F.linear`: there oneDNN
+picks another kernel for the two and their sums differ. Float32 stays on `F.linear` (MKL's packed path
 measured no faster), as does anything that needs gradients (the op has no backward) or runs off the CPU.
 
 The packed copy is kept beside the weight (the weight itself stays: state_dict, fingerprint, tied embedding),
