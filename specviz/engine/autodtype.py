@@ -55,9 +55,12 @@ def candidates(device: torch.device) -> list[str]:
 
 
 def machine_key(device: torch.device, target: str) -> str:
-    """The cache key: the machine (machine() without dtype), the device type and the target's name."""
+    """The cache key: the machine (machine() without dtype), the device type, the target's name and how its
+    bfloat16 linears run (engine/packed.py): a timing taken before the packed linears is not read back."""
+    from specviz.engine import packed
     m = machine(device)
-    return json.dumps({**m, "device": device.type, "target": target}, sort_keys=True)
+    linears = "onednn-packed" if device.type == "cpu" and packed.available() else "aten"
+    return json.dumps({**m, "device": device.type, "target": target, "linears": linears}, sort_keys=True)
 
 
 def read_cache(path: Path) -> dict:
