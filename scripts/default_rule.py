@@ -19,6 +19,7 @@ import datetime
 import os
 import statistics
 import subprocess
+import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -46,24 +47,27 @@ def main() -> None:
     a.add_argument("--dtype", default="bfloat16")
     a.add_argument("--old-rule", action="store_true")
     a.add_argument("--only", default="", help="comma-separated workload names (default: every bench workload)")
+    a.add_argument("--methods", default=",".join(METHODS), help="comma-separated contenders (copy-recycle and at "
+                   "least one of its parts)")
+    a.add_argument("--modes", default=f"{GREEDY},{SAMPLED}")
     a = a.parse_args()
     torch.set_num_threads(a.threads)
     plan = Plan(workloads=list(W.of_kind(W.COPY)) + list(W.of_kind(W.NOVEL)))
     seeds = list(plan.seeds)[: a.repeats] + list(range(len(plan.seeds) + 1, a.repeats + 1))
     t = load_model("default", device="cpu", dtype=a.dtype)
     eos = t.tokenizer.eos_token_id
-    props = {m: make_proposer(m, t) for m in METHODS}
+    props = {m: make_proposer(m, t) for m in a.methods.split(",")}
     if a.old_rule:
         props[OLD] = make_proposer("copy-recycle", t, suffix=dict(min_match=2))
     labels = list(props)
     order = [None, *labels]
     only = set(filter(None, a.only.split(",")))
     ws = [w for w in plan.workloads if not only or w.name in only]
-    print(f"$ scripts/default_rule.py --new {a.new} --repeats {a.repeats}{' --old-rule' if a.old_rule else ''}")
+    print("$ scripts/default_rule.py " + " ".join(sys.argv[1:]))
     print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
           f"{describe_machine(machine('cpu', t.model.dtype))}; load {os.getloadavg()[0]:.2f} at start")
     got: dict = {}                         # (mode, workload) -> {label: [(summary, plain summary)]}
-    for mode in (GREEDY, SAMPLED):
+    for mode in a.modes.split(","):
         samp = SamplingConfig() if mode == GREEDY else SamplingConfig(temperature=plan.temperature)
         for w in (ws if mode == GREEDY else [w for w in ws if w.kind == W.NOVEL]):
             ids = encode_prompt(t.tokenizer, w.prompt, w.chat)
@@ -107,13 +111,14 @@ def report(got: dict, labels: list[str], ws: list, a) -> None:
                 tau = statistics.median(m.tokens_per_pass for m, _ in rows[x])
                 nodes = statistics.median(m.drafted / max(1, m.target_passes) for m, _ in rows[x])
                 cells.append(f"{sp[x]:.2f}× ({min(rs):.2f}–{max(rs):.2f}), τ {tau:.2f}, {nodes:.1f}")
-            best = max(PARTS, key=lambda x: sp[x])
+            parts = [x for x in PARTS if x in labels]
+            best = max(parts, key=lambda x: sp[x])
             print(f"| {name} | {kind_of[name]} | " + " | ".join(cells) +
                   f" | {sp['copy-recycle'] / sp[best]:.2f} (vs {best}) |")
             per_kind.setdefault(kind_of[name], []).append(sp)
         for kind, sps in per_kind.items():
             med = {x: statistics.median(s[x] for s in sps) for x in labels}
-            best = max(PARTS, key=lambda x: med[x])
+            best = max(parts, key=lambda x: med[x])
             worst = min(s["copy-recycle"] for s in sps)
             print(f"| **median, {kind}** | | " + " | ".join(f"**{med[x]:.2f}×**" for x in labels) +
                   f" | **{med['copy-recycle'] / med[best]:.2f}** (vs {best}; copy-recycle's lowest workload "
