@@ -16,6 +16,7 @@ workload and ≥ 0.95× the better part's median on each kind.
 """
 import argparse
 import datetime
+import json
 import os
 import statistics
 import subprocess
@@ -37,6 +38,7 @@ from specviz.engine.models import load_model
 METHODS = ("lookup", "suffix", "recycle", "copy-recycle")
 PARTS = ("suffix", "recycle")
 OLD = "copy-recycle (old rule)"
+RULE = 0.95         # issue 35 item 3: the default must reach this against plain and against its better part
 
 
 def main() -> None:
@@ -50,6 +52,7 @@ def main() -> None:
     a.add_argument("--methods", default=",".join(METHODS), help="comma-separated contenders (copy-recycle and at "
                    "least one of its parts)")
     a.add_argument("--modes", default=f"{GREEDY},{SAMPLED}")
+    a.add_argument("--out", default="", help="also write the figures as JSON here (what Home reads: RESULT)")
     a = a.parse_args()
     torch.set_num_threads(a.threads)
     plan = Plan(workloads=list(W.of_kind(W.COPY)) + list(W.of_kind(W.NOVEL)))
@@ -64,8 +67,9 @@ def main() -> None:
     only = set(filter(None, a.only.split(",")))
     ws = [w for w in plan.workloads if not only or w.name in only]
     print("$ scripts/default_rule.py " + " ".join(sys.argv[1:]))
-    print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
-          f"{describe_machine(machine('cpu', t.model.dtype))}; load {os.getloadavg()[0]:.2f} at start")
+    a.date = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+    a.machine, a.load_start = describe_machine(machine("cpu", t.model.dtype)), os.getloadavg()[0]
+    print(f"{a.date}; {a.machine}; load {a.load_start:.2f} at start")
     got: dict = {}                         # (mode, workload) -> {label: [(summary, plain summary)]}
     for mode in a.modes.split(","):
         samp = SamplingConfig() if mode == GREEDY else SamplingConfig(temperature=plan.temperature)
@@ -93,6 +97,9 @@ def main() -> None:
 def report(got: dict, labels: list[str], ws: list, a) -> None:
     kind_of = {w.name: w.kind for w in ws}
     print(f"\nload average at the end: {os.getloadavg()}")
+    out = {"command": "scripts/default_rule.py " + " ".join(sys.argv[1:]), "date": a.date, "machine": a.machine,
+           "load": [round(a.load_start, 2), round(os.getloadavg()[0], 2)], "new_tokens": a.new,
+           "repeats": a.repeats, "temperature": Plan(workloads=[]).temperature, "parts": list(PARTS), "modes": {}}
     for mode in (GREEDY, SAMPLED):
         keys = [k for k in got if k[0] == mode]
         if not keys:
@@ -116,6 +123,8 @@ def report(got: dict, labels: list[str], ws: list, a) -> None:
             print(f"| {name} | {kind_of[name]} | " + " | ".join(cells) +
                   f" | {sp['copy-recycle'] / sp[best]:.2f} (vs {best}) |")
             per_kind.setdefault(kind_of[name], []).append(sp)
+            out["modes"].setdefault(mode, {}).setdefault("workloads", {})[name] = {"kind": kind_of[name], **{
+                x: [ratio(m.tokens_per_s, p.tokens_per_s) for m, p in rows[x]] for x in labels}}
         for kind, sps in per_kind.items():
             med = {x: statistics.median(s[x] for s in sps) for x in labels}
             best = max(parts, key=lambda x: med[x])
@@ -123,8 +132,18 @@ def report(got: dict, labels: list[str], ws: list, a) -> None:
             print(f"| **median, {kind}** | | " + " | ".join(f"**{med[x]:.2f}×**" for x in labels) +
                   f" | **{med['copy-recycle'] / med[best]:.2f}** (vs {best}; copy-recycle's lowest workload "
                   f"{worst:.2f}× plain) |")
+            out["modes"][mode].setdefault("kinds", {})[kind] = {
+                "median": med, "best_part": best, "vs_best": med["copy-recycle"] / med[best], "lowest": worst}
         sp_all = [spread([ratio(m.tokens_per_s, p.tokens_per_s) for m, p in got[k]["copy-recycle"]]) for k in keys]
         print(f"\ncopy-recycle's widest repeat range in {mode}: {max(s or 0 for s in sp_all):.2f}")
+    kinds = [k for m in out["modes"].values() for k in m.get("kinds", {}).values()]
+    out["met"] = bool(kinds) and all(k["lowest"] >= RULE and k["vs_best"] >= RULE for k in kinds)
+    print(f"\nthe rule (≥ {RULE}× plain on every workload, ≥ {RULE}× the better part on each kind): "
+          f"{'met' if out['met'] else 'not met'}")
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(out, f, indent=1)
+            f.write("\n")
 
 
 if __name__ == "__main__":
