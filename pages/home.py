@@ -1,7 +1,7 @@
 """Home: what speculative decoding is, where each page fits, and how to pick a proposer."""
 import streamlit as st
 
-from specviz.teach import notes as NOTES
+from specviz.teach import default_method as DM, notes as NOTES
 from specviz.ui import loading
 from specviz.ui.routes import ROUTES
 
@@ -64,6 +64,7 @@ for col, n in zip(st.columns(2), (1, 2)):   # the pages' titles, icons and blurb
             st.caption(r.about)
 
 st.subheader("Choosing a proposer: start from the workload")
+st.markdown(DM.why(DM.load()))
 st.markdown("""
 | | Prompt lookup (n-gram) | Separate draft model | Heads on the target (Medusa, EAGLE) |
 |---|---|---|---|

@@ -57,12 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_generate(sub) -> None:
     """`generate`: its prompt, the method's settings, the sampling, what it prints."""
-    from specviz.engine.methods import REGISTRY
+    from specviz.engine.methods import DEFAULT_METHOD, REGISTRY
 
     g = sub.add_parser("generate", help="generate with one method and report every step",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="methods:\n" + "\n".join(f"  {m:<8} {s.label}" for m, s in REGISTRY.items()))
-    g.add_argument("--method", default="lookup", metavar="METHOD",
+    g.add_argument("--method", default=DEFAULT_METHOD, metavar="METHOD",
                    help=f"how drafts are proposed, one of: {', '.join(REGISTRY)} (listed below; default: %(default)s)")
     _prompt_args(g)
     _draft_args(g)

@@ -111,7 +111,8 @@ class Setting:
             return f"lookup k = {k}, n = {self.n}" + (" (adaptive)" if self.adaptive else "")
         if m in ("recycle", "copy-recycle"):
             return (f"{m} (a static tree of up to {self.nodes} nodes read from the target's discarded candidates"
-                    + (", or suffix's tree on a match of 2 tokens or more" if m == "copy-recycle" else "") + ")")
+                    + (", or suffix's tree on a match of 2 tokens or more, and on a one-token match the part that "
+                       "has kept more on this request" if m == "copy-recycle" else "") + ")")
         if M.REGISTRY.get(m) is not None and M.REGISTRY[m].self_sized:
             at_most = f"at most {self.factor:g} × the matched length, " if self.factor is not None else ""
             knobs = "".join(f", {name} {v:g}" for name, v in self.knobs)

@@ -147,7 +147,13 @@ def _hybrid(target, o):
                   n_max=o.get("n_max") or max(n or 3, 2))
 
 
-COPY_MIN_MATCH = 2   # copy-recycle copies from a match of at least 2 tokens; shorter ones are left to recycling
+# The CLI's --method and Step through's first choice: copy-recycle met issue 35's rule for a training-free default
+# (>= 0.95x plain on every bench workload, >= 0.95x the better of its parts on each kind; scripts/default_rule.py,
+# bench/results/cpu-avx512/default_rule.json, rendered on Home by teach/default_method.py)
+DEFAULT_METHOD = "copy-recycle"
+# copy-recycle always copies from a match of at least COPY_MIN_MATCH tokens; a one-token match drafts from the part
+# that kept more on the request's earlier one-token matches (core/copychoice.py)
+COPY_MIN_MATCH = 2
 
 
 def _recycle(kind: str):
@@ -158,8 +164,7 @@ def _recycle(kind: str):
         if kind != "copy":
             return rec
         from specviz.proposers.copy_recycle import CopyRecycle
-        return CopyRecycle(_suffix(target, dict(o, suffix=dict(min_match=COPY_MIN_MATCH, **(o.get("suffix") or {})))),
-                           rec)
+        return CopyRecycle(_suffix(target, o), rec, always_copy=COPY_MIN_MATCH)
     return build
 
 

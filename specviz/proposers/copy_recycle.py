@@ -1,16 +1,18 @@
 """A training-free proposer for any text: copy when the context offers a match, recycle otherwise.
 
-One tree per pass: suffix decoding's tree (core/suffix.py) when the context's tail matches earlier text (this
-request or the session's earlier ones; engine/methods.py builds it to ask for a match of COPY_MIN_MATCH tokens,
-since a one-token match on novel text drafts mostly misses), else token recycling's static tree (core/recycle.py).
-Both choose their candidates rather than sample them, so q is one-hot and the tree verification stays lossless at
-any temperature.
+One tree per pass: suffix decoding's tree (core/suffix.py) or token recycling's static tree (core/recycle.py),
+chosen by core/copychoice.py's rule: recycling when suffix finds no match, copying on a match of 2 tokens or more,
+and on a one-token match the part whose trees have kept more on this request's earlier one-token-match passes (both
+parts' trees scored against the text that followed). Both parts choose their candidates rather than sample them,
+and the rule reads the committed text only, so q is one-hot and the tree verification stays lossless at any
+temperature.
 The recycling table keeps learning from every pass, including the passes that verified a copied tree.
 """
 from __future__ import annotations
 
 import torch
 
+from specviz.core.copychoice import ALWAYS_COPY, COPY, RECYCLE, PartChooser
 from specviz.proposers.base import Context, Draft, Proposer
 from specviz.proposers.recycle import Recycle
 from specviz.proposers.suffix import SuffixProposer
@@ -21,8 +23,9 @@ class CopyRecycle(Proposer):
     deterministic = True
     reads_logits = True
 
-    def __init__(self, copy: SuffixProposer, recycle: Recycle):
+    def __init__(self, copy: SuffixProposer, recycle: Recycle, always_copy: int = ALWAYS_COPY):
         self.copy, self.recycle = copy, recycle
+        self.rule = PartChooser(always_copy)
         self.prefill_rows = recycle.prefill_rows
         self.max_nodes = max(recycle.max_nodes, 24)
         self.used = ""                    # which part drafted the last step: "copy" | "recycle"
@@ -30,17 +33,24 @@ class CopyRecycle(Proposer):
     def reset(self, prompt_ids: torch.Tensor) -> None:
         self.copy.reset(prompt_ids)
         self.recycle.reset(prompt_ids)
+        self.rule.reset()
 
     def observe(self, inputs: torch.Tensor, logits: torch.Tensor, step: int) -> None:
         self.recycle.observe(inputs, logits, step)
 
     def propose(self, ctx: Context, k: int) -> Draft:
-        d = self.copy.propose(ctx, k)
-        if len(d.tokens):
-            self.used = "copy"
-            return d
-        self.used = "recycle"
-        return self.recycle.propose(ctx, k)
+        c = self.copy.propose(ctx, k)
+        text = self.copy.this.tokens                  # the committed text, kept by the suffix part
+        self.rule.score(text)
+        match = self.copy.last.match_len if len(c.tokens) else 0
+        if len(c.tokens) and match >= self.rule.always_copy:
+            self.used = COPY
+            return c
+        r = self.recycle.propose(ctx, k)
+        self.used = self.rule.choose(match, len(c.tokens), len(r.tokens))
+        if len(c.tokens) and len(r.tokens):
+            self.rule.note(len(text), (c.tokens.tolist(), list(c.parents)), (r.tokens.tolist(), list(r.parents)))
+        return c if self.used == COPY else r
 
     def table_rows(self) -> int:
         return self.recycle.table_rows()
@@ -48,3 +58,6 @@ class CopyRecycle(Proposer):
     def remember(self) -> None:
         self.copy.remember()
         self.recycle.remember()
+
+
+__all__ = ["CopyRecycle", "COPY", "RECYCLE"]

@@ -12,7 +12,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.core.suffix import MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig
-from specviz.engine.methods import MATCH_MIN, SELF_SIZED_CAP, check_verify, draft_cap
+from specviz.engine.methods import DEFAULT_METHOD, MATCH_MIN, SELF_SIZED_CAP, check_verify, draft_cap
 from specviz.proposers.lookup import MATCH_FACTOR
 from specviz.ui import loading, sessions
 
@@ -35,7 +35,12 @@ def init_state(offered: list[str]) -> None:
     something speculative."""
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
-    st.session_state.setdefault("stp_method", "lookup" if "lookup" in offered else offered[0])
+    st.session_state.setdefault("stp_method", first_method(offered))
+
+
+def first_method(offered: list[str]) -> str:
+    """The method Step through opens on: the registry's default (Home says why), else lookup, else the first."""
+    return next((m for m in (DEFAULT_METHOD, "lookup") if m in offered), offered[0])
 
 
 def use_preset() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from specviz.ui import links as L, recordings, stepping as S
-from specviz.ui.step_settings import DEFAULTS, DEPTH_MAX, K_MAX, N_MAX, NEW_MAX, PRESETS, use_preset
+from specviz.ui.step_settings import DEFAULTS, DEPTH_MAX, K_MAX, N_MAX, NEW_MAX, PRESETS, first_method, use_preset
 
 
 # -- links ---------------------------------------------------------------------------------------------
@@ -25,7 +25,7 @@ def link_params(offered: list[str]) -> list[L.Param]:
 
 
 def link_defaults(offered: list[str]) -> dict:
-    return {**DEFAULTS, "stp_method": "lookup" if "lookup" in offered else offered[0], "stp_adaptive": False,
+    return {**DEFAULTS, "stp_method": first_method(offered), "stp_adaptive": False,
             "stp_krule": "match", "stp_rule": "recent", "stp_nmode": "fixed n", "stp_cache": True}
 
 

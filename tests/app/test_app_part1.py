@@ -106,6 +106,8 @@ def test_home_links_every_page_and_says_what_loads(warm):
     status = " ".join(x.value for x in list(at.success) + list(at.info))
     assert ("Target model loaded" in status) or ("Loading the target model" in status)
     assert "min(1, p(x) / q(x))" in text(at)
+    from specviz.teach import default_method as DM  # why the default, from the kept measurement
+    assert DM.why(DM.load()) in text(at) and "The default method is `copy-recycle`" in text(at)
 
 
 # -- Step through ------------------------------------------------------------------------------
@@ -189,9 +191,14 @@ def test_self_draft_greedy_accepts_everything(warm):
     assert errors(at) == [] and not any("query (fed position)" in el.proto.spec for el in at.get("plotly_chart"))
 
 
-def test_step_through_opens_on_lookup_with_a_copy_heavy_preset_and_labels_plain_tokens(warm):
+def test_step_through_opens_on_the_default_method_with_a_copy_heavy_preset_and_labels_plain_tokens(warm):
+    from specviz.engine.methods import DEFAULT_METHOD
     at = step_page(warm)
-    assert at.selectbox(key="stp_method").value == "lookup" and "copy-heavy" in at.selectbox(key="stp_preset").value
+    assert at.selectbox(key="stp_method").value == DEFAULT_METHOD == "copy-recycle"   # Home says why
+    assert "copy-heavy" in at.selectbox(key="stp_preset").value
+    at.button(key="stp_one").click().run()
+    assert errors(at) == [] and decoder(at).proposer.name == "copy-recycle"
+    at.selectbox(key="stp_method").set_value("lookup").run()
     at.radio(key="stp_rule").set_value("earliest").run()
     at.button(key="stp_one").click().run()
     assert errors(at) == [] and decoder(at).proposer.rule == "earliest"   # vLLM's search rule, in the app

@@ -24,6 +24,7 @@ def play_to_a_copy(at):
 
 def test_lookup_match_rule_and_its_factor_reach_the_proposer_and_each_draft_names_its_source():
     at = page("step_through")
+    at.selectbox(key="stp_method").set_value("lookup").run()         # the page opens on copy-recycle
     at.number_input(key="stp_new").set_value(24).run()
     at.radio(key="stp_krule").set_value("match").run()
     at.number_input(key="stp_factor").set_value(2.0).run()

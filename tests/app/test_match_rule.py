@@ -22,7 +22,7 @@ def test_match_rule_beside_fixed_k_guess_run_score():
 
 def test_step_through_says_what_k_means_under_the_match_rule():
     at = page("step_through")
-    at.selectbox(key="stp_method").set_value("lookup")
+    at.selectbox(key="stp_method").set_value("lookup").run()         # the page opens on copy-recycle
     at.radio(key="stp_krule").set_value("match")
     ok(at.run())
     said = [c.value for c in at.caption if c.value.startswith("k for this run")]

@@ -1,0 +1,53 @@
+"""Why the CLI and Step through open on copy-recycle (issue 35 item 3), said from the measurement itself.
+
+The figures are scripts/default_rule.py's JSON (--out), kept per machine kind beside the bench's results
+(bench/results/<kind>/default_rule.json): copy-recycle against plain decoding and against each of its parts (suffix,
+recycle) on every bench workload, greedy and sampled. The issue's rule: at least RULE× plain on every workload and
+at least RULE× the better part's median on each kind. Home renders `why()` of that file; nothing is typed by hand.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from specviz.engine.methods import DEFAULT_METHOD
+
+EVIDENCE = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "results", "cpu-avx512", "default_rule.json")
+RULE = 0.95
+
+
+def load(path: str = EVIDENCE) -> dict | None:
+    """The measurement, or None when the file is missing or unreadable."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def why(data: dict | None) -> str:
+    """Home's paragraph: which method is the default, and the measured reason (mode, methods, tokens, repeats,
+    machine, load), per kind: copy-recycle's median × plain, its better part's, the ratio, the lowest workload."""
+    if not data:
+        return (f"**The default method is `{DEFAULT_METHOD}`** (the CLI's `--method`, Step through's first choice). "
+                "Its measurement (scripts/default_rule.py --out) is not in this checkout.")
+    lines = []
+    for mode, m in data.get("modes", {}).items():
+        shown = f"sampled at T = {data.get('temperature', '?'):g}" if mode == "sampled" else mode
+        for kind, k in m.get("kinds", {}).items():
+            med = k["median"]
+            lines.append(f"- {kind}, {shown}: **{med['copy-recycle']:.2f}×** plain against {k['best_part']}'s "
+                         f"{med[k['best_part']]:.2f}× (**{k['vs_best']:.2f}×** its better part); its lowest workload "
+                         f"{k['lowest']:.2f}× plain")
+    verdict = ("it meets the rule on every kind" if data.get("met") else
+               "it does **not** meet the rule on every kind")
+    return (f"**The default method is `{DEFAULT_METHOD}`** (the CLI's `--method`, Step through's first choice): "
+            "with no weights to train, it drafts suffix decoding's tree when the context's tail matches earlier "
+            "text by 2 tokens or more, token recycling's tree (the target's own discarded candidates) when nothing "
+            "matches, and on a one-token match whichever of the two has kept more on this request so far. One tree "
+            "per pass, chosen candidates, so the verification is lossless. The rule it had to meet: at least "
+            f"{RULE}× plain decoding on every workload and at least {RULE}× the better of its parts on each kind of "
+            f"workload; {verdict}. Measured by `{data.get('command', '?')}` on {data.get('date', '?')}, "
+            f"{data.get('machine', '?')}, load {data.get('load', '?')}, {data.get('new_tokens', '?')} new tokens, "
+            f"{data.get('repeats', '?')} interleaved repeats (sampled: one seed each), medians over the repeats "
+            "and then over the workloads of a kind:\n\n" + "\n".join(lines))
