@@ -48,6 +48,14 @@ def why(data: dict | None) -> str:
             "per pass, chosen candidates, so the verification is lossless. The rule it had to meet: at least "
             f"{RULE}× plain decoding on every workload and at least {RULE}× the better of its parts on each kind of "
             f"workload; {verdict}. Measured by `{data.get('command', '?')}` on {data.get('date', '?')}, "
-            f"{data.get('machine', '?')}, load {data.get('load', '?')}, {data.get('new_tokens', '?')} new tokens, "
+            f"{data.get('machine', '?')}, {_load(data.get('load'))}, {data.get('new_tokens', '?')} new tokens, "
             f"{data.get('repeats', '?')} interleaved repeats (sampled: one seed each), medians over the repeats "
-            "and then over the workloads of a kind:\n\n" + "\n".join(lines))
+            "and then over the workloads of a kind (docs/recycling.md keeps every run of this rule, the ones that "
+            "missed it too):\n\n" + "\n".join(lines))
+
+
+def _load(load) -> str:
+    """The load average at the start and the end of the run, as words."""
+    if isinstance(load, (list, tuple)) and load:
+        return "load average " + " → ".join(f"{x:.2f}" for x in load)
+    return f"load average {load}" if load is not None else "load average not recorded"
