@@ -2,9 +2,8 @@
 import pandas as pd
 import streamlit as st
 
-from specviz.core.sampling import SamplingConfig
 from specviz.engine import comparisons as E
-from specviz.engine.workloads import COPY, NOVEL, of_kind
+from specviz.engine.workloads import get
 from specviz.teach import predict as P, reality as R
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G, links as LK, loading
@@ -91,16 +90,16 @@ if vb:
 # -- 3. papers beside this app ---------------------------------------------------------------------
 st.header("3 · What the papers report, and what this app measures")
 st.table(pd.DataFrame(R.PAPERS).set_index("method"))  # a table wraps its long cells: nothing is cut off
-st.caption("The button measures lookup only (greedy, k = 4, n = 3, 48 new tokens, 3 interleaved repeats against "
-           "plain decoding), on one copy-heavy and one novel prompt; the papers' drafters and heads are not run here.")
+app_ex = R.app_experiment(8 if loading.TINY else None)
+st.caption(f"The button measures {app_ex.describe()}; the papers' drafters and heads are not run here.")
 if st.button("Measure this app's lookup speedups now", key="sr_mine_run") and tgt is not None:
     with G.measuring() as step:
-        run = dict(R.APP_RUN, tokens=8 if loading.TINY else R.APP_RUN["tokens"])
-        runs = E.compare(tgt, [of_kind(COPY)[0], of_kind(NOVEL)[0]], ["lookup"], [run["k"]], n=run["n"],
-                         sampling=SamplingConfig(), max_new_tokens=run["tokens"], repeats=run["repeats"],
-                         k_rule="fixed", progress=lambda f, t=None: step(f))
-        st.session_state["sr_mine"] = R.app_rows([r for r in E.table(runs) if r["method"] != "plain"],
-                                                 run["tokens"], run["repeats"], run["n"])
+        s0 = app_ex.settings[0]
+        runs = E.compare(tgt, [get(w) for w in app_ex.workloads], [s0.method], [s0.k], n=s0.n,
+                         sampling=app_ex.sampling, max_new_tokens=app_ex.new_tokens, repeats=app_ex.repeats,
+                         k_rule=s0.k_rule, progress=lambda f, t=None: step(f))
+        st.session_state["sr_mine"] = R.app_rows([r for r in E.table(runs) if r["method"] != "plain"], app_ex,
+                                                 f"{loading.target_label()} · {loading.machine_caption()}")
 mine = st.session_state.get("sr_mine")
 if mine:
     st.dataframe(pd.DataFrame(mine), hide_index=True, width="stretch")

@@ -126,11 +126,24 @@ def v_by_batch(model, vocab: int, batches=(1, 4, 16), ks=(1, 4, 8), context: int
 APP_RUN = {"k": 4, "n": 3, "tokens": 48, "repeats": 3}  # the settings of the "this app" rows
 
 
-def app_rows(rows: list[dict], tokens: int, repeats: int, n: int, mode: str = "greedy") -> list[dict]:
-    """The "this app" rows beside the papers, each naming its experiment: mode, method, k, n, tokens, repeats."""
+def app_experiment(tokens: int | None = None):
+    """The "this app" rows' experiment: lookup at fixed k and n, greedy, against plain decoding, on the first
+    copy-heavy and the first novel workload. The page's caption is its describe(), and the page runs it."""
+    from specviz.engine.experiment import Experiment, Setting
+    from specviz.engine.workloads import COPY, NOVEL, of_kind
+
+    lookup = Setting.resolve("lookup", APP_RUN["k"], APP_RUN["n"], "fixed")
+    return Experiment((lookup,), (of_kind(COPY)[0].name, of_kind(NOVEL)[0].name), tokens or APP_RUN["tokens"],
+                      repeats=APP_RUN["repeats"])
+
+
+def app_rows(rows: list[dict], ex, where: str) -> list[dict]:
+    """The "this app" rows beside the papers, each naming its experiment: the run's own setting (comparisons.table's
+    label), its workload, mode, tokens and repeats (from `ex`, the Experiment that ran), and where it ran."""
+    mode = "greedy" if ex.temperature == 0 else f"T = {ex.temperature:g}"
     return [{"method": f"{r['method']} (this app)",
-             "setting": f"SmolLM2-135M, CPU, {r['workload']}; {mode}, k = {r['k']}, n = {n}, {tokens} new tokens, "
-                        f"median of {r['repeats']} of {repeats} repeats",
+             "setting": f"{where}; {r['workload']}; {r['setting']}, {mode}, {ex.new_tokens} new tokens, "
+                        f"median of {r['repeats']} of {ex.repeats} repeats",
              "measured": f"{r['speedup']:.2f}×" if r.get("speedup") is not None else "–"} for r in rows]
 
 

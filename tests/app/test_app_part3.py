@@ -71,8 +71,14 @@ def test_serving_reality_memory_batch_and_papers():
     ok(at.button(key="sr_mine_run").click().run())
     mine = at.dataframe[-1].value
     assert "this app" in mine.to_string()
-    # every measured row names its experiment: mode, k, n, tokens and repeats
-    assert all(("greedy, k = 4, n = 3, 8 new tokens" in x and "of 3 repeats" in x) for x in mine["setting"])
+    # every measured row names its experiment, rendered from the Experiment the button ran (the caption is its
+    # describe()): the run's own setting, mode, tokens, repeats, and where it ran
+    from specviz.teach.reality import app_experiment
+    ex = app_experiment(8)
+    assert any(ex.describe() in c.value for c in at.caption)
+    assert set(mine["setting"].str.split("; ").str[1]) == set(ex.workloads)
+    assert all((f"; {ex.settings[0].describe(short=True)}, greedy, 8 new tokens" in x and "of 3 repeats" in x
+                and "Measured here:" in x) for x in mine["setting"])
 
 
 def test_pitfalls_layer_skipping_is_measured_after_a_guess():
