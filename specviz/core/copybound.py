@@ -62,6 +62,19 @@ def ceiling(prompt: Sequence[int], text: Sequence[int], sources: Sequence[Sequen
     return lengths
 
 
+def kept_along(tokens: Sequence[int], parents: Sequence[int], text: Sequence[int], t: int) -> int:
+    """What greedy verification keeps of a drafted tree (parents first, -1 = the root) when the target writes
+    `text` from position t: the longest root path that text[t:] starts with."""
+    depth: dict[int, int] = {}
+    kept = 0
+    for i, (x, pa) in enumerate(zip(tokens, parents)):
+        d = 0 if pa < 0 else depth.get(pa)
+        if d is not None and t + d < len(text) and text[t + d] == x:
+            depth[i] = d + 1
+            kept = max(kept, d + 1)
+    return kept
+
+
 def replay(prompt: Sequence[int], text: Sequence[int],
            draft: Callable[[list[int]], tuple[Sequence[int], Sequence[int] | None]]) -> list[int]:
     """Drafted tokens per pass when draft(context) proposes (tokens, parents): a tree (each node's parent
@@ -72,13 +85,7 @@ def replay(prompt: Sequence[int], text: Sequence[int],
         tokens, parents = draft(list(ctx))
         if parents is None:
             parents = range(-1, len(tokens) - 1)                      # a chain: token i follows token i - 1
-        depth: dict[int, int] = {}
-        kept = 0
-        for i, (x, pa) in enumerate(zip(tokens, parents)):
-            d = 0 if pa < 0 else depth.get(pa)
-            if d is not None and t + d < len(text) and text[t + d] == x:
-                depth[i] = d + 1
-                kept = max(kept, d + 1)
+        kept = kept_along(tokens, parents, text, t)
         nodes.append(len(tokens))
         ctx.extend(text[t:t + kept + 1])
         t += kept + 1

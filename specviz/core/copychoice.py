@@ -25,20 +25,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from specviz.core.copybound import kept_along
+
 COPY, RECYCLE = "copy", "recycle"
 ALWAYS_COPY = 2     # a suffix match of this many tokens or more always copies
-
-
-def kept_along(tokens: Sequence[int], parents: Sequence[int], text: Sequence[int], t: int) -> int:
-    """The longest root path of a tree (parents first, -1 = the root) that text[t:] starts with."""
-    depth: dict[int, int] = {}
-    kept = 0
-    for i, (x, pa) in enumerate(zip(tokens, parents)):
-        d = 0 if pa < 0 else depth.get(pa)
-        if d is not None and t + d < len(text) and text[t + d] == x:
-            depth[i] = d + 1
-            kept = max(kept, d + 1)
-    return kept
 
 
 def tree_depth(parents: Sequence[int]) -> int:

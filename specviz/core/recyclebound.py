@@ -27,6 +27,7 @@ from typing import Sequence
 
 import torch
 
+from specviz.core.copybound import kept_along
 from specviz.core.costmodel import VCost, v_at
 from specviz.core.recycle import PREFILL, AdjacencyTable, read_tree
 
@@ -56,18 +57,6 @@ def fill(table: AdjacencyTable, rows: Rows) -> None:
     for x, i in last.items():
         table.succ[x, :k] = torch.tensor(rows.top[i][:k], dtype=torch.long)
         table.written[x] = rows.step
-
-
-def greedy_kept(tokens: Sequence[int], parents: Sequence[int], text: Sequence[int], t: int) -> int:
-    """The longest root path of the tree (parents first, -1 = the root) that text[t:] starts with."""
-    depth: dict[int, int] = {}
-    kept = 0
-    for i, (x, pa) in enumerate(zip(tokens, parents)):
-        d = 0 if pa < 0 else depth.get(pa)
-        if d is not None and t + d < len(text) and text[t + d] == x:
-            depth[i] = d + 1
-            kept = max(kept, d + 1)
-    return kept
 
 
 def supported_run(table: AdjacencyTable, root: int, text: Sequence[int], t: int, cap: int) -> int:
@@ -125,7 +114,7 @@ def replay(prompt: Sequence[int], text: Sequence[int], rows: Sequence[Rows], voc
         if not todo or list(todo[0].inputs) != [root] + tokens:
             got = list(todo[0].inputs) if todo else "no rows"
             raise ValueError(f"pass {len(out)}: the replayed tree feeds {[root] + tokens}, the real pass fed {got}")
-        kept = greedy_kept(tokens, parents, text, t)
+        kept = kept_along(tokens, parents, text, t)
         full = supported_run(table, root, text, t, min(nodes, max(k, 0)))
         out.append(Pass(t, len(tokens), kept, supported_run(table, root, text, t, min(len(tokens), k)), full,
                         why_stopped(table, root, text, t, full) if full < min(nodes, max(k, 0)) else "budget"))

@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from specviz.core import recyclebound as rb
+from specviz.core.copybound import kept_along
 from specviz.core.recycle import PREFILL, AdjacencyTable, read_tree, static_tree
 
 V, K = 12, 4
@@ -88,7 +89,7 @@ def test_the_same_size_bound_sees_a_path_the_template_misses():
     rb.fill(table, rb.Rows(0, (0, 2), ((1, 2, 4, 5), (6, 7, 8, 3))))     # after 0: 1, 2, ...; after 2: ..., 3
     template = [(-1, 0), (-1, 1)]                                        # two nodes: ranks 0 and 1 after the root
     d = read_tree(table, 0, template, 2)
-    assert d.tokens == [1, 2] and rb.greedy_kept(d.tokens, d.parents, [2, 3], 0) == 1
+    assert d.tokens == [1, 2] and kept_along(d.tokens, d.parents, [2, 3], 0) == 1
     assert rb.supported_run(table, 0, [2, 3], 0, cap=2) == 2              # 2 then 3 (rank 3 of 2's row)
     assert rb.supported_run(table, 0, [2, 3, 9], 0, cap=5) == 2           # 9 is in no row: stops
     assert rb.supported_run(table, 5, [2], 0, cap=5) == 0                 # 5 has no row
