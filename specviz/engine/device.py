@@ -8,6 +8,7 @@ float16 (`torch.cuda.is_bf16_supported(including_emulation=False)`).
 from __future__ import annotations
 
 import contextlib
+import os
 
 import torch
 
@@ -65,14 +66,29 @@ def machine(device: str | torch.device | None = None, dtype: torch.dtype | str |
            "threads": runtime.threads_ceiling(), "torch": torch.__version__.split("+")[0]}
     if dev.type == "cuda":
         out["gpu"] = torch.cuda.get_device_name(dev)
+    if restricted := kernel_restriction():
+        out["restricted"] = restricted
     if dtype is not None:
         out["dtype"] = str(dtype).removeprefix("torch.")
     return out
 
 
+RESTRICTING = ("ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY")   # the variables that keep oneDNN and ATen off kernels
+
+
+def kernel_restriction() -> str:
+    """'ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2' when this process keeps oneDNN or ATen off the CPU's best
+    kernels (a CPU with AMX standing in for an AVX2-only one, docs/dtype.md), else ''."""
+    return " ".join(f"{k}={os.environ[k]}" for k in RESTRICTING if os.environ.get(k))
+
+
 def describe_machine(m: dict) -> str:
-    """One line: 'AMD EPYC (AVX2), 2 threads, torch 2.13.0, bfloat16' (a GPU first when there is one)."""
+    """One line: 'AMD EPYC (AVX2), 2 threads, torch 2.13.0, bfloat16' (a GPU first when there is one); a CPU whose
+    kernels were restricted says so: its figures stand in for another kind of CPU."""
     where = f"{m['gpu']} GPU, host " if m.get("gpu") else ""
-    s = (f"{where}{m.get('cpu', '?')} ({m.get('capability', '?')}), {m.get('threads', '?')} threads, "
+    cap = m.get("capability", "?")
+    if m.get("restricted"):
+        cap += f" by {m['restricted']}: standing in for a CPU of that kind"
+    s = (f"{where}{m.get('cpu', '?')} ({cap}), {m.get('threads', '?')} threads, "
          f"torch {m.get('torch', '?')}")
     return s + (f", {m['dtype']}" if m.get("dtype") else "")

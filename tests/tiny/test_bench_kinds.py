@@ -46,3 +46,15 @@ def test_bench_out_bench_writes_under_this_machines_kind(tmp_path, monkeypatch):
     res = json.loads((folder / "results.json").read_text())
     assert res["meta"]["machine"]["capability"] == machine()["capability"]
     assert not (tmp_path / "bench" / "results.json").exists()
+
+
+def test_a_restricted_cpu_says_it_stands_in(monkeypatch):
+    from specviz.engine.device import describe_machine, machine
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
+    assert "restricted" not in machine("cpu") and "standing in" not in describe_machine(machine("cpu"))
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    m = machine("cpu")
+    assert m["restricted"] == "ONEDNN_MAX_CPU_ISA=AVX2"
+    assert "by ONEDNN_MAX_CPU_ISA=AVX2: standing in for a CPU of that kind" in describe_machine(m)
+    assert "standing in" in BR.bench_where({"meta": {"machine": {**AVX2, "restricted": m["restricted"]}}}, AVX2)
