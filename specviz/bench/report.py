@@ -15,7 +15,7 @@ from specviz.core.repetition import repetition
 from specviz.core.roofline import share_of_limit
 from specviz.core.stats import median, ratio
 from specviz.engine.device import describe_machine
-from specviz.engine.methods import REGISTRY, names
+from specviz.engine.methods import DEFAULT_METHOD, REGISTRY, names
 from specviz.engine.workloads import BY_NAME
 
 FORMAT = 1
@@ -217,7 +217,43 @@ def targets(out: dict, by_name: dict) -> list[dict]:
     check_targets(out, add)
     learned_targets(out, add)
     plain_targets(out, add)
+    training_free_targets(out, by_name, add)
     return t
+
+
+DEFAULT_PARTS = ("suffix", "recycle")     # what copy-recycle drafts from (core/copychoice.py)
+
+
+def training_free_targets(out: dict, by_name: dict, add) -> None:
+    """Issue 35's targets (recycle, the training-free default, block verification) and issue 33's default lookup
+    against transformers' prompt lookup; each row names the rows it divides."""
+    sp = {mode: out["speedup"].get(mode, {}) for mode in (GREEDY, SAMPLED)}
+    for mode, threshold in ((GREEDY, 1.4), (SAMPLED, 1.15)):
+        add(f"issue 35: recycle on novel workloads, × plain ({mode}, median over workloads)",
+            sp[mode].get("by_kind", {}).get("recycle", {}).get("novel"), threshold, ">=")
+    d = DEFAULT_METHOD
+    lows = [(x, w, mode) for mode in sp for w, x in sp[mode].get("per_workload", {}).get(d, {}).items() if x]
+    low = min(lows) if lows else None
+    add(f"issue 35: the default ({d}) on every workload, × plain (the lowest, greedy and sampled)",
+        low[0] if low else None, 0.95, ">=", f"{low[1]}, {low[2]}; {len(lows)} workload×mode" if low else "")
+    for mode in sp:
+        bk = sp[mode].get("by_kind", {})
+        for kind in sorted(bk.get(d, {})):
+            best = max(((bk.get(p, {}).get(kind), p) for p in DEFAULT_PARTS if bk.get(p, {}).get(kind)), default=None)
+            if best:
+                add(f"issue 35: the default ({d}) ÷ the better of its parts, {kind} ({mode})",
+                    bk[d][kind] / best[0], 0.95, ">=", f"{best[1]} {best[0]:.2f}×")
+    for r in out.get("block") or []:
+        add(f"issue 35: block ÷ token-wise τ, {r['method']} ({r['kind']}, sampled)", r["tau_ratio"], 1.03, ">=",
+            f"speedup {_f(r['speedup_block'])}× against {_f(r['speedup_token'])}×; same draws: block kept "
+            f"{r['kept_block']}, token-wise would have kept {r['kept_token_same_draws']}")
+    pw = sp[GREEDY].get("per_workload", {})
+    hf = pw.get("hf lookup k=10", {})
+    for lab in dict.fromkeys(("lookup", d)):
+        ratios = [pw[lab][w] / hf[w] for w in hf if by_name[w].kind == "copy-heavy" and pw.get(lab, {}).get(w)
+                  and hf[w]]
+        add(f"issue 33: {lab} ÷ hf lookup k=10 on copy-heavy workloads (greedy, median of per-workload ratios)",
+            median(ratios), 1.1, ">=", f"{len(ratios)} workload(s)")
 
 
 def copying_targets(out: dict, by_name: dict, add) -> None:
@@ -693,6 +729,11 @@ def write_results(res: dict, folder: str) -> list[str]:
 
 
 def rebuild(folder: str) -> list[str]:
-    """Rewrite results.md and results.html from results.json."""
+    """Rewrite results.md and results.html from results.json, adding the rows of targets set since it was written
+    (each computed from the file's own figures; the rows it has keep their values)."""
     with open(os.path.join(folder, "results.json")) as fh:
-        return write_results(json.load(fh), folder)
+        res = json.load(fh)
+    if "speedup" in res and "targets" in res:
+        have = {t["target"] for t in res["targets"]}
+        res["targets"] += [t for t in targets(res, BY_NAME) if t["target"] not in have]
+    return write_results(_r(res), folder)

@@ -239,3 +239,31 @@ def test_every_bench_rows_setting_is_what_its_run_is_given():
         ran = Setting.of(env.proposer(s.method, s.n), BR.specviz_config(s, 8, SamplingConfig(), 0))
         assert s.setting == ran.describe(short=True), s
     assert len({s.setting for s in specs}) == len(specs)       # the drafter's k=2, k=4 and adaptive rows differ
+
+
+def test_training_free_targets_divide_the_rows_they_name():
+    from specviz.engine.workloads import BY_NAME
+    copy, novel = "summarise-passage", "story"
+    assert BY_NAME[copy].kind == "copy-heavy" and BY_NAME[novel].kind == "novel"
+    pw = {"recycle": {copy: 1.2, novel: 1.5}, "suffix": {copy: 2.0, novel: 1.3},
+          "copy-recycle": {copy: 1.8, novel: 1.6}, "lookup": {copy: 2.2, novel: 1.2}, "hf lookup k=10": {copy: 2.0}}
+    by_kind = {lab: {BY_NAME[w].kind: x for w, x in d.items()} for lab, d in pw.items()}
+    out = {"speedup": {"greedy": {"per_workload": pw, "by_kind": by_kind},
+                       "sampled": {"per_workload": {"copy-recycle": {novel: 0.9}, "recycle": {novel: 1.2}},
+                                   "by_kind": {"copy-recycle": {"novel": 0.9}, "recycle": {"novel": 1.2}}}},
+           "block": [dict(method="draft", kind="novel", tau_ratio=1.05, speedup_block=1.1, speedup_token=1.0,
+                          kept_block=21, kept_token_same_draws=20)]}
+    got = {}
+    bench_report.training_free_targets(out, BY_NAME, lambda n, v, thr, rule, note="": got.update({n: (v, thr)}))
+    assert got["issue 35: recycle on novel workloads, × plain (greedy, median over workloads)"] == (1.5, 1.4)
+    assert got["issue 35: the default (copy-recycle) on every workload, × plain (the lowest, greedy and sampled)"] \
+        == (0.9, 0.95)                                        # the sampled novel run is the lowest
+    assert got["issue 35: the default (copy-recycle) ÷ the better of its parts, copy-heavy (greedy)"][0] \
+        == pytest.approx(1.8 / 2.0)                           # suffix is the better part there
+    assert got["issue 35: the default (copy-recycle) ÷ the better of its parts, novel (greedy)"][0] \
+        == pytest.approx(1.6 / 1.5)                           # and recycle here
+    assert got["issue 35: block ÷ token-wise τ, draft (novel, sampled)"] == (1.05, 1.03)
+    assert got["issue 33: lookup ÷ hf lookup k=10 on copy-heavy workloads (greedy, median of per-workload ratios)"] \
+        == (pytest.approx(1.1), 1.1)
+    assert got["issue 33: copy-recycle ÷ hf lookup k=10 on copy-heavy workloads (greedy, median of per-workload "
+               "ratios)"] == (pytest.approx(0.9), 1.1)
