@@ -65,6 +65,7 @@ for col, n in zip(st.columns(2), (1, 2)):   # the pages' titles, icons and blurb
 
 st.subheader("Choosing a proposer: start from the workload")
 st.markdown(DM.why(DM.load()))
+st.markdown(DM.on_this_machine())
 st.markdown("""
 | | Prompt lookup (n-gram) | Separate draft model | Heads on the target (Medusa, EAGLE) |
 |---|---|---|---|

@@ -62,8 +62,10 @@ def add_generate(sub) -> None:
     g = sub.add_parser("generate", help="generate with one method and report every step",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="methods:\n" + "\n".join(f"  {m:<8} {s.label}" for m, s in REGISTRY.items()))
-    g.add_argument("--method", default=DEFAULT_METHOD, metavar="METHOD",
-                   help=f"how drafts are proposed, one of: {', '.join(REGISTRY)} (listed below; default: %(default)s)")
+    g.add_argument("--method", default=None, metavar="METHOD",
+                   help=f"how drafts are proposed, one of: {', '.join(REGISTRY)} (listed below; default: the "
+                        f"training-free method the committed bench of this machine's kind chose, else "
+                        f"{DEFAULT_METHOD})")
     _prompt_args(g)
     _draft_args(g)
     _lookup_args(g)
@@ -216,6 +218,10 @@ def cmd_generate(a) -> int:
     from specviz.engine.methods import encode_prompt, make_proposer
     from specviz.engine.models import load_model
 
+    if a.method is None:   # the default: chosen per machine kind from its committed bench (bench/results.py)
+        from specviz.bench.results import default_method
+        from specviz.engine.device import machine
+        a.method = default_method(machine(None if a.device == "auto" else a.device))[0]
     settings, cfg = generate_settings(a)
     if a.session:
         session = workloads.get_session(a.session)

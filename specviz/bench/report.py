@@ -10,6 +10,7 @@ import os
 import statistics
 
 from specviz.bench.plan import BLOCK
+from specviz.bench.results import DEFAULT_PARTS
 from specviz.core.costmodel import alpha_for_tau, speedup_from_tau, tau_needed
 from specviz.core.repetition import repetition
 from specviz.core.roofline import share_of_limit
@@ -219,9 +220,6 @@ def targets(out: dict, by_name: dict) -> list[dict]:
     plain_targets(out, add)
     training_free_targets(out, by_name, add)
     return t
-
-
-DEFAULT_PARTS = ("suffix", "recycle")     # what copy-recycle drafts from (core/copychoice.py)
 
 
 def training_free_targets(out: dict, by_name: dict, add) -> None:

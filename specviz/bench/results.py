@@ -6,6 +6,7 @@ import json
 import os
 
 from specviz.engine.device import describe_machine
+from specviz.engine.methods import DEFAULT_METHOD
 
 
 def latest_bench(root: str = ".", here: dict | None = None) -> tuple[str, object] | None:
@@ -81,3 +82,49 @@ def bench_where(data, here: dict | None = None) -> str:
 def kind(m: dict) -> tuple:
     """A machine's kind for comparing figures: the GPU's name, else the CPU's kernel capability; and the dtype."""
     return (m.get("gpu") or m.get("capability"), m.get("dtype"))
+
+
+TRAINING_FREE = ("copy-recycle", "lookup", "suffix", "recycle")   # no weights: they run on any target
+DEFAULT_PARTS = ("suffix", "recycle")                            # what copy-recycle drafts from (core/copychoice)
+RULE = 0.95   # issue 35 §3: at least this × plain on every workload, and × the better part on each kind
+
+
+def default_choice(data) -> dict | None:
+    """Which training-free method to open on, on a machine of this bench file's kind, from the file's own speedups:
+    copy-recycle (the registry's default) when it keeps issue 35's rule there (≥ RULE× plain on every workload,
+    greedy and sampled, and ≥ RULE× the better of its parts on each kind); else the training-free method whose
+    lowest workload is highest. {method, met, lowest: {method: (× plain, workload, mode)}, vs_part: [...]}, or None
+    when the file lacks those rows."""
+    sp = data.get("speedup") if isinstance(data, dict) else None
+    if not isinstance(sp, dict):
+        return None
+    lowest = {}
+    for m in TRAINING_FREE:
+        xs = [(x, w, mode) for mode, d in sp.items() for w, x in (d.get("per_workload", {}).get(m) or {}).items() if x]
+        if xs:
+            lowest[m] = min(xs)
+    if "copy-recycle" not in lowest:
+        return None
+    vs_part = []
+    for mode, d in sp.items():
+        bk = d.get("by_kind", {})
+        for k, x in (bk.get("copy-recycle") or {}).items():
+            best = max((bk.get(p, {}).get(k) or 0.0 for p in DEFAULT_PARTS), default=0.0)
+            if best:
+                vs_part.append((x / best, k, mode))
+    met = lowest["copy-recycle"][0] >= RULE and all(r >= RULE for r, _, _ in vs_part)
+    method = "copy-recycle" if met else max(lowest, key=lambda m: lowest[m][0])
+    return dict(method=method, met=met, lowest=lowest, vs_part=vs_part)
+
+
+def default_method(here: dict | None, root: str | None = None) -> tuple[str, str | None]:
+    """(the method the CLI and Step through open on, the bench file it was chosen from or None): default_choice of
+    the committed bench of this machine's kind (bench/results/<kind>/results.json), else the registry's default."""
+    root = root or os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    path = os.path.join(root, "bench", "results", kind_folder(here), "results.json") if here else None
+    try:
+        with open(path) as fh:
+            choice = default_choice(json.load(fh))
+    except (OSError, ValueError, TypeError):
+        choice = None
+    return (choice["method"], path) if choice else (DEFAULT_METHOD, None)

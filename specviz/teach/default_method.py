@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import os
 
+from specviz.bench.results import RULE, default_choice, default_method
+from specviz.engine.device import describe_machine, machine
 from specviz.engine.methods import DEFAULT_METHOD
 
 EVIDENCE = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "results", "cpu-avx512", "default_rule.json")
-RULE = 0.95
 
 
 def load(path: str = EVIDENCE) -> dict | None:
@@ -29,7 +30,8 @@ def why(data: dict | None) -> str:
     """Home's paragraph: which method is the default, and the measured reason (mode, methods, tokens, repeats,
     machine, load), per kind: copy-recycle's median × plain, its better part's, the ratio, the lowest workload."""
     if not data:
-        return (f"**The default method is `{DEFAULT_METHOD}`** (the CLI's `--method`, Step through's first choice). "
+        return (f"**The registry's default method is `{DEFAULT_METHOD}`** (what the CLI and Step through open on "
+                "where the bench of the machine's kind agrees, below). "
                 "Its measurement (scripts/default_rule.py --out) is not in this checkout.")
     lines = []
     for mode, m in data.get("modes", {}).items():
@@ -41,7 +43,8 @@ def why(data: dict | None) -> str:
                          f"{k['lowest']:.2f}× plain")
     verdict = ("it meets the rule on every kind" if data.get("met") else
                "it does **not** meet the rule on every kind")
-    return (f"**The default method is `{DEFAULT_METHOD}`** (the CLI's `--method`, Step through's first choice): "
+    return (f"**The registry's default method is `{DEFAULT_METHOD}`** (what the CLI and Step through open on where "
+            "the bench of the machine's kind agrees, below): "
             "with no weights to train, it drafts suffix decoding's tree when the context's tail matches earlier "
             "text by 2 tokens or more, token recycling's tree (the target's own discarded candidates) when nothing "
             "matches, and on a one-token match whichever of the two has kept more on this request so far. One tree "
@@ -59,3 +62,27 @@ def _load(load) -> str:
     if isinstance(load, (list, tuple)) and load:
         return "load average " + " → ".join(f"{x:.2f}" for x in load)
     return f"load average {load}" if load is not None else "load average not recorded"
+
+
+def on_this_machine(here: dict | None = None) -> str:
+    """Which method the CLI and Step through open on on this machine (`here`: engine.device.machine()), rendered
+    from the committed bench of its kind (bench.results.default_method): each training-free method's lowest
+    workload × plain there, and whether copy-recycle kept the rule; or that no bench of this kind is committed."""
+    here = here if here is not None else machine(None)
+    method, path = default_method(here)
+    if path is None:
+        return (f"On this machine ({describe_machine(here)}) no bench of its kind is committed, so the CLI and Step "
+                f"through open on the registry's default, `{method}`; `python -m specviz bench --out bench` measures "
+                "one.")
+    with open(path) as f:
+        data = json.load(f)
+    choice, m = default_choice(data), data.get("meta", {})
+    lows = "; ".join(f"{name} {x:.2f}× ({w}, {mode})" for name, (x, w, mode) in choice["lowest"].items())
+    kept = "keeps" if choice["met"] else "does **not** keep"
+    return (f"**On this machine the CLI and Step through open on `{method}`.** The bench of its kind "
+            f"(`{m.get('command', '?')}`, started {m.get('started', '?')}, {describe_machine(m.get('machine') or {})}, "
+            f"{m.get('repeats', '?')} greedy repeats and {len(m.get('seeds') or [])} seeds at T = "
+            f"{m.get('temperature', '?')}, {m.get('max_new_tokens', '?')} new tokens) measured each training-free "
+            f"method's lowest workload × plain: {lows}. There copy-recycle {kept} the rule ({RULE}× plain on every "
+            "workload and its better part on each kind); where it does not, the method whose lowest workload is "
+            "highest opens instead.")

@@ -7,11 +7,13 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from specviz.bench.results import default_method
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.core.suffix import MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig
+from specviz.engine.device import machine
 from specviz.engine.methods import DEFAULT_METHOD, MATCH_MIN, SELF_SIZED_CAP, check_verify, draft_cap
 from specviz.proposers.lookup import MATCH_FACTOR
 from specviz.ui import loading, sessions
@@ -39,8 +41,10 @@ def init_state(offered: list[str]) -> None:
 
 
 def first_method(offered: list[str]) -> str:
-    """The method Step through opens on: the registry's default (Home says why), else lookup, else the first."""
-    return next((m for m in (DEFAULT_METHOD, "lookup") if m in offered), offered[0])
+    """The method Step through opens on: the default for this machine's kind (bench/results.default_method, as the
+    CLI's; Home says why), else the registry's, else lookup, else the first."""
+    here = default_method(machine(None))[0]
+    return next((m for m in (here, DEFAULT_METHOD, "lookup") if m in offered), offered[0])
 
 
 def use_preset() -> None:

@@ -32,3 +32,64 @@ def test_home_text_names_the_experiment_and_each_kind():
         assert bit in text, bit
     assert "does **not** meet" in DM.why({**data, "met": False})
     assert "not in this checkout" in DM.why(None)
+
+
+def _bench(per_workload: dict) -> dict:
+    """A bench results file's speedup section: {mode: {method: {workload: ×}}}, by_kind from the workloads' kinds."""
+    from specviz.core.stats import median
+    from specviz.engine.workloads import BY_NAME
+    out = {}
+    for mode, d in per_workload.items():
+        by_kind = {m: {k: median([x for w, x in ws.items() if BY_NAME[w].kind == k])
+                       for k in {BY_NAME[w].kind for w in ws}} for m, ws in d.items()}
+        out[mode] = {"per_workload": d, "by_kind": by_kind}
+    return {"speedup": out, "meta": {"machine": {"capability": "AVX2"}}}
+
+
+GOOD = {"greedy": {"copy-recycle": {"story": 1.3, "csv-to-json": 2.0}, "suffix": {"story": 1.2, "csv-to-json": 2.0},
+                   "recycle": {"story": 1.3, "csv-to-json": 1.2}, "lookup": {"story": 1.1, "csv-to-json": 1.9}},
+        "sampled": {"copy-recycle": {"story": 1.0}, "suffix": {"story": 0.9}, "recycle": {"story": 0.96},
+                    "lookup": {"story": 1.0}}}
+
+
+def test_the_machine_kinds_bench_chooses_copy_recycle_only_where_it_keeps_the_rule():
+    from specviz.bench.results import default_choice
+    ok = default_choice(_bench(GOOD))
+    assert ok["method"] == "copy-recycle" and ok["met"] and ok["lowest"]["copy-recycle"] == (1.0, "story", "sampled")
+    # negative control: trees that cost more than they keep (a CPU without native bfloat16): below plain on story
+    slow = {mode: {m: dict(ws) for m, ws in d.items()} for mode, d in GOOD.items()}
+    slow["greedy"]["copy-recycle"]["story"] = 0.74
+    bad = default_choice(_bench(slow))
+    assert not bad["met"] and bad["method"] == "lookup"            # the highest lowest workload: lookup's 1.0
+    # below its better part on a kind also fails the rule, though above plain everywhere
+    part = {mode: {m: dict(ws) for m, ws in d.items()} for mode, d in GOOD.items()}
+    part["greedy"]["suffix"]["csv-to-json"] = 2.4
+    assert not default_choice(_bench(part))["met"]
+    assert default_choice({"meta": {}}) is None
+
+
+def test_the_default_reads_the_bench_of_this_machines_kind_only(tmp_path):
+    import json
+
+    from specviz.bench.results import default_method
+    slow = {mode: {m: dict(ws) for m, ws in d.items()} for mode, d in GOOD.items()}
+    slow["greedy"]["copy-recycle"]["story"] = 0.74
+    folder = tmp_path / "bench" / "results" / "cpu-avx2"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps(_bench(slow)))
+    avx2 = {"cpu": "X", "capability": "AVX2", "threads": 2, "torch": "2.13.0"}
+    assert default_method(avx2, root=str(tmp_path)) == ("lookup", str(folder / "results.json"))
+    assert default_method({**avx2, "capability": "AVX512"}, root=str(tmp_path)) == (DEFAULT_METHOD, None)
+
+
+def test_home_says_what_this_machine_opens_on_from_its_kinds_bench():
+    from specviz.bench.results import default_method
+    from specviz.engine.device import machine
+    here = machine("cpu")
+    method, path = default_method(here)
+    text = DM.on_this_machine(here)
+    assert f"open on `{method}`" in text
+    if path:                                           # a committed bench of this kind: its experiment is named
+        assert "python -m specviz bench" in text and "lowest workload × plain" in text
+    other = {**here, "capability": "NO-SUCH-KIND"}
+    assert "no bench of its kind is committed" in DM.on_this_machine(other)
