@@ -1,9 +1,12 @@
-"""Why the CLI and Step through open on copy-recycle (issue 35 item 3), said from the measurement itself.
+"""Which method the CLI and Step through open on (issue 35 item 3), and why, said from the measurements themselves.
 
-The figures are scripts/default_rule.py's JSON (--out), kept per machine kind beside the bench's results
-(bench/results/<kind>/default_rule.json): copy-recycle against plain decoding and against each of its parts (suffix,
-recycle) on every bench workload, greedy and sampled. The issue's rule: at least RULE× plain on every workload and
-at least RULE× the better part's median on each kind. Home renders `why()` of that file; nothing is typed by hand.
+why(): the registry's default, copy-recycle, from scripts/default_rule.py's JSON (--out), kept per machine kind beside
+the bench's results (bench/results/<kind>/default_rule.json): copy-recycle against plain decoding and against each of
+its parts (suffix, recycle) on every bench workload, greedy and sampled. The issue's rule: at least RULE× plain on
+every workload and at least RULE× the better part's median on each kind.
+on_this_machine(): what this machine opens on, from the committed bench of its kind (bench.results.default_method):
+copy-recycle where that bench shows it keeps the rule, else the training-free method whose lowest workload is highest
+(lookup on a CPU without native bfloat16). Home renders both; nothing is typed by hand.
 """
 from __future__ import annotations
 
