@@ -190,7 +190,8 @@ if bench:
     rows_b = bench_rows(bench[1])
     if rows_b:
         st.dataframe(pd.DataFrame(rows_b), hide_index=True, column_config={
-            c: st.column_config.NumberColumn(format="%.2f")
-            for c in ["tokens_per_pass", "draft_acceptance_rate", "tokens_per_s", "speedup"]})
+            **{c: st.column_config.NumberColumn(format="%.2f")
+               for c in ["tokens_per_pass", "draft_acceptance_rate", "tokens_per_s", "speedup"]},
+            "tokens": st.column_config.NumberColumn("tokens written", format="%.1f")})
     else:
         st.json(bench[1], expanded=False)

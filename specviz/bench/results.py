@@ -51,10 +51,12 @@ def bench_rows(data) -> list[dict]:
     for mode, labels in data["per_run"].items():
         shown_mode = f"sampled T={meta['temperature']:g}" if mode == "sampled" and "temperature" in meta else mode
         for label, per_w in labels.items():
-            for w, r in per_w.items():   # every row names its experiment: mode, setting, tokens, runs
+            for w, r in per_w.items():   # every row names its experiment: mode, setting, max new tokens, runs;
+                # tokens: what the run wrote (median), fewer than the maximum where it stopped at end-of-text
                 rows.append({"mode": shown_mode, "method": label, "workload": w,
                              "kind": kinds.get(w), "setting": chosen.get((mode, kinds.get(w), label)) or "–",
-                             "tokens": meta.get("max_new_tokens"), "runs": runs.get(mode, "?"),
+                             "max_new_tokens": meta.get("max_new_tokens"), "tokens": r.get("tokens"),
+                             "runs": runs.get(mode, "?"),
                              "tokens_per_pass": r.get("tokens_per_pass"),
                              "draft_acceptance_rate": r.get("draft_acceptance_rate"),
                              "tokens_per_s": r.get("tokens_per_s"),

@@ -148,7 +148,7 @@ def test_bench_rows_flatten_a_results_file(tmp_path):
     import json
     import os
 
-    row = {"tokens_per_pass": 3.1, "draft_acceptance_rate": 0.8, "tokens_per_s": 50.0}
+    row = {"tokens_per_pass": 3.1, "draft_acceptance_rate": 0.8, "tokens_per_s": 50.0, "tokens": 71.0}
     data = {"meta": {"workloads": {"csv-to-json": COPY}, "max_new_tokens": 128, "repeats": 3, "seeds": [1, 2],
                      "temperature": 0.8},
             "chosen": [{"mode": "greedy", "kind": COPY, "method": "lookup", "setting": "match rule, k≤24"}],
@@ -157,9 +157,9 @@ def test_bench_rows_flatten_a_results_file(tmp_path):
     # every row names its experiment: decoding mode (with T), the setting run, tokens, repeats or seeds
     assert BR.bench_rows(data) == [
         {"mode": "greedy", "method": "lookup", "workload": "csv-to-json", "kind": COPY, "setting": "match rule, k≤24",
-         "tokens": 128, "runs": "3 repeats", **row, "speedup": 2.5},
+         "max_new_tokens": 128, "runs": "3 repeats", **row, "speedup": 2.5},
         {"mode": "sampled T=0.8", "method": "lookup", "workload": "csv-to-json", "kind": COPY, "setting": "–",
-         "tokens": 128, "runs": "2 seeds", **row, "speedup": None}]
+         "max_new_tokens": 128, "runs": "2 seeds", **row, "speedup": None}]
     assert BR.bench_rows([1, 2]) == [] and BR.bench_rows({"format": 1}) == []
     (tmp_path / "bench").mkdir()
     assert BR.latest_bench(str(tmp_path)) is None
