@@ -221,7 +221,7 @@ def cmd_generate(a) -> int:
     if a.method is None:   # the default: chosen per machine kind from its committed bench (bench/results.py)
         from specviz.bench.results import default_method
         from specviz.engine.device import machine
-        a.method = default_method(machine(None if a.device == "auto" else a.device))[0]
+        a.method = default_method(machine(a.device))[0]
     settings, cfg = generate_settings(a)
     if a.session:
         session = workloads.get_session(a.session)

@@ -10,7 +10,7 @@ import os
 import statistics
 
 from specviz.bench.plan import BLOCK
-from specviz.bench.results import DEFAULT_PARTS
+from specviz.bench.results import RULE, default_choice
 from specviz.core.costmodel import alpha_for_tau, speedup_from_tau, tau_needed
 from specviz.core.repetition import repetition
 from specviz.core.roofline import share_of_limit
@@ -229,18 +229,13 @@ def training_free_targets(out: dict, by_name: dict, add) -> None:
     for mode, threshold in ((GREEDY, 1.4), (SAMPLED, 1.15)):
         add(f"issue 35: recycle on novel workloads, × plain ({mode}, median over workloads)",
             sp[mode].get("by_kind", {}).get("recycle", {}).get("novel"), threshold, ">=")
-    d = DEFAULT_METHOD
-    lows = [(x, w, mode) for mode in sp for w, x in sp[mode].get("per_workload", {}).get(d, {}).items() if x]
-    low = min(lows) if lows else None
+    d, choice = DEFAULT_METHOD, default_choice(out)
+    low = choice["lowest"][d] if choice else None
     add(f"issue 35: the default ({d}) on every workload, × plain (the lowest, greedy and sampled)",
-        low[0] if low else None, 0.95, ">=", f"{low[1]}, {low[2]}; {len(lows)} workload×mode" if low else "")
-    for mode in sp:
-        bk = sp[mode].get("by_kind", {})
-        for kind in sorted(bk.get(d, {})):
-            best = max(((bk.get(p, {}).get(kind), p) for p in DEFAULT_PARTS if bk.get(p, {}).get(kind)), default=None)
-            if best:
-                add(f"issue 35: the default ({d}) ÷ the better of its parts, {kind} ({mode})",
-                    bk[d][kind] / best[0], 0.95, ">=", f"{best[1]} {best[0]:.2f}×")
+        low[0] if low else None, RULE, ">=", f"{low[1]}, {low[2]}" if low else "")
+    for share, kind, mode, part, x in (choice["vs_part"] if choice else []):
+        add(f"issue 35: the default ({d}) ÷ the better of its parts, {kind} ({mode})", share, RULE, ">=",
+            f"{part} {x:.2f}×")
     for r in out.get("block") or []:
         add(f"issue 35: block ÷ token-wise τ, {r['method']} ({r['kind']}, sampled)", r["tau_ratio"], 1.03, ">=",
             f"speedup {_f(r['speedup_block'])}× against {_f(r['speedup_token'])}×; same draws: block kept "

@@ -93,10 +93,10 @@ RULE = 0.95   # issue 35 §3: at least this × plain on every workload, and × t
 
 def default_choice(data) -> dict | None:
     """Which training-free method to open on, on a machine of this bench file's kind, from the file's own speedups:
-    copy-recycle (the registry's default) when it keeps issue 35's rule there (≥ RULE× plain on every workload,
+    the registry's default (copy-recycle) when it keeps issue 35's rule there (≥ RULE× plain on every workload,
     greedy and sampled, and ≥ RULE× the better of its parts on each kind); else the training-free method whose
-    lowest workload is highest. {method, met, lowest: {method: (× plain, workload, mode)}, vs_part: [...]}, or None
-    when the file lacks those rows."""
+    lowest workload is highest. {method, met, lowest: {method: (× plain, workload, mode)}, vs_part: [(ratio, kind,
+    mode, better part, its ×)]}, or None when the file lacks those rows."""
     sp = data.get("speedup") if isinstance(data, dict) else None
     if not isinstance(sp, dict):
         return None
@@ -105,28 +105,36 @@ def default_choice(data) -> dict | None:
         xs = [(x, w, mode) for mode, d in sp.items() for w, x in (d.get("per_workload", {}).get(m) or {}).items() if x]
         if xs:
             lowest[m] = min(xs)
-    if "copy-recycle" not in lowest:
+    if DEFAULT_METHOD not in lowest:
         return None
     vs_part = []
     for mode, d in sp.items():
         bk = d.get("by_kind", {})
-        for k, x in (bk.get("copy-recycle") or {}).items():
-            best = max((bk.get(p, {}).get(k) or 0.0 for p in DEFAULT_PARTS), default=0.0)
+        for k in sorted(bk.get(DEFAULT_METHOD) or {}):
+            best = max(((bk.get(p, {}).get(k), p) for p in DEFAULT_PARTS if bk.get(p, {}).get(k)), default=None)
             if best:
-                vs_part.append((x / best, k, mode))
-    met = lowest["copy-recycle"][0] >= RULE and all(r >= RULE for r, _, _ in vs_part)
-    method = "copy-recycle" if met else max(lowest, key=lambda m: lowest[m][0])
+                vs_part.append((bk[DEFAULT_METHOD][k] / best[0], k, mode, best[1], best[0]))
+    met = lowest[DEFAULT_METHOD][0] >= RULE and all(v[0] >= RULE for v in vs_part)
+    method = DEFAULT_METHOD if met else max(lowest, key=lambda m: lowest[m][0])
     return dict(method=method, met=met, lowest=lowest, vs_part=vs_part)
+
+
+def kind_bench(here: dict | None, root: str | None = None) -> tuple[str, dict] | None:
+    """(path, parsed) of the committed bench of this machine's kind (bench/results/<kind>/results.json), or None."""
+    if not here:
+        return None
+    root = root or os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    path = os.path.join(root, "bench", "results", kind_folder(here), "results.json")
+    try:
+        with open(path) as fh:
+            return path, json.load(fh)
+    except (OSError, ValueError):
+        return None
 
 
 def default_method(here: dict | None, root: str | None = None) -> tuple[str, str | None]:
     """(the method the CLI and Step through open on, the bench file it was chosen from or None): default_choice of
-    the committed bench of this machine's kind (bench/results/<kind>/results.json), else the registry's default."""
-    root = root or os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    path = os.path.join(root, "bench", "results", kind_folder(here), "results.json") if here else None
-    try:
-        with open(path) as fh:
-            choice = default_choice(json.load(fh))
-    except (OSError, ValueError, TypeError):
-        choice = None
-    return (choice["method"], path) if choice else (DEFAULT_METHOD, None)
+    the committed bench of this machine's kind, else the registry's default."""
+    found = kind_bench(here, root)
+    choice = default_choice(found[1]) if found else None
+    return (choice["method"], found[0]) if choice else (DEFAULT_METHOD, None)

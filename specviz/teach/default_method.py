@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 
-from specviz.bench.results import RULE, default_choice, default_method
+from specviz.bench.results import RULE, default_choice, kind_bench
 from specviz.engine.device import describe_machine, machine
 from specviz.engine.methods import DEFAULT_METHOD
 
@@ -72,14 +72,13 @@ def on_this_machine(here: dict | None = None) -> str:
     from the committed bench of its kind (bench.results.default_method): each training-free method's lowest
     workload × plain there, and whether copy-recycle kept the rule; or that no bench of this kind is committed."""
     here = here if here is not None else machine(None)
-    method, path = default_method(here)
-    if path is None:
+    found = kind_bench(here)
+    choice = default_choice(found[1]) if found else None
+    if choice is None:
         return (f"On this machine ({describe_machine(here)}) no bench of its kind is committed, so the CLI and Step "
-                f"through open on the registry's default, `{method}`; `python -m specviz bench --out bench` measures "
-                "one.")
-    with open(path) as f:
-        data = json.load(f)
-    choice, m = default_choice(data), data.get("meta", {})
+                f"through open on the registry's default, `{DEFAULT_METHOD}`; `python -m specviz bench --out bench` "
+                "measures one.")
+    method, m = choice["method"], found[1].get("meta", {})
     lows = "; ".join(f"{name} {x:.2f}× ({w}, {mode})" for name, (x, w, mode) in choice["lowest"].items())
     kept = "keeps" if choice["met"] else "does **not** keep"
     return (f"**On this machine the CLI and Step through open on `{method}`.** The bench of its kind "

@@ -37,7 +37,8 @@ def init_state(offered: list[str]) -> None:
     something speculative."""
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
-    st.session_state.setdefault("stp_method", first_method(offered))
+    if "stp_method" not in st.session_state:          # reads the kind's bench file: once per session
+        st.session_state["stp_method"] = first_method(offered)
 
 
 def first_method(offered: list[str]) -> str:
