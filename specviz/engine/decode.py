@@ -252,7 +252,8 @@ class Decoder:
 
     def prefill(self) -> None:
         """Cache the prompt except its last token; the first step feeds that token (docs/metrics.md: not a pass)."""
-        t0 = time.perf_counter()
+        runtime.follow_load()               # threads before the prompt's pass too: a prefill beside a busy process
+        t0 = time.perf_counter()            # with a thread per core waits on OpenMP's spinning threads (runtime.py)
         H = self.model.config.hidden_size
         if len(self.prompt) > 1:
             _, h, f = self._forward(self.prompt[:-1], prefill=True)

@@ -20,7 +20,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Llama
 from specviz.core.errors import ModelError  # noqa: E402
 from specviz.engine.attention import use_row_invariant  # noqa: E402
 from specviz.engine.device import default_device, half_dtype  # noqa: E402,F401 (default_device: re-exported)
-from specviz.engine.packed import pack_linears  # noqa: E402
+from specviz.engine.packed import pack_linears, prepack  # noqa: E402
 
 DEFAULT = "default"  # the name users type for the embedded SmolLM2-135M-Instruct
 DEFAULT_LABEL = "SmolLM2-135M-Instruct (embedded, GGUF Q4_1)"
@@ -137,7 +137,8 @@ def load_model(name: str = DEFAULT, device: str | torch.device | None = None,
         raise ModelError(f"could not load model '{name}': {type(e).__name__}: {first_line(e)}") from e
     model.to(device).eval()
     use_row_invariant(model)   # each row of a verify pass as a one-token step computes it (engine/attention.py)
-    pack_linears(model)        # bfloat16 on a CPU with oneDNN: weights packed once, same bits (engine/packed.py)
+    pack_linears(model)        # bfloat16 on a CPU with oneDNN: weights packed once, same bits (engine/packed.py) ...
+    prepack(model)             # ... now, as part of the load, not in the first run's first step
     tok = load_tokenizer(name) if tokenizer else None
     return LoadedModel(name=DEFAULT_LABEL if name == DEFAULT else name, model=model,
                        tokenizer=tok, device=device, dtype=dt)
@@ -149,6 +150,7 @@ def as_dtype(m: LoadedModel, dtype: str | torch.dtype) -> LoadedModel:
     tests/real/test_default_model.py), its attention as `m`'s. Tokenizer shared; about a second, not a load."""
     dt = resolve_dtype(dtype, m.device)
     model = copy.deepcopy(m.model).to(dt).eval()     # a PackedLinear's packed weight is not copied: packed anew
+    prepack(model)
     return LoadedModel(name=m.name, model=model, tokenizer=m.tokenizer, device=m.device, dtype=dt)
 
 
@@ -207,5 +209,6 @@ def tiny_llama(vocab_size: int = 96, layers: int = 2, hidden: int = 32, seed: in
     model = LlamaForCausalLM(cfg).to(dtype).eval()
     use_row_invariant(model)
     pack_linears(model)
+    prepack(model)
     return LoadedModel(name=f"tiny-llama-v{vocab_size}-l{layers}-s{seed}", model=model, tokenizer=None,
                        device=torch.device("cpu"), dtype=dtype)

@@ -6,7 +6,8 @@ weight in its stored (out, in) layout, so every call of its AMX matmul first reo
 blocked layout the kernel reads. torch.compile's freezing pass (torch/_inductor/fx_passes/mkldnn_fusion.py)
 replaces each bfloat16 `mm` with a constant weight by `mkldnn._reorder_linear_weight` once and
 `mkldnn._linear_pointwise` per call. This module does exactly that without compiling anything: PackedLinear
-packs its weight on first use (about a millisecond per layer) and calls the same op.
+packs its weight once (about a millisecond per layer; `prepack` does it when the model is loaded, so that the first
+run does not pay it: on a loaded 2-core machine it cost that run's first step ~0.7 s) and calls the same op.
 
 Measured (scripts/compile_trial.py, docs/profile_plain_step.md, 2026-12-04): the same bits as `F.linear` for every
 pass of up to MAX_ROWS rows (1 and 2 threads), so every token specviz writes is unchanged, and speculative greedy
@@ -75,5 +76,16 @@ def pack_linears(model: torch.nn.Module) -> int:
     for m in model.modules():
         if type(m) is torch.nn.Linear:
             m.__class__ = PackedLinear
+            n += 1
+    return n
+
+
+def prepack(model: torch.nn.Module) -> int:
+    """Pack now every PackedLinear whose weight is bfloat16 on the CPU (what its first forward would do), so that
+    packing is part of loading the model, not of its first run. Returns the number packed."""
+    n = 0
+    for m in model.modules():
+        if isinstance(m, PackedLinear) and m.weight.dtype is torch.bfloat16 and m.weight.device.type == "cpu":
+            m._pack()
             n += 1
     return n

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from specviz.engine import packed
 from specviz.engine.models import as_dtype, tiny_llama
-from specviz.engine.packed import MAX_ROWS, PackedLinear, pack_linears
+from specviz.engine.packed import MAX_ROWS, PackedLinear, pack_linears, prepack
 
 needs_onednn = pytest.mark.skipif(not packed.available(), reason="no oneDNN with native bfloat16 on this CPU")
 
@@ -77,3 +77,14 @@ def test_packing_never_touches_other_modules():
     m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.LayerNorm(4))
     n = pack_linears(m)
     assert n in (0, 1) and type(m[1]) is torch.nn.LayerNorm
+
+
+@needs_onednn
+def test_weights_are_packed_at_load_not_in_the_first_run():
+    m = tiny_llama(dtype=torch.bfloat16)
+    layers = [x for x in m.model.modules() if type(x) is PackedLinear]
+    assert layers and all(x._packed is not None for x in layers)          # before any forward pass
+    f32 = tiny_llama(dtype=torch.float32)
+    assert prepack(f32.model) == 0                                        # float32 weights: nothing to pack
+    bf = as_dtype(f32, "bfloat16")
+    assert all(x._packed is not None for x in bf.model.modules() if type(x) is PackedLinear)
