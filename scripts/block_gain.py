@@ -5,7 +5,7 @@
 Sampled runs (T = 0.8, the bench's) of each chain method with `--verify block`, on the bench's novel workloads. Every
 drafting step's record carries, for its own drafts, block verification's weights h_i and the token-wise rule's
 ratios p(X_i)/q(X_i) (core/block.py). Given the drafts, each rule's expected drafts kept is exact:
-  block       Σ_i i · P(τ = i),  P(τ = i) = h_i Π_{j>i} (1 − h_j)   (core.block.stop_probabilities)
+  block       Σ_i i · P(τ = i),  P(τ = i) = h_i Π_{j>i} (1 − h_j)   (core.block.expected_kept)
   token-wise  Σ_i Π_{j≤i} min(1, p(X_j)/q(X_j))                       (each draft kept with its own probability)
 so the pair is compared on the same drafts, paired, with no uniform drawn. The drafts of a block run follow the same
 law as a token-wise run's (both rules are lossless, the drafter sees the same kind of contexts), so the means
@@ -22,7 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 
 from specviz.bench.results import bench_where, latest_bench
-from specviz.core.block import stop_probabilities
+from specviz.core.block import expected_kept
 from specviz.core.costmodel import v_at
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import workloads
@@ -35,18 +35,6 @@ from specviz.engine.models import load_model
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
 
-def expected_block(h: list[float]) -> float:
-    return sum(i * p for i, p in enumerate(stop_probabilities(h)))
-
-
-def expected_token(ratios: list[float]) -> float:
-    out, run_p = 0.0, 1.0
-    for r in ratios:
-        run_p *= min(1.0, r)
-        out += run_p
-    return out
-
-
 def steps_of(t, method: str, k: int, seed: int, new: int) -> list[tuple[float, float]]:
     """(E[kept] block, E[kept] token-wise) for every drafting step of one block run on each novel workload."""
     out = []
@@ -55,8 +43,7 @@ def steps_of(t, method: str, k: int, seed: int, new: int) -> list[tuple[float, f
         cfg = DecodeConfig(k=k, max_new_tokens=new, sampling=SamplingConfig(temperature=0.8), seed=seed,
                            verify="block", record=False)
         _, steps = run(t, make_proposer(method, t), ids, cfg, t.tokenizer.eos_token_id)
-        out += [(expected_block(s.block.weights.h), expected_token(s.block.weights.ratios))
-                for s in steps if s.block is not None and s.block.weights.h]
+        out += [expected_kept(s.block.weights) for s in steps if s.block is not None and s.block.weights.h]
     return out
 
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import torch
 
+from specviz.core.block import expected_kept
 from specviz.core.neartie import emitted_logit_stats
 from specviz.core.records import RunSummary, rate
 from specviz.core.sampling import SamplingConfig
@@ -82,6 +83,9 @@ class Result:
     # drafts with the same uniforms (StepRecord.block.token_wise_kept), over the steps that drafted
     block_kept: int | None = None
     token_wise_kept: int | None = None
+    # ... and what each rule keeps in expectation over the uniforms on the same drafts (core/block.expected_kept)
+    block_expected: float | None = None
+    token_wise_expected: float | None = None
 
     def _of(self, name: str):
         """The record's field or property `name`; None for a transformers' run."""
@@ -167,11 +171,14 @@ def run_specviz(env: Env, spec: Spec, prompt: list[int], max_new: int, sampling:
     s, steps = measure.run(env.target, prop, prompt, cfg, env.eos)  # timed as every other measured run
     top1, gap = emitted_logit_stats(steps) if keep_logits else ([], [])
     blocks = [st.block for st in steps if st.block is not None and st.n_drafted]
+    expected = [expected_kept(b.weights) for b in blocks]                       # (block, token-wise) per step
     return Result(
         summary=s, adaptive=spec.adaptive, steps=[StepTime(st.draft_s, st.n_drafted, st.verify_s) for st in steps],
         top1=top1, gap=gap,
         block_kept=sum(b.n_accepted for b in blocks) if spec.verify == "block" else None,
-        token_wise_kept=sum(b.token_wise_kept for b in blocks) if spec.verify == "block" else None)
+        token_wise_kept=sum(b.token_wise_kept for b in blocks) if spec.verify == "block" else None,
+        block_expected=sum(e[0] for e in expected) if spec.verify == "block" else None,
+        token_wise_expected=sum(e[1] for e in expected) if spec.verify == "block" else None)
 
 
 @torch.inference_mode()

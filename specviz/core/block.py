@@ -70,6 +70,19 @@ def stop_probabilities(h: list[float]) -> list[float]:
     return out[::-1]
 
 
+def expected_kept(w: BlockWeights) -> tuple[float, float]:
+    """Given the drafts, the drafts each rule keeps in expectation over its uniforms, exactly: (block, token-wise).
+    Block: sum_i i * P(tau = i) (stop_probabilities); token-wise keeps X_i when the tests of X_1..X_i all pass:
+    sum_i prod_{j <= i} min(1, p(X_j)/q(X_j)). Both on the same drafts, so their ratio has no sampling noise from
+    the uniforms nor from two runs writing different texts (the bench's and the lesson's paired figure)."""
+    block = sum(i * s for i, s in enumerate(stop_probabilities(w.h)))
+    token, reach = 0.0, 1.0
+    for r in w.ratios:
+        reach *= min(1.0, r)
+        token += reach
+    return block, token
+
+
 CORRECTIONS = ("block", "token", "none")   # the paper's residual; two broken ones for the tests' negative controls
 
 

@@ -6,7 +6,13 @@ import itertools
 import torch
 from stats import matches
 
-from specviz.core.block import block_residual, block_weights, stop_probabilities, verify_block
+from specviz.core.block import (
+    block_residual,
+    block_weights,
+    expected_kept as expected_given,
+    stop_probabilities,
+    verify_block,
+)
 
 
 def chain_rows(P: torch.Tensor, Q: torch.Tensor, start: int, draft: tuple[int, ...]):
@@ -139,3 +145,27 @@ def test_greedy_keeps_the_argmax_prefix():
     assert (v.n_accepted, v.next_token, v.origin) == (2, 3, "correction")
     v = verify_block(torch.tensor([2, 1, 3]), q, p, True)
     assert (v.n_accepted, v.next_token, v.origin) == (3, 0, "bonus")
+
+
+def test_expected_kept_given_the_drafts_is_what_each_rule_keeps_on_average():
+    """core's per-draft expectations against the frequencies of verify_block's own tau and token-wise count over
+    many uniforms (same drafts); summed over every draft with its q-probability they give the exact totals above."""
+    P, Q = markov_pair(3)
+    draft = (1, 0, 2)
+    p, q = chain_rows(P, Q, 0, draft)
+    w = block_weights(torch.tensor(draft), q, p)
+    eb, et = expected_given(w)
+    g = torch.Generator().manual_seed(0)
+    runs = [verify_block(torch.tensor(draft), q, p, greedy=False, generator=g) for _ in range(20000)]
+    mb = sum(v.n_accepted for v in runs) / len(runs)
+    mt = sum(v.token_wise_kept for v in runs) / len(runs)
+    assert abs(mb - eb) < 0.03 and abs(mt - et) < 0.03 and abs(eb - et) > 0.03        # the two rules do differ here
+    for k in (2, 3):
+        total = [0.0, 0.0]
+        for d in itertools.product(range(3), repeat=k):
+            pp, qq = chain_rows(P, Q, 0, d)
+            b, t = expected_given(block_weights(torch.tensor(d), qq, pp))
+            total[0] += draft_prob(Q, 0, d) * b
+            total[1] += draft_prob(Q, 0, d) * t
+        assert abs(total[0] - expected_kept(P, Q, 0, k, "block")) < 1e-12
+        assert abs(total[1] - expected_kept(P, Q, 0, k, "token")) < 1e-12

@@ -163,6 +163,9 @@ def test_quick_bench_on_a_tiny_model(tmp_path, monkeypatch):
     assert all(r["setting"].endswith(", block") for r in sampled["draft (block)"].values())
     rows = {r["method"]: r for r in res["block"]}
     assert set(rows) == set(chains) and all(r["tau_block"] >= 1 and r["speedup_block"] > 0 for r in rows.values())
+    drafted = [r for r in rows.values() if r["kept_token_same_draws"] or r["kept_block"]]
+    assert drafted and all(r["expected_block"] > 0 and r["expected_ratio"] == pytest.approx(
+        r["expected_block"] / r["expected_token"], rel=1e-3) for r in drafted)   # the exact paired figure too
     assert "token-wise vs block verification" in (out / "results.md").read_text()
     # plain decoding against the memory limit measured at the start (issue 33 §5): the share is recomputed from the
     # JSON's own decode tokens/s, bandwidth and bytes per token, and the header says it
@@ -252,7 +255,9 @@ def test_training_free_targets_divide_the_rows_they_name():
                        "sampled": {"per_workload": {"copy-recycle": {novel: 0.9}, "recycle": {novel: 1.2}},
                                    "by_kind": {"copy-recycle": {"novel": 0.9}, "recycle": {"novel": 1.2}}}},
            "block": [dict(method="draft", kind="novel", tau_ratio=1.05, speedup_block=1.1, speedup_token=1.0,
-                          kept_block=21, kept_token_same_draws=20)]}
+                          kept_block=21, kept_token_same_draws=20),
+                     dict(method="eagle", kind="novel", tau_ratio=0.97, speedup_block=1.1, speedup_token=1.0,
+                          kept_block=21, kept_token_same_draws=20, expected_ratio=1.08)]}
     got = {}
     bench_report.training_free_targets(out, BY_NAME, lambda n, v, thr, rule, note="": got.update({n: (v, thr)}))
     assert got["issue 35: recycle on novel workloads, × plain (greedy, median over workloads)"] == (1.5, 1.4)
@@ -262,7 +267,9 @@ def test_training_free_targets_divide_the_rows_they_name():
         == pytest.approx(1.8 / 2.0)                           # suffix is the better part there
     assert got["issue 35: the default (copy-recycle) ÷ the better of its parts, novel (greedy)"][0] \
         == pytest.approx(1.6 / 1.5)                           # and recycle here
-    assert got["issue 35: block ÷ token-wise τ, draft (novel, sampled)"] == (1.05, 1.03)
+    assert got["issue 35: block ÷ token-wise, draft (novel, sampled): τ"] == (1.05, 1.03)   # results before the exact
+    assert got["issue 35: block ÷ token-wise, eagle (novel, sampled): drafts kept in expectation on the same drafts"] \
+        == (1.08, 1.03)
     assert got["issue 33: lookup ÷ hf lookup k=10 on copy-heavy workloads (greedy, median of per-workload ratios)"] \
         == (pytest.approx(1.1), 1.1)
     assert got["issue 33: copy-recycle ÷ hf lookup k=10 on copy-heavy workloads (greedy, median of per-workload "
