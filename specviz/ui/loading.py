@@ -92,6 +92,15 @@ def target_label(name: str | None = None) -> str:
     return DEFAULT_LABEL if name == DEFAULT else name
 
 
+def running_on(tgt, s: dict) -> str:
+    """The dtype and device the target runs in; before it has loaded, the settings ("auto" said as a choice to come)."""
+    if tgt is not None:
+        return f"{str(tgt.dtype).removeprefix('torch.')} on {tgt.device.type}"
+    dt = "dtype chosen at load (auto)" if s["dtype"] == "auto" else s["dtype"]
+    dev = "the device found (auto)" if s["device"] == "auto" else s["device"]
+    return f"{dt} on {dev}"
+
+
 def sidebar() -> None:
     """Drawn by app.py on every page: which target, device and dtype (in lecture mode: the recordings' folder)."""
     memory.touch()
@@ -107,10 +116,9 @@ def sidebar() -> None:
         state, waited = preload()
         note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far)"}.get(state, "")
         tgt = loaded() if state == "ready" else None
-        dt = str(tgt.dtype).removeprefix("torch.") if tgt is not None else s["dtype"]
-        st.caption(f"Target: {label}, {dt} on {s['device']}{note}")
+        st.caption(f"Target: {label}, {running_on(tgt, s)}{note}")
         if tgt is not None and tgt.dtype_reason:
-            st.caption(f"Why {dt}: {tgt.dtype_reason}")
+            st.caption(f"Why {str(tgt.dtype).removeprefix('torch.')}: {tgt.dtype_reason}")
         if state.startswith("failed"):
             st.error(f"The target could not be loaded: {state.removeprefix('failed: ')} Change it below and press "
                      "Apply.")
