@@ -203,18 +203,26 @@ def test_replay_missing_file_one_line(tmp_path):
 
 
 def test_auto_dtype_is_timed_once_and_named_in_the_summary(tmp_path):
-    """--dtype auto on a tiny local model: the first run times it (into the test's own cache folder), the
-    second reads the choice back; both summaries say which dtype ran and why."""
+    """--dtype auto on a tiny local model: the first run times it (into the test's own cache folder), a later run
+    reads the choice back; every summary says which dtype ran and why. A timing taken while other work kept the
+    machine busy is provisional (core/dtypechoice.settled) and timed again by the next quiet run, at most MAX_TRIES
+    times in all: the choice is read back once a timing is settled, and never timed again after that."""
+    from specviz.core.dtypechoice import MAX_TRIES
     target = save_tiny(tmp_path / "target", WORDS, seed=0, max_positions=512)
     env = {**os.environ, "SPECVIZ_CACHE_DIR": str(tmp_path)}
     args = ("generate", "--target", target, "--prompt", "w1 w2 w3 w1 w2", "--max-new-tokens", "4", "--json")
-    runs = []
-    for _ in range(2):
+
+    def run():
         r = subprocess.run([sys.executable, "-m", "specviz", *args], cwd=ROOT, capture_output=True, text=True,
                            timeout=300, env=env)
         assert r.returncode == 0, r.stderr
-        runs.append(json.loads(r.stdout)["summary"])
-    assert runs[0]["dtype_reason"].startswith("auto: ") and "timed now" in runs[0]["dtype_reason"]
-    assert "remembered in" in runs[1]["dtype_reason"]
-    assert runs[0]["machine"]["dtype"] == runs[1]["machine"]["dtype"] in ("float32", "bfloat16")
+        return json.loads(r.stdout)["summary"]["dtype_reason"], json.loads(r.stdout)["summary"]["machine"]["dtype"]
+
+    runs = [run()]
+    assert runs[0][0].startswith("auto: ") and "timed now" in runs[0][0]
+    while "remembered in" not in (got := run())[0]:
+        assert "timed now" in got[0] and "provisional" in runs[-1][0], (got, runs)  # again only after a busy timing
+        runs.append(got)
+        assert len(runs) <= MAX_TRIES, runs                                         # ... at most MAX_TRIES times
+    assert got[1] == runs[-1][1] in ("float32", "bfloat16")                          # the dtype the kept timing chose
     assert (tmp_path / "dtype.json").exists()
