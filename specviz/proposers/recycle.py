@@ -15,7 +15,8 @@ from specviz.core.recycle import PREFILL, TOP_K, AdjacencyTable, RecycledDraft, 
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 
 FILL = 4            # candidate template nodes per node drafted (when the table cannot fill a node, the next best)
-TREE_NODES = 12     # the default tree size (the k/n page sweeps it; bench/README.md has the measurement)
+TREE_NODES = 8      # the default tree size: 6-10 nodes ran ~6% faster than 12 greedy, sampled alike (docs/recycling.md,
+                    # scripts/recycle_sizes.py); the k/n page sweeps it; bench/README.md has the bench at this size
 MAX_NODES = 64
 # The prefill's logits for the prompt's last PREFILL_ROWS positions go into the table. The prefill never computes
 # the LM head otherwise, and over a whole prompt it is costly on a CPU: 3.5 s for edit-code's 175 rows in bfloat16

@@ -6,6 +6,7 @@ import os
 
 os.environ.setdefault("SPECVIZ_TINY", "1")
 
+from specviz.proposers.recycle import TREE_NODES  # noqa: E402
 from tests.app.apptools import ok, page  # noqa: E402
 from tests.app.test_app_part1 import errors, figures, metrics, text  # noqa: E402
 
@@ -22,9 +23,10 @@ def test_trees_recycling_guess_run_score_session_and_a_bad_tree_size():
     ok(at.button(key="rc_tau_run").click().run())
     out = at.session_state["rc_out"]
     s, steps = out["summary"], out["steps"]
-    assert s.method == "recycle" and steps and out["nodes"] == 12
+    assert s.method == "recycle" and steps and out["nodes"] == TREE_NODES
     said = scored(at)
-    assert said and "Scored against: recycle (a static tree of up to 12 nodes" in said[0] and "greedy" in said[0]
+    assert said and "greedy" in said[0]
+    assert f"Scored against: recycle (a static tree of up to {TREE_NODES} nodes" in said[0]
     assert f"{s.tokens_per_pass:.3g}" in said[0]                              # scored against the run's own τ
     assert metrics(at)["Table rows at the end"] == str(steps[-1].table_rows)
     assert steps[0].table_rows > 0                                             # the prefill's rows came first
