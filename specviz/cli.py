@@ -13,6 +13,7 @@ from specviz.core.sampling import SamplingConfig
 from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.models import DEFAULT
+from specviz.proposers.recycle import MAX_NODES, TREE_NODES
 from specviz.train import cli as train_cli
 
 
@@ -141,7 +142,7 @@ def _tree_args(g) -> None:
                    help="suffix: leave out continuations seen in under this fraction of the matches, in [0, 1] "
                         "(vLLM's suffix_decoding_min_token_prob; default: %(default)s)")
     g.add_argument("--tree-size", type=int, default=None, metavar="N",
-                   help="recycle and copy-recycle: the static tree's nodes, 1-64 (default: 12)")
+                   help=f"recycle and copy-recycle: the static tree's nodes, 1-{MAX_NODES} (default: {TREE_NODES})")
     g.add_argument("--verify", default="token", metavar="{token,block}",
                    help="how a chain of drafts is verified: token = token by token (Leviathan et al.), block = the "
                         "chain jointly (Sun et al. 2024, arXiv 2403.10444; vLLM's rejection_sample_method "
