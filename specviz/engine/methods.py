@@ -150,7 +150,7 @@ def _hybrid(target, o):
 # The registry's default, used where no bench of the machine's kind is committed: copy-recycle met issue 35's rule
 # for a training-free default (>= 0.95x plain on every bench workload, >= 0.95x the better of its parts on each kind;
 # scripts/default_rule.py, bench/results/cpu-avx512/default_rule.json, 2026-12-04). Where a kind's bench is committed,
-# bench/results.default_method reads it instead (the 2026-12-06 native bench: recycle); Home renders both.
+# bench/results.default_method reads it instead; Home renders which and why.
 DEFAULT_METHOD = "copy-recycle"
 # copy-recycle always copies from a match of at least COPY_MIN_MATCH tokens; a one-token match drafts from the part
 # that kept more on the request's earlier one-token matches (core/copychoice.py)

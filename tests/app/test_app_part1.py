@@ -196,7 +196,7 @@ def test_step_through_opens_on_the_default_method_with_a_copy_heavy_preset_and_l
     from specviz.bench.results import default_method
     from specviz.engine.device import machine
     from specviz.engine.methods import REGISTRY
-    here = default_method(machine(None))[0]          # copy-recycle where this machine's kind's bench agrees
+    here = default_method(machine(None))[0]          # what this machine kind's committed bench picks
     at = step_page(warm)
     assert at.selectbox(key="stp_method").value == here and not REGISTRY[here].trained   # Home says why
     assert "copy-heavy" in at.selectbox(key="stp_preset").value
