@@ -27,6 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 
 from specviz.bench.plan import GREEDY, SAMPLED, Plan
+from specviz.core.copychoice import PartChooser
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import ratio, speedup, spread
 from specviz.engine import measure, workloads as W
@@ -38,6 +39,7 @@ from specviz.engine.models import load_model
 METHODS = ("lookup", "suffix", "recycle", "copy-recycle")
 PARTS = ("suffix", "recycle")
 OLD = "copy-recycle (old rule)"
+LEARNED = "copy-recycle (learned at every match)"
 RULE = 0.95         # issue 35 item 3: the default must reach this against plain and against its better part
 
 
@@ -48,6 +50,8 @@ def main() -> None:
     a.add_argument("--threads", type=int, default=2)
     a.add_argument("--dtype", default="bfloat16")
     a.add_argument("--old-rule", action="store_true")
+    a.add_argument("--learn-all", action="store_true", help="add copy-recycle that scores its parts at every match "
+                   "length (core/copychoice.py, buckets 1..BUCKETS) instead of always copying from 2 tokens")
     a.add_argument("--only", default="", help="comma-separated workload names (default: every bench workload)")
     a.add_argument("--methods", default=",".join(METHODS), help="comma-separated contenders (copy-recycle and at "
                    "least one of its parts)")
@@ -62,6 +66,9 @@ def main() -> None:
     props = {m: make_proposer(m, t) for m in a.methods.split(",")}
     if a.old_rule:
         props[OLD] = make_proposer("copy-recycle", t, suffix=dict(min_match=2))
+    if a.learn_all:
+        props[LEARNED] = make_proposer("copy-recycle", t)
+        props[LEARNED].rule = PartChooser(always_copy=10**9)
     labels = list(props)
     order = [None, *labels]
     only = set(filter(None, a.only.split(",")))
@@ -77,7 +84,7 @@ def main() -> None:
             ids = encode_prompt(t.tokenizer, w.prompt, w.chat)
 
             def cfg(label, seed, new=a.new):
-                k = 1 if label is None else REGISTRY["copy-recycle" if label == OLD else label].defaults["k"]
+                k = 1 if label is None else REGISTRY["copy-recycle" if label in (OLD, LEARNED) else label].defaults["k"]
                 return DecodeConfig(k=k, max_new_tokens=new, sampling=samp, seed=seed, record=False,
                                     stop_at_eos=True)
 

@@ -29,6 +29,7 @@ from specviz.core.copybound import kept_along
 
 COPY, RECYCLE = "copy", "recycle"
 ALWAYS_COPY = 2     # a suffix match of this many tokens or more always copies
+BUCKETS = 4         # matches of 1, 2, 3 and 4+ tokens are scored apart
 
 
 def tree_depth(parents: Sequence[int]) -> int:
@@ -48,12 +49,13 @@ def decided(tokens: Sequence[int], parents: Sequence[int], text: Sequence[int], 
 @dataclass
 class _Pending:
     at: int                      # the text's length when both trees were drafted (their first token's index)
+    bucket: int                  # the match length it was drafted at (capped at BUCKETS)
     trees: dict                  # part -> (tokens, parents)
 
 
 class PartChooser:
-    """The rule above, with its running score: kept[part] = the tokens that part's trees would have kept, summed
-    over this request's scored one-token-match passes (both parts on the same passes)."""
+    """The rule above, with its running score: kept[bucket][part] = the tokens that part's trees would have kept,
+    summed over this request's scored passes of that match length (both parts on the same passes)."""
 
     def __init__(self, always_copy: int = ALWAYS_COPY):
         if always_copy < 1:
@@ -62,9 +64,13 @@ class PartChooser:
         self.reset()
 
     def reset(self) -> None:
-        self.kept = {COPY: 0, RECYCLE: 0}
+        self.kept = {b: {COPY: 0, RECYCLE: 0} for b in range(1, BUCKETS + 1)}
         self.scored = 0                               # passes scored
         self.pending: list[_Pending] = []
+
+    @staticmethod
+    def bucket(match_len: int) -> int:
+        return min(match_len, BUCKETS)
 
     def choose(self, match_len: int, copy_nodes: int, recycle_nodes: int) -> str:
         """Which part drafts: match_len = suffix's match (0: none), *_nodes = the size of each part's tree."""
@@ -72,12 +78,14 @@ class PartChooser:
             return RECYCLE
         if match_len >= self.always_copy or not recycle_nodes:
             return COPY
-        return COPY if self.kept[COPY] >= self.kept[RECYCLE] else RECYCLE
+        kept = self.kept[self.bucket(match_len)]
+        return COPY if kept[COPY] >= kept[RECYCLE] else RECYCLE
 
-    def note(self, at: int, copy_tree: tuple[list[int], list[int]], recycle_tree: tuple[list[int], list[int]]
-             ) -> None:
-        """A one-token-match pass drafted both trees at text length `at`: score them when the text allows."""
-        self.pending.append(_Pending(at, {COPY: copy_tree, RECYCLE: recycle_tree}))
+    def note(self, at: int, match_len: int, copy_tree: tuple[list[int], list[int]],
+             recycle_tree: tuple[list[int], list[int]]) -> None:
+        """A pass at a match of `match_len` drafted both trees at text length `at`: score them when the text
+        allows."""
+        self.pending.append(_Pending(at, self.bucket(match_len), {COPY: copy_tree, RECYCLE: recycle_tree}))
 
     def score(self, text: Sequence[int]) -> None:
         """Score the pending passes the committed `text` now decides: for each tree, the text has gone one token past
@@ -89,6 +97,6 @@ class PartChooser:
                 left.append(p)
                 continue
             for part, k in got.items():
-                self.kept[part] += k
+                self.kept[p.bucket][part] += k
             self.scored += 1
         self.pending = left

@@ -13,6 +13,8 @@ lossless at any temperature, as for suffix decoding.
 """
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import dataclass
 
 import torch
@@ -32,6 +34,7 @@ class AdjacencyTable:
             raise ValueError(f"the table needs a vocabulary and k >= 1, got {vocab} and {top_k}")
         self.top_k = top_k
         self.succ = torch.full((vocab, top_k), -1, dtype=torch.long)     # (V, k) -1 = not seen yet
+        self.prob = torch.zeros((vocab, top_k))                          # (V, k) the target's p of each successor
         self.written = torch.full((vocab,), -2, dtype=torch.long)        # (V,) step that wrote the row; -2 = never
 
     def __len__(self) -> int:
@@ -42,16 +45,17 @@ class AdjacencyTable:
         """inputs (t,) the token fed at each row, logits (t, V) the target's output there. A later row wins over an
         earlier one with the same input (it is the newer context)."""
         k = min(self.top_k, logits.shape[-1])
-        top = torch.topk(logits.float(), k, dim=-1).indices                # (t, k)
         last = {int(x): i for i, x in enumerate(inputs.tolist())}          # each input's latest row
         rows = torch.tensor(list(last.values()), dtype=torch.long)
         ids = torch.tensor(list(last.keys()), dtype=torch.long)
-        self.succ[ids, :k] = top[rows]
+        top = torch.topk(torch.softmax(logits[rows].float(), dim=-1), k, dim=-1)   # (r, k) each input's latest row
+        self.succ[ids, :k] = top.indices
+        self.prob[ids, :k] = top.values
         self.written[ids] = step
 
     def clone(self) -> "AdjacencyTable":
         t = AdjacencyTable.__new__(AdjacencyTable)
-        t.top_k, t.succ, t.written = self.top_k, self.succ.clone(), self.written.clone()
+        t.top_k, t.succ, t.prob, t.written = self.top_k, self.succ.clone(), self.prob.clone(), self.written.clone()
         return t
 
 
@@ -88,6 +92,41 @@ class RecycledDraft:
     tokens: list[int]
     parents: list[int]
     recycled_from: list[int]     # the step whose candidates each node came from (PREFILL: the prompt's own logits)
+
+
+def read_dynamic(table: AdjacencyTable, root: int, n: int, max_depth: int = 8) -> RecycledDraft:
+    """The n nodes whose paths the table's own probabilities rate highest (EAGLE-2's dynamic tree, Li et al. 2024,
+    arXiv 2406.16858, read from the recycled rows instead of a draft head): best-first from the root, a node's score
+    the product of its successors' p along its path (the target's p when it last read the parent's token). A row
+    sure of its first successor grows a deep chain, a flat one a wide fan. Returned breadth-first."""
+    tokens: list[int] = []
+    parents: list[int] = []
+    origin: list[int] = []
+    depth: list[int] = []
+    heap: list[tuple[float, int, int, int]] = []                          # (-score, order, parent node, rank)
+    order = itertools.count()                                              # ties: the earlier pushed (lower rank)
+
+    def push(parent: int, tok: int, score: float) -> None:
+        if int(table.written[tok]) == -2:
+            return
+        for r in range(table.top_k):
+            if int(table.succ[tok, r]) >= 0:
+                heapq.heappush(heap, (-score * float(table.prob[tok, r]), next(order), parent, r))
+
+    push(-1, root, 1.0)
+    while heap and len(tokens) < n:
+        neg, _, par, r = heapq.heappop(heap)
+        src = root if par < 0 else tokens[par]
+        tokens.append(int(table.succ[src, r]))
+        parents.append(par)
+        origin.append(int(table.written[src]))
+        depth.append(1 + (depth[par] if par >= 0 else 0))
+        if depth[-1] < max_depth:
+            push(len(tokens) - 1, tokens[-1], -neg)
+    bfs = sorted(range(len(tokens)), key=lambda j: depth[j])               # breadth-first: by depth, stable
+    new = {old: j for j, old in enumerate(bfs)}
+    return RecycledDraft([tokens[j] for j in bfs], [new[parents[j]] if parents[j] >= 0 else -1 for j in bfs],
+                         [origin[j] for j in bfs])
 
 
 def read_tree(table: AdjacencyTable, root: int, template: list[tuple[int, int]],

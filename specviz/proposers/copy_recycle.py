@@ -49,7 +49,7 @@ class CopyRecycle(Proposer):
         r = self.recycle.propose(ctx, k)
         self.used = self.rule.choose(match, len(c.tokens), len(r.tokens))
         if len(c.tokens) and len(r.tokens):
-            self.rule.note(len(text), (c.tokens.tolist(), list(c.parents)), (r.tokens.tolist(), list(r.parents)))
+            self.rule.note(len(text), match, (c.tokens.tolist(), list(c.parents)), (r.tokens.tolist(), list(r.parents)))
         return c if self.used == COPY else r
 
     def table_rows(self) -> int:

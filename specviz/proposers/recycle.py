@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from specviz.core import recycle as R
 from specviz.core.errors import InputError
 from specviz.core.recycle import PREFILL, TOP_K, AdjacencyTable, RecycledDraft, chain_template, read_tree, static_tree
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
@@ -34,14 +35,14 @@ class Recycle(Proposer):
     reads_logits = True
 
     def __init__(self, vocab: int, nodes: int = TREE_NODES, chain: bool = False, top_k: int = TOP_K,
-                 prefill_rows: int = PREFILL_ROWS):
+                 prefill_rows: int = PREFILL_ROWS, dynamic: bool = False):
         if not chain and not 1 <= nodes <= MAX_NODES:
             raise InputError(f"the recycling tree's size must be between 1 and {MAX_NODES} nodes, got {nodes}")
         if not 1 <= top_k <= 32:
             raise InputError(f"the successors kept per token must be between 1 and 32, got {top_k}")
         if prefill_rows < 0:
             raise InputError(f"the prompt rows read at the prefill must be >= 0, got {prefill_rows}")
-        self.chain, self.nodes, self.prefill_rows = chain, nodes, prefill_rows
+        self.chain, self.nodes, self.prefill_rows, self.dynamic = chain, nodes, prefill_rows, dynamic
         self.name = "recycle-chain" if chain else "recycle"
         self.max_nodes = 0 if chain else nodes
         # the template in order of score, four times the budget: the n best nodes the table can fill
@@ -58,8 +59,14 @@ class Recycle(Proposer):
         self.table.update(inputs, logits, step)
 
     def propose(self, ctx: Context, k: int) -> Draft:
+        if self.dynamic and not self.chain:
+            self.last = R.read_dynamic(self.table, int(ctx.ids[-1]), self.nodes)
+            return self._draft()
         template = chain_template(k) if self.chain else self.template
         self.last = read_tree(self.table, int(ctx.ids[-1]), template, None if self.chain else self.nodes)
+        return self._draft()
+
+    def _draft(self) -> Draft:
         if not self.last.tokens:
             return empty_draft()
         return Draft(tokens=torch.tensor(self.last.tokens, dtype=torch.long),                 # (n,) parents first

@@ -29,11 +29,11 @@ def test_which_part_drafts():
     assert r.choose(2, 16, 12) == COPY                    # a match of 2 tokens or more: always copying
     assert r.choose(1, 8, 0) == COPY                      # recycling has nothing to draft
     assert r.choose(1, 8, 12) == COPY                     # one-token match, no evidence yet: a tie goes to copying
-    r.kept = {COPY: 3, RECYCLE: 4}
+    r.kept[1] = {COPY: 3, RECYCLE: 4}
     assert r.choose(1, 8, 12) == RECYCLE                  # ... then the part that kept more
     assert r.choose(3, 8, 12) == COPY                     # a long match copies whatever the score
     r.reset()
-    assert r.kept == {COPY: 0, RECYCLE: 0} and r.pending == [] and r.scored == 0
+    assert r.kept[1] == {COPY: 0, RECYCLE: 0} and r.pending == [] and r.scored == 0
     with pytest.raises(ValueError):
         PartChooser(always_copy=0)
 
@@ -41,12 +41,21 @@ def test_which_part_drafts():
 def test_both_parts_are_scored_on_the_same_passes_once_the_text_decides_them():
     r = PartChooser()
     copy_tree, recycle_tree = ([5, 6], [-1, 0]), ([5, 9, 6], [-1, 0, 0])
-    r.note(1, copy_tree, recycle_tree)
+    r.note(1, 1, copy_tree, recycle_tree)
     r.score([0, 5])                                       # both still open
     assert r.scored == 0 and len(r.pending) == 1
     r.score([0, 5, 9, 3])                                 # copy kept 1, recycling 2 (5 then 9)
-    assert r.scored == 1 and r.kept == {COPY: 1, RECYCLE: 2} and r.pending == []
+    assert r.scored == 1 and r.kept[1] == {COPY: 1, RECYCLE: 2} and r.pending == []
     assert r.choose(1, 2, 3) == RECYCLE
-    r.note(4, ([3, 4, 4], [-1, 0, 1]), ([7], [-1]))
+    r.note(4, 1, ([3, 4, 4], [-1, 0, 1]), ([7], [-1]))
     r.score([0, 5, 9, 3, 3, 4, 4])                        # copy's whole depth matched: 3 against 0
-    assert r.kept == {COPY: 4, RECYCLE: 2} and r.choose(1, 2, 3) == COPY
+    assert r.kept[1] == {COPY: 4, RECYCLE: 2} and r.choose(1, 2, 3) == COPY
+
+
+def test_each_match_length_keeps_its_own_score():
+    r = PartChooser(always_copy=10**9)                    # learning at every match length
+    r.note(1, 2, ([5, 6], [-1, 0]), ([7], [-1]))          # a two-token match: recycling's 7 is what followed
+    r.note(1, 6, ([7, 8], [-1, 0]), ([9], [-1]))          # a six-token match (bucket 4+): copy kept 2
+    r.score([0, 7, 8, 1])
+    assert r.kept[2] == {COPY: 0, RECYCLE: 1} and r.kept[4] == {COPY: 2, RECYCLE: 0} and r.kept[1][COPY] == 0
+    assert r.choose(2, 2, 1) == RECYCLE and r.choose(5, 2, 1) == COPY and r.choose(1, 2, 1) == COPY

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from specviz.core.recycle import PREFILL, AdjacencyTable, chain_template, read_tree, static_tree
+from specviz.core.recycle import PREFILL, AdjacencyTable, chain_template, read_dynamic, read_tree, static_tree
 
 V = 10
 
@@ -76,3 +76,38 @@ def test_a_budget_fills_with_the_next_best_readable_nodes_breadth_first():
     d = read_tree(t, 1, template, limit=5)                 # 3 has no row: the budget goes to 2's children
     assert len(d.tokens) == 5 and all(par < i for i, par in enumerate(d.parents))
     assert sorted(zip(d.tokens, d.parents)) == sorted([(2, -1), (3, -1), (4, -1), (5, 0), (6, 0)])
+
+
+def peaked(top: int, p: float) -> torch.Tensor:
+    """A (V,) logit row whose softmax gives `top` probability p and the rest equal shares, in index order."""
+    row = torch.full((V,), ((1 - p) / (V - 1)))
+    row[top] = p
+    row -= torch.arange(V) * 1e-6                          # ties broken by index, as topk does not promise
+    return row.log()
+
+
+def test_the_table_keeps_the_targets_probabilities_beside_the_ids():
+    t = AdjacencyTable(V, top_k=2)
+    t.update(torch.tensor([1]), peaked(2, 0.91)[None], 0)
+    assert t.succ[1, 0] == 2 and t.prob[1, 0] == pytest.approx(0.91, abs=1e-4)
+    assert t.prob[1, 1] == pytest.approx(0.01, abs=1e-4) and t.clone().prob[1, 0] == t.prob[1, 0]
+
+
+def test_the_dynamic_tree_grows_deep_where_the_rows_are_sure_and_wide_where_they_are_not():
+    t = AdjacencyTable(V, top_k=3)
+    # after 1 the target is sure of 2, after 2 of 3, after 3 of 4: a chain of 0.9s
+    t.update(torch.tensor([1, 2, 3]), torch.stack([peaked(2, 0.9), peaked(3, 0.9), peaked(4, 0.9)]), 0)
+    d = read_dynamic(t, 1, 3)
+    assert d.tokens == [2, 3, 4] and d.parents == [-1, 0, 1] and d.recycled_from == [0, 0, 0]
+    # after 5 a flat row (0.3 for 6, the rest ~0.078 each): the second node is a sibling of 6, not its child
+    t.update(torch.tensor([5, 6]), torch.stack([peaked(6, 0.3), peaked(7, 0.2)]), 4)
+    d = read_dynamic(t, 5, 3)
+    assert d.parents == [-1, -1, -1] and d.tokens[0] == 6
+    # a template made for sure rows reads them by rank alone: 5 -> 6 -> 7 (and 7 has no row), whatever p says
+    assert read_tree(t, 5, static_tree(3, (0.9, 0.05, 0.05))).tokens == [6, 7]
+    assert read_dynamic(t, 8, 4).tokens == []              # an unseen root drafts nothing
+    d = read_dynamic(t, 1, 20)                            # a bigger budget: breadth-first, parents first, best first
+    assert len(d.tokens) == 20 and all(par < i for i, par in enumerate(d.parents)) and d.tokens[0] == 2
+    one = AdjacencyTable(V, top_k=3)
+    one.update(torch.tensor([5]), peaked(6, 0.3)[None], 0)
+    assert len(read_dynamic(one, 5, 20).tokens) == 3      # 5's successors have no rows: its 3 and no more
