@@ -5,6 +5,7 @@ import glob
 import json
 import os
 
+from specviz.core.stats import median
 from specviz.engine.device import describe_machine
 from specviz.engine.methods import DEFAULT_METHOD
 
@@ -94,17 +95,19 @@ RULE = 0.95   # issue 35 §3: at least this × plain on every workload, and × t
 def default_choice(data) -> dict | None:
     """Which training-free method to open on, on a machine of this bench file's kind, from the file's own speedups:
     the registry's default (copy-recycle) when it keeps issue 35's rule there (≥ RULE× plain on every workload,
-    greedy and sampled, and ≥ RULE× the better of its parts on each kind); else the training-free method whose
-    lowest workload is highest. {method, met, lowest: {method: (× plain, workload, mode)}, vs_part: [(ratio, kind,
-    mode, better part, its ×)]}, or None when the file lacks those rows."""
+    greedy and sampled, and ≥ RULE× the better of its parts on each kind); else, of the training-free methods that
+    stay ≥ RULE× plain on every workload (never a slowdown a user would notice), the one with the highest median over
+    all its workloads, greedy and sampled (the typical request of unknown text); where none stays above the floor,
+    the one whose lowest workload is highest. {method, met, lowest: {method: (× plain, workload, mode)},
+    median: {method: ×}, vs_part: [(ratio, kind, mode, better part, its ×)]}, or None when the file lacks those rows."""
     sp = data.get("speedup") if isinstance(data, dict) else None
     if not isinstance(sp, dict):
         return None
-    lowest = {}
+    lowest, med = {}, {}
     for m in TRAINING_FREE:
         xs = [(x, w, mode) for mode, d in sp.items() for w, x in (d.get("per_workload", {}).get(m) or {}).items() if x]
         if xs:
-            lowest[m] = min(xs)
+            lowest[m], med[m] = min(xs), median([x for x, _, _ in xs])
     if DEFAULT_METHOD not in lowest:
         return None
     vs_part = []
@@ -115,8 +118,14 @@ def default_choice(data) -> dict | None:
             if best:
                 vs_part.append((bk[DEFAULT_METHOD][k] / best[0], k, mode, best[1], best[0]))
     met = lowest[DEFAULT_METHOD][0] >= RULE and all(v[0] >= RULE for v in vs_part)
-    method = DEFAULT_METHOD if met else max(lowest, key=lambda m: lowest[m][0])
-    return dict(method=method, met=met, lowest=lowest, vs_part=vs_part)
+    safe = [m for m in lowest if lowest[m][0] >= RULE]
+    if met:
+        method = DEFAULT_METHOD
+    elif safe:
+        method = max(safe, key=lambda m: med[m])
+    else:
+        method = max(lowest, key=lambda m: lowest[m][0])
+    return dict(method=method, met=met, lowest=lowest, median=med, vs_part=vs_part, safe=safe)
 
 
 def kind_bench(here: dict | None, root: str | None = None) -> tuple[str, dict] | None:

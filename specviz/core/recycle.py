@@ -103,26 +103,29 @@ def read_dynamic(table: AdjacencyTable, root: int, n: int, max_depth: int = 8) -
     parents: list[int] = []
     origin: list[int] = []
     depth: list[int] = []
-    heap: list[tuple[float, int, int, int]] = []                          # (-score, order, parent node, rank)
+    heap: list[tuple[float, int, int, int]] = []                          # (-score, order, parent node, token)
     order = itertools.count()                                              # ties: the earlier pushed (lower rank)
 
+    rows: dict[int, list[tuple[float, int]]] = {}                          # token -> [(p, successor)], by rank
+
     def push(parent: int, tok: int, score: float) -> None:
-        if int(table.written[tok]) == -2:
-            return
-        for r in range(table.top_k):
-            if int(table.succ[tok, r]) >= 0:
-                heapq.heappush(heap, (-score * float(table.prob[tok, r]), next(order), parent, r))
+        if tok not in rows:                                                # read each row once, as Python lists
+            seen = int(table.written[tok]) != -2
+            rows[tok] = [] if not seen else [(p, s) for p, s in zip(table.prob[tok].tolist(),
+                                                                    table.succ[tok].tolist()) if s >= 0]
+        for p, s in rows[tok]:
+            heapq.heappush(heap, (-score * p, next(order), parent, s))
 
     push(-1, root, 1.0)
     while heap and len(tokens) < n:
-        neg, _, par, r = heapq.heappop(heap)
+        neg, _, par, tok = heapq.heappop(heap)
         src = root if par < 0 else tokens[par]
-        tokens.append(int(table.succ[src, r]))
+        tokens.append(tok)
         parents.append(par)
         origin.append(int(table.written[src]))
         depth.append(1 + (depth[par] if par >= 0 else 0))
         if depth[-1] < max_depth:
-            push(len(tokens) - 1, tokens[-1], -neg)
+            push(len(tokens) - 1, tok, -neg)
     bfs = sorted(range(len(tokens)), key=lambda j: depth[j])               # breadth-first: by depth, stable
     new = {old: j for j, old in enumerate(bfs)}
     return RecycledDraft([tokens[j] for j in bfs], [new[parents[j]] if parents[j] >= 0 else -1 for j in bfs],

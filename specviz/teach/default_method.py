@@ -5,8 +5,9 @@ the bench's results (bench/results/<kind>/default_rule.json): copy-recycle again
 its parts (suffix, recycle) on every bench workload, greedy and sampled. The issue's rule: at least RULE× plain on
 every workload and at least RULE× the better part's median on each kind.
 on_this_machine(): what this machine opens on, from the committed bench of its kind (bench.results.default_method):
-copy-recycle where that bench shows it keeps the rule, else the training-free method whose lowest workload is highest
-(lookup on a CPU without native bfloat16). Home renders both; nothing is typed by hand.
+copy-recycle where that bench shows it keeps the rule, else the fastest training-free method (median over every
+workload) among those never below RULE× plain there, else the one whose lowest workload is highest. Home renders both;
+nothing is typed by hand.
 """
 from __future__ import annotations
 
@@ -79,12 +80,20 @@ def on_this_machine(here: dict | None = None) -> str:
                 f"through open on the registry's default, `{DEFAULT_METHOD}`; `python -m specviz bench --out bench` "
                 "measures one.")
     method, m = choice["method"], found[1].get("meta", {})
-    lows = "; ".join(f"{name} {x:.2f}× ({w}, {mode})" for name, (x, w, mode) in choice["lowest"].items())
+    lows = "; ".join(f"{name} {x:.2f}× ({w}, {mode}), median {choice['median'][name]:.2f}×"
+                     for name, (x, w, mode) in choice["lowest"].items())
     kept = "keeps" if choice["met"] else "does **not** keep"
+    if choice["met"]:
+        how = "so it opens"
+    elif choice["safe"]:
+        how = (f"so the fastest of those never below {RULE}× plain on any workload ({', '.join(choice['safe'])}), "
+               "by the median over every workload, opens instead")
+    else:
+        how = f"and none stays {RULE}× plain on every workload, so the one whose lowest workload is highest opens"
     return (f"**On this machine the CLI and Step through open on `{method}`.** The bench of its kind "
             f"(`{m.get('command', '?')}`, started {m.get('started', '?')}, {describe_machine(m.get('machine') or {})}, "
             f"{m.get('repeats', '?')} greedy repeats and {len(m.get('seeds') or [])} seeds at T = "
             f"{m.get('temperature', '?')}, {m.get('max_new_tokens', '?')} new tokens) measured each training-free "
-            f"method's lowest workload × plain: {lows}. There copy-recycle {kept} the rule ({RULE}× plain on every "
-            "workload and its better part on each kind); where it does not, the method whose lowest workload is "
-            "highest opens instead.")
+            f"method's lowest workload × plain and its median over every workload, greedy and sampled: {lows}. "
+            f"There copy-recycle {kept} the rule ({RULE}× plain on every workload and its better part on each "
+            f"kind), {how}.")

@@ -60,7 +60,14 @@ def test_the_machine_kinds_bench_chooses_copy_recycle_only_where_it_keeps_the_ru
     slow = {mode: {m: dict(ws) for m, ws in d.items()} for mode, d in GOOD.items()}
     slow["greedy"]["copy-recycle"]["story"] = 0.74
     bad = default_choice(_bench(slow))
-    assert not bad["met"] and bad["method"] == "lookup"            # the highest lowest workload: lookup's 1.0
+    # never below 0.95x: lookup (lowest 1.0, median 1.1) and recycle (0.96, median 1.2): the faster median, recycle
+    assert not bad["met"] and bad["safe"] == ["lookup", "recycle"] and bad["method"] == "recycle"
+    assert bad["median"]["recycle"] == 1.2 and bad["lowest"]["suffix"] == (0.9, "story", "sampled")
+    # where no method stays above the floor, the highest lowest workload: lookup's 0.94 (recycle 0.8, suffix 0.9)
+    none = {mode: {m: dict(ws) for m, ws in d.items()} for mode, d in slow.items()}
+    none["sampled"]["lookup"]["story"], none["sampled"]["recycle"]["story"] = 0.94, 0.8
+    worst = default_choice(_bench(none))
+    assert worst["safe"] == [] and worst["method"] == "lookup"
     # below its better part on a kind also fails the rule, though above plain everywhere
     part = {mode: {m: dict(ws) for m, ws in d.items()} for mode, d in GOOD.items()}
     part["greedy"]["suffix"]["csv-to-json"] = 2.4
@@ -74,6 +81,7 @@ def test_the_default_reads_the_bench_of_this_machines_kind_only(tmp_path):
     from specviz.bench.results import default_method
     slow = {mode: {m: dict(ws) for m, ws in d.items()} for mode, d in GOOD.items()}
     slow["greedy"]["copy-recycle"]["story"] = 0.74
+    slow["sampled"]["recycle"]["story"] = 0.9                     # below the floor: lookup is the only one above
     folder = tmp_path / "bench" / "results" / "cpu-avx2"
     folder.mkdir(parents=True)
     (folder / "results.json").write_text(json.dumps(_bench(slow)))
@@ -90,6 +98,6 @@ def test_home_says_what_this_machine_opens_on_from_its_kinds_bench():
     text = DM.on_this_machine(here)
     assert f"open on `{method}`" in text
     if path:                                           # a committed bench of this kind: its experiment is named
-        assert "python -m specviz bench" in text and "lowest workload × plain" in text
+        assert "python -m specviz bench" in text and "lowest workload × plain" in text and "median" in text
     other = {**here, "capability": "NO-SUCH-KIND"}
     assert "no bench of its kind is committed" in DM.on_this_machine(other)
