@@ -40,6 +40,7 @@ METHODS = ("lookup", "suffix", "recycle", "copy-recycle")
 PARTS = ("suffix", "recycle")
 OLD = "copy-recycle (old rule)"
 LEARNED = "copy-recycle (learned at every match)"
+UNION = "copy-recycle (both trees)"
 RULE = 0.95         # issue 35 item 3: the default must reach this against plain and against its better part
 
 
@@ -55,6 +56,8 @@ def main() -> None:
     a.add_argument("--only", default="", help="comma-separated workload names (default: every bench workload)")
     a.add_argument("--methods", default=",".join(METHODS), help="comma-separated contenders (copy-recycle and at "
                    "least one of its parts)")
+    a.add_argument("--union", action="store_true", help="add copy-recycle drafting both parts' trees merged into one "
+                   "whenever both have one (core/copychoice.merge)")
     a.add_argument("--modes", default=f"{GREEDY},{SAMPLED}")
     a.add_argument("--out", default="", help="also write the figures as JSON here (what Home reads: RESULT)")
     a = a.parse_args()
@@ -69,6 +72,10 @@ def main() -> None:
     if a.learn_all:
         props[LEARNED] = make_proposer("copy-recycle", t)
         props[LEARNED].rule = PartChooser(always_copy=10**9)
+    if a.union:
+        props[UNION] = make_proposer("copy-recycle", t)
+        props[UNION].union = True
+        props[UNION].max_nodes += props[UNION].recycle.max_nodes
     labels = list(props)
     order = [None, *labels]
     only = set(filter(None, a.only.split(",")))
@@ -84,7 +91,8 @@ def main() -> None:
             ids = encode_prompt(t.tokenizer, w.prompt, w.chat)
 
             def cfg(label, seed, new=a.new):
-                k = 1 if label is None else REGISTRY["copy-recycle" if label in (OLD, LEARNED) else label].defaults["k"]
+                name = "copy-recycle" if label in (OLD, LEARNED, UNION) else label
+                k = 1 if label is None else REGISTRY[name].defaults["k"]
                 return DecodeConfig(k=k, max_new_tokens=new, sampling=samp, seed=seed, record=False,
                                     stop_at_eos=True)
 

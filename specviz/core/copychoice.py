@@ -46,6 +46,26 @@ def decided(tokens: Sequence[int], parents: Sequence[int], text: Sequence[int], 
     return kept if kept < len(text) - t or kept == tree_depth(parents) else None
 
 
+def merge(a: tuple[Sequence[int], Sequence[int]], b: tuple[Sequence[int], Sequence[int]]
+          ) -> tuple[list[int], list[int], list[int]]:
+    """One tree holding both (tokens, parents) trees: a's nodes first, then b's, a node of b that repeats a node
+    already there (same parent, same token) merged into it. Returns (tokens, parents, from_b) with from_b the b-node
+    index of each added node (-1 for a's). Parents before children, as each input has them."""
+    tokens, parents = list(a[0]), list(a[1])
+    where = {(par, tok): i for i, (tok, par) in enumerate(zip(tokens, parents))}
+    from_b = [-1] * len(tokens)
+    at: list[int] = []                                   # b's node -> merged node
+    for j, (tok, par) in enumerate(zip(b[0], b[1])):
+        key = (at[par] if par >= 0 else -1, tok)
+        if key not in where:
+            where[key] = len(tokens)
+            tokens.append(tok)
+            parents.append(key[0])
+            from_b.append(j)
+        at.append(where[key])
+    return tokens, parents, from_b
+
+
 @dataclass
 class _Pending:
     at: int                      # the text's length when both trees were drafted (their first token's index)

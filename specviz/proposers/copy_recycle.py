@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from specviz.core.copychoice import ALWAYS_COPY, COPY, RECYCLE, PartChooser
+from specviz.core.copychoice import ALWAYS_COPY, COPY, RECYCLE, PartChooser, merge
 from specviz.proposers.base import Context, Draft, Proposer
 from specviz.proposers.recycle import Recycle
 from specviz.proposers.suffix import SuffixProposer
@@ -23,11 +23,11 @@ class CopyRecycle(Proposer):
     deterministic = True
     reads_logits = True
 
-    def __init__(self, copy: SuffixProposer, recycle: Recycle, always_copy: int = ALWAYS_COPY):
-        self.copy, self.recycle = copy, recycle
+    def __init__(self, copy: SuffixProposer, recycle: Recycle, always_copy: int = ALWAYS_COPY, union: bool = False):
+        self.copy, self.recycle, self.union = copy, recycle, union
         self.rule = PartChooser(always_copy)
         self.prefill_rows = recycle.prefill_rows
-        self.max_nodes = max(recycle.max_nodes, 24)
+        self.max_nodes = max(recycle.max_nodes, 24) + (recycle.max_nodes if union else 0)
         self.used = ""                    # which part drafted the last step: "copy" | "recycle"
 
     def reset(self, prompt_ids: torch.Tensor) -> None:
@@ -47,6 +47,12 @@ class CopyRecycle(Proposer):
             self.used = COPY
             return c
         r = self.recycle.propose(ctx, k)
+        if self.union and len(c.tokens) and len(r.tokens):   # a trial: both trees in one pass (docs/recycling.md)
+            self.used = COPY + "+" + RECYCLE
+            tokens, parents, from_r = merge((c.tokens.tolist(), list(c.parents)), (r.tokens.tolist(), list(r.parents)))
+            seen = None if c.seen_in is None or r.seen_in is None else [
+                c.seen_in[i] if j < 0 else r.seen_in[j] for i, j in enumerate(from_r)]
+            return Draft(tokens=torch.tensor(tokens, dtype=torch.long), parents=parents, seen_in=seen)
         self.used = self.rule.choose(match, len(c.tokens), len(r.tokens))
         if len(c.tokens) and len(r.tokens):
             self.rule.note(len(text), match, (c.tokens.tolist(), list(c.parents)), (r.tokens.tolist(), list(r.parents)))

@@ -1,7 +1,7 @@
 """copy-recycle's rule (core/copychoice.py): which part drafts a pass, and how the two parts are scored."""
 import pytest
 
-from specviz.core.copychoice import COPY, RECYCLE, PartChooser, decided, kept_along, tree_depth
+from specviz.core.copychoice import COPY, RECYCLE, PartChooser, decided, kept_along, merge, tree_depth
 
 TREE = ([5, 6, 7, 8], [-1, 0, 1, -1])        # 5 -> 6 -> 7, and 8 beside 5
 
@@ -59,3 +59,14 @@ def test_each_match_length_keeps_its_own_score():
     r.score([0, 7, 8, 1])
     assert r.kept[2] == {COPY: 0, RECYCLE: 1} and r.kept[4] == {COPY: 2, RECYCLE: 0} and r.kept[1][COPY] == 0
     assert r.choose(2, 2, 1) == RECYCLE and r.choose(5, 2, 1) == COPY and r.choose(1, 2, 1) == COPY
+
+
+def test_merge_keeps_both_trees_and_shares_their_common_nodes():
+    copy = ([5, 6, 7], [-1, 0, 1])                        # 5 -> 6 -> 7
+    recycle = ([5, 9, 8, 6], [-1, 0, -1, 2])              # 5 -> 9, and 8 -> 6 beside 5
+    tokens, parents, from_b = merge(copy, recycle)
+    assert tokens == [5, 6, 7, 9, 8, 6] and parents == [-1, 0, 1, 0, -1, 4] and from_b == [-1, -1, -1, 1, 2, 3]
+    # every root path of either tree is a root path of the merged tree, so it keeps at least what either keeps
+    for text in ([0, 5, 6, 7], [0, 5, 9], [0, 8, 6], [0, 4]):
+        assert kept_along(tokens, parents, text, 1) == max(kept_along(*copy, text, 1), kept_along(*recycle, text, 1))
+    assert merge(copy, ([], [])) == ([5, 6, 7], [-1, 0, 1], [-1, -1, -1])
