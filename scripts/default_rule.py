@@ -73,9 +73,7 @@ def main() -> None:
         props[LEARNED] = make_proposer("copy-recycle", t)
         props[LEARNED].rule = PartChooser(always_copy=10**9)
     if a.union:
-        props[UNION] = make_proposer("copy-recycle", t)
-        props[UNION].union = True
-        props[UNION].max_nodes += props[UNION].recycle.max_nodes
+        props[UNION] = make_proposer("copy-recycle", t, union=True)
     labels = list(props)
     order = [None, *labels]
     only = set(filter(None, a.only.split(",")))

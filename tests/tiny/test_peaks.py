@@ -18,3 +18,17 @@ def test_bytes_per_token_are_the_weights_plus_the_kv_the_decoder_really_keeps(dt
     n = d.cache.get_seq_length()                                                   # the prompt's entries kept
     assert n > 30 and bytes_per_token(t, n) == t.param_bytes() + kv                # the cache's own dtype (float64)
     assert kv > n * t.kv_bytes_per_token()                                        # more than the weights' dtype says
+
+
+def test_the_cpu_copy_leaves_the_last_level_cache(tmp_path):
+    from specviz.engine.peaks import CPU_COPY_MIB, last_cache_mib, sizes
+    for i, size in enumerate(("48K", "2048K", "307200K")):                 # L1, L2, a 300 MiB L3 (sysfs's format)
+        (tmp_path / f"index{i}").mkdir()
+        (tmp_path / f"index{i}" / "size").write_text(size + "\n")
+    assert last_cache_mib(str(tmp_path)) == 300
+    (tmp_path / "index3").mkdir()
+    (tmp_path / "index3" / "size").write_text("1G\n")
+    assert last_cache_mib(str(tmp_path)) == 1024
+    assert last_cache_mib(str(tmp_path / "none")) == 0
+    mib = sizes(torch.device("cpu"))[0]
+    assert mib >= CPU_COPY_MIB and mib >= last_cache_mib()

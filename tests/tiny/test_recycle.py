@@ -21,11 +21,20 @@ def target():
     return tiny_llama(vocab_size=96, layers=2, hidden=64, seed=0)
 
 
-@pytest.mark.parametrize("method,k", [("recycle", 24), ("recycle-chain", 4), ("copy-recycle", 24)])
+TRIALS = {"recycle dynamic": ("recycle", dict(recycle=dict(nodes=12, dynamic=True))),      # docs/recycling.md
+          "copy-recycle union": ("copy-recycle", dict(recycle=dict(nodes=12), union=True))}
+
+
+@pytest.mark.parametrize("method,k", [("recycle", 24), ("recycle-chain", 4), ("copy-recycle", 24),
+                                      ("recycle dynamic", 24), ("copy-recycle union", 24)])
 def test_greedy_equals_plain(target, method, k):
     for seed in range(2):
         ids = prompt(seed)
-        prop = make_proposer(method, target, recycle=dict(nodes=12) if method != "recycle-chain" else None)
+        if method in TRIALS:
+            method, opts = TRIALS[method]
+            prop = make_proposer(method, target, **opts)
+        else:
+            prop = make_proposer(method, target, recycle=dict(nodes=12) if method != "recycle-chain" else None)
         s, steps = measure.run(target, prop, ids, DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
         assert torch.equal(torch.tensor(s.token_ids), T2.plain(target, ids, 48))
         assert sum(st.n_accepted for st in steps) > 0                       # the table drafts something kept
@@ -67,12 +76,15 @@ IDS = T2.SESSION_IDS
 
 def first_two(tgt, method, runs=2000):
     cfg = DecodeConfig(k=24, max_new_tokens=3, stop_at_eos=False, sampling=SamplingConfig(temperature=1.0))
-    counts, drafted = T2.first_two(tgt, make_proposer(method, tgt, recycle=dict(nodes=6, top_k=3)), IDS, cfg, runs)
+    name, extra = TRIALS.get(method, (method, {}))
+    extra = dict(extra)                                             # the trial's options at the test's small sizes
+    rec = {**extra.pop("recycle", {}), "nodes": 6, "top_k": 3}
+    counts, drafted = T2.first_two(tgt, make_proposer(name, tgt, recycle=rec, **extra), IDS, cfg, runs)
     assert drafted >= 2 * runs
     return counts
 
 
-@pytest.mark.parametrize("method", ["recycle", "copy-recycle"])
+@pytest.mark.parametrize("method", ["recycle", "copy-recycle", "recycle dynamic", "copy-recycle union"])
 def test_sampling_is_lossless_over_two_tokens(monkeypatch, method):
     tgt = tiny_llama(vocab_size=VS, layers=1, hidden=32, seed=4)
     joint = T2.joint(tgt, IDS)                                                                         # (VS*VS,)
