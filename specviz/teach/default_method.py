@@ -87,7 +87,7 @@ def on_this_machine(here: dict | None = None) -> str:
         how = "so it opens"
     elif choice["safe"]:
         how = (f"so the fastest of those never below {RULE}× plain on any workload ({', '.join(choice['safe'])}), "
-               "by the median over every workload, opens instead")
+               "by the median over every workload, opens")
     else:
         how = f"and none stays {RULE}× plain on every workload, so the one whose lowest workload is highest opens"
     return (f"**On this machine the CLI and Step through open on `{method}`.** The bench of its kind "
