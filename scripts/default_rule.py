@@ -57,7 +57,7 @@ def main() -> None:
     a.add_argument("--methods", default=",".join(METHODS), help="comma-separated contenders (copy-recycle and at "
                    "least one of its parts)")
     a.add_argument("--union", action="store_true", help="add copy-recycle drafting both parts' trees merged into one "
-                   "whenever both have one (core/copychoice.merge)")
+                   "on a one-token match (core/copychoice.merge) instead of choosing one")
     a.add_argument("--modes", default=f"{GREEDY},{SAMPLED}")
     a.add_argument("--out", default="", help="also write the figures as JSON here (what Home reads: RESULT)")
     a = a.parse_args()

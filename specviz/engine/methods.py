@@ -298,10 +298,10 @@ def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min:
     (fixed, default 3) or the shortest match that drafts (match, default MATCH_MIN). suffix (method suffix):
     SuffixProposer's settings (max_depth, min_prob, min_match, cache: a SessionCache shared by a session's
     requests); spec_factor too. recycle (recycle, recycle-chain, copy-recycle): Recycle's settings (nodes: the
-    tree's size, top_k, dynamic). union (copy-recycle): both parts' trees merged in every pass where both draft
-    (a trial, docs/recycling.md). gate (a proposers.gated.Gate): no draft while the method's running α̂ is below the
-    gate's threshold (the capstone's gated lookup). layers (self-draft): how many of the target's first layers
-    draft."""
+    tree's size, top_k, dynamic). union (copy-recycle): on a one-token match, both parts' trees merged
+    instead of the rule's choice (a trial, docs/recycling.md). gate (a proposers.gated.Gate): no draft while
+    the method's running α̂ is below the gate's threshold (the capstone's gated lookup). layers (self-draft): how
+    many of the target's first layers draft."""
     built = spec(method).build(target, dict(n=n, n_min=n_min, n_max=n_max, drafter=drafter, lookup_rule=lookup_rule,
                                             k_rule=k_rule, spec_factor=spec_factor, suffix=suffix,
                                             greedy_draft=greedy_draft, recycle=recycle, layers=layers,

@@ -28,7 +28,7 @@ class CopyRecycle(Proposer):
         self.rule = PartChooser(always_copy)
         self.prefill_rows = recycle.prefill_rows
         self.max_nodes = max(recycle.max_nodes, 24) + (recycle.max_nodes if union else 0)
-        self.used = ""                    # which part drafted the last step: "copy" | "recycle"
+        self.used = ""                    # which part drafted the last step: "copy" | "recycle" | "copy+recycle"
 
     def reset(self, prompt_ids: torch.Tensor) -> None:
         self.copy.reset(prompt_ids)
@@ -47,7 +47,8 @@ class CopyRecycle(Proposer):
             self.used = COPY
             return c
         r = self.recycle.propose(ctx, k)
-        if self.union and len(c.tokens) and len(r.tokens):   # a trial: both trees in one pass (docs/recycling.md)
+        if self.union and len(c.tokens) and len(r.tokens):   # a trial: on a one-token match, both trees merged
+            # in one pass instead of the rule's choice (docs/recycling.md)
             self.used = COPY + "+" + RECYCLE
             tokens, parents, from_r = merge((c.tokens.tolist(), list(c.parents)), (r.tokens.tolist(), list(r.parents)))
             seen = None if c.seen_in is None or r.seen_in is None else [
