@@ -29,12 +29,13 @@ RANK_WEIGHTS = (0.5, 0.15, 0.08, 0.05, 0.03, 0.02, 0.015, 0.01)
 class AdjacencyTable:
     """succ[t] = the top-k next tokens the target gave, the last time t was an input; written[t] = at which step."""
 
-    def __init__(self, vocab: int, top_k: int = TOP_K):
+    def __init__(self, vocab: int, top_k: int = TOP_K, keep_p: bool = False):
         if vocab < 1 or top_k < 1:
             raise ValueError(f"the table needs a vocabulary and k >= 1, got {vocab} and {top_k}")
-        self.top_k = top_k
+        self.top_k, self.keep_p = top_k, keep_p
         self.succ = torch.full((vocab, top_k), -1, dtype=torch.long)     # (V, k) -1 = not seen yet
         self.prob = torch.zeros((vocab, top_k))                          # (V, k) the target's p of each successor
+                                                                         # (keep_p: read_dynamic's scores; else 0)
         self.written = torch.full((vocab,), -2, dtype=torch.long)        # (V,) step that wrote the row; -2 = never
 
     def __len__(self) -> int:
@@ -48,14 +49,17 @@ class AdjacencyTable:
         last = {int(x): i for i, x in enumerate(inputs.tolist())}          # each input's latest row
         rows = torch.tensor(list(last.values()), dtype=torch.long)
         ids = torch.tensor(list(last.keys()), dtype=torch.long)
-        top = torch.topk(torch.softmax(logits[rows].float(), dim=-1), k, dim=-1)   # (r, k) each input's latest row
+        x = logits[rows].float()                                           # (r, V) each input's latest row
+        top = torch.topk(x, k, dim=-1)                                     # (r, k)
         self.succ[ids, :k] = top.indices
-        self.prob[ids, :k] = top.values
+        if self.keep_p:                                                    # p = exp(logit - logsumexp): (r, k)
+            self.prob[ids, :k] = (top.values - torch.logsumexp(x, dim=-1, keepdim=True)).exp()
         self.written[ids] = step
 
     def clone(self) -> "AdjacencyTable":
         t = AdjacencyTable.__new__(AdjacencyTable)
-        t.top_k, t.succ, t.prob, t.written = self.top_k, self.succ.clone(), self.prob.clone(), self.written.clone()
+        t.top_k, t.keep_p, t.succ, t.prob = self.top_k, self.keep_p, self.succ.clone(), self.prob.clone()
+        t.written = self.written.clone()
         return t
 
 

@@ -47,7 +47,7 @@ class Recycle(Proposer):
         self.max_nodes = 0 if chain else nodes
         # the template in order of score, four times the budget: the n best nodes the table can fill
         self.template = None if chain else static_tree(FILL * nodes, by_score=True)
-        self.remembered = AdjacencyTable(vocab, top_k)      # what the session kept (empty at first)
+        self.remembered = AdjacencyTable(vocab, top_k, keep_p=dynamic)   # what the session kept (empty at first)
         self.table = self.remembered.clone()
         self.last = RecycledDraft([], [], [])
 

@@ -87,14 +87,17 @@ def peaked(top: int, p: float) -> torch.Tensor:
 
 
 def test_the_table_keeps_the_targets_probabilities_beside_the_ids():
-    t = AdjacencyTable(V, top_k=2)
+    t = AdjacencyTable(V, top_k=2, keep_p=True)
     t.update(torch.tensor([1]), peaked(2, 0.91)[None], 0)
     assert t.succ[1, 0] == 2 and t.prob[1, 0] == pytest.approx(0.91, abs=1e-4)
     assert t.prob[1, 1] == pytest.approx(0.01, abs=1e-4) and t.clone().prob[1, 0] == t.prob[1, 0]
+    plain = AdjacencyTable(V, top_k=2)                                      # the static tree's table keeps ids only
+    plain.update(torch.tensor([1]), peaked(2, 0.91)[None], 0)
+    assert plain.succ[1].tolist() == t.succ[1].tolist() and plain.prob[1].tolist() == [0.0, 0.0]
 
 
 def test_the_dynamic_tree_grows_deep_where_the_rows_are_sure_and_wide_where_they_are_not():
-    t = AdjacencyTable(V, top_k=3)
+    t = AdjacencyTable(V, top_k=3, keep_p=True)
     # after 1 the target is sure of 2, after 2 of 3, after 3 of 4: a chain of 0.9s
     t.update(torch.tensor([1, 2, 3]), torch.stack([peaked(2, 0.9), peaked(3, 0.9), peaked(4, 0.9)]), 0)
     d = read_dynamic(t, 1, 3)
@@ -108,6 +111,6 @@ def test_the_dynamic_tree_grows_deep_where_the_rows_are_sure_and_wide_where_they
     assert read_dynamic(t, 8, 4).tokens == []              # an unseen root drafts nothing
     d = read_dynamic(t, 1, 20)                            # a bigger budget: breadth-first, parents first, best first
     assert len(d.tokens) == 20 and all(par < i for i, par in enumerate(d.parents)) and d.tokens[0] == 2
-    one = AdjacencyTable(V, top_k=3)
+    one = AdjacencyTable(V, top_k=3, keep_p=True)
     one.update(torch.tensor([5]), peaked(6, 0.3)[None], 0)
     assert len(read_dynamic(one, 5, 20).tokens) == 3      # 5's successors have no rows: its 3 and no more
