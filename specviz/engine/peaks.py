@@ -50,7 +50,7 @@ def last_cache_mib(path: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
 def sizes(device: torch.device) -> tuple[int, int]:
     """(copy MiB, matmul n): large enough to leave the caches and fill the arithmetic units, short on each device.
     On a CPU the copy's source alone is at least the last-level cache: a 128 MiB copy (256 MiB moved) ran from this
-    VM's 300 MiB L3 and read 35.8 GB/s, against 26.6 GB/s for 512 MiB (bench/README.md, 2026-12-06)."""
+    VM's 300 MiB L3 and read 35.8 GB/s, against 24.0-24.9 GB/s for 512 MiB (bench/README.md, 2026-12-06)."""
     return (1024, 8192) if device.type == "cuda" else (max(CPU_COPY_MIB, last_cache_mib()), 1536)
 
 

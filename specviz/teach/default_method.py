@@ -89,7 +89,8 @@ def on_this_machine(here: dict | None = None) -> str:
         how = (f"so the fastest of those never below {RULE}× plain on any workload ({', '.join(choice['safe'])}), "
                "by the median over every workload, opens")
     else:
-        how = f"and none stays {RULE}× plain on every workload, so the one whose lowest workload is highest opens"
+        how = (f"and none stays at least {RULE}× plain on every workload, so the one whose lowest workload is "
+               "highest opens")
     return (f"**On this machine the CLI and Step through open on `{method}`.** The bench of its kind "
             f"(`{m.get('command', '?')}`, started {m.get('started', '?')}, {describe_machine(m.get('machine') or {})}, "
             f"{m.get('repeats', '?')} greedy repeats and {len(m.get('seeds') or [])} seeds at T = "
