@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import torch
 
+from specviz.core.tree import depths
+
 TOP_K = 8          # successors kept per token id (the reference code keeps the top 8)
 PREFILL = -1       # the step that wrote a row filled from the prompt's own logits
 # The weight of a candidate of each rank, for shaping the static tree (a node's score is the product along its
@@ -34,8 +36,8 @@ class AdjacencyTable:
             raise ValueError(f"the table needs a vocabulary and k >= 1, got {vocab} and {top_k}")
         self.top_k, self.keep_p = top_k, keep_p
         self.succ = torch.full((vocab, top_k), -1, dtype=torch.long)     # (V, k) -1 = not seen yet
-        self.prob = torch.zeros((vocab, top_k))                          # (V, k) the target's p of each successor
-                                                                         # (keep_p: read_dynamic's scores; else 0)
+        self.prob = torch.zeros((vocab, top_k)) if keep_p else None      # (V, k) the target's p of each successor
+                                                                         # (read_dynamic's scores; None: not kept)
         self.written = torch.full((vocab,), -2, dtype=torch.long)        # (V,) step that wrote the row; -2 = never
 
     def __len__(self) -> int:
@@ -58,8 +60,8 @@ class AdjacencyTable:
 
     def clone(self) -> "AdjacencyTable":
         t = AdjacencyTable.__new__(AdjacencyTable)
-        t.top_k, t.keep_p, t.succ, t.prob = self.top_k, self.keep_p, self.succ.clone(), self.prob.clone()
-        t.written = self.written.clone()
+        t.top_k, t.keep_p, t.succ, t.written = self.top_k, self.keep_p, self.succ.clone(), self.written.clone()
+        t.prob = None if self.prob is None else self.prob.clone()
         return t
 
 
@@ -98,6 +100,14 @@ class RecycledDraft:
     recycled_from: list[int]     # the step whose candidates each node came from (PREFILL: the prompt's own logits)
 
 
+def breadth_first(d: RecycledDraft) -> RecycledDraft:
+    """The same tree with its nodes ordered by depth (stable), parents re-indexed."""
+    order = sorted(range(len(d.tokens)), key=depths(d.parents).__getitem__)
+    new = {old: j for j, old in enumerate(order)}
+    return RecycledDraft([d.tokens[j] for j in order], [new[d.parents[j]] if d.parents[j] >= 0 else -1 for j in order],
+                         [d.recycled_from[j] for j in order])
+
+
 def read_dynamic(table: AdjacencyTable, root: int, n: int, max_depth: int = 8) -> RecycledDraft:
     """The n nodes whose paths the table's own probabilities rate highest (EAGLE-2's dynamic tree, Li et al. 2024,
     arXiv 2406.16858, read from the recycled rows instead of a draft head): best-first from the root, a node's score
@@ -106,7 +116,7 @@ def read_dynamic(table: AdjacencyTable, root: int, n: int, max_depth: int = 8) -
     tokens: list[int] = []
     parents: list[int] = []
     origin: list[int] = []
-    depth: list[int] = []
+    depth: list[int] = []                                                  # each node's, for max_depth
     heap: list[tuple[float, int, int, int]] = []                          # (-score, order, parent node, token)
     order = itertools.count()                                              # ties: the earlier pushed (lower rank)
 
@@ -130,10 +140,7 @@ def read_dynamic(table: AdjacencyTable, root: int, n: int, max_depth: int = 8) -
         depth.append(1 + (depth[par] if par >= 0 else 0))
         if depth[-1] < max_depth:
             push(len(tokens) - 1, tok, -neg)
-    bfs = sorted(range(len(tokens)), key=lambda j: depth[j])               # breadth-first: by depth, stable
-    new = {old: j for j, old in enumerate(bfs)}
-    return RecycledDraft([tokens[j] for j in bfs], [new[parents[j]] if parents[j] >= 0 else -1 for j in bfs],
-                         [origin[j] for j in bfs])
+    return breadth_first(RecycledDraft(tokens, parents, origin))
 
 
 def read_tree(table: AdjacencyTable, root: int, template: list[tuple[int, int]],
@@ -161,13 +168,5 @@ def read_tree(table: AdjacencyTable, root: int, template: list[tuple[int, int]],
         tokens.append(tok)
         parents.append(kept[par] if par >= 0 else -1)
         origin.append(int(table.written[t]))
-    if limit is not None:                                                  # breadth-first: by depth, stable
-        depth: list[int] = []
-        for par in parents:
-            depth.append(1 + (depth[par] if par >= 0 else 0))
-        order = sorted(range(len(tokens)), key=lambda j: depth[j])
-        new = {old: j for j, old in enumerate(order)}
-        tokens = [tokens[j] for j in order]
-        origin = [origin[j] for j in order]
-        parents = [new[parents[j]] if parents[j] >= 0 else -1 for j in order]
-    return RecycledDraft(tokens, parents, origin)
+    d = RecycledDraft(tokens, parents, origin)
+    return breadth_first(d) if limit is not None else d

@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import torch
 
-from specviz.core import recycle as R
 from specviz.core.errors import InputError
-from specviz.core.recycle import PREFILL, TOP_K, AdjacencyTable, RecycledDraft, chain_template, read_tree, static_tree
+from specviz.core.recycle import (
+    PREFILL,
+    TOP_K,
+    AdjacencyTable,
+    RecycledDraft,
+    chain_template,
+    read_dynamic,
+    read_tree,
+    static_tree,
+)
 from specviz.proposers.base import Context, Draft, Proposer, empty_draft
 
 FILL = 4            # candidate template nodes per node drafted (when the table cannot fill a node, the next best)
@@ -60,7 +68,7 @@ class Recycle(Proposer):
 
     def propose(self, ctx: Context, k: int) -> Draft:
         if self.dynamic and not self.chain:
-            self.last = R.read_dynamic(self.table, int(ctx.ids[-1]), self.nodes)
+            self.last = read_dynamic(self.table, int(ctx.ids[-1]), self.nodes)
             return self._draft()
         template = chain_template(k) if self.chain else self.template
         self.last = read_tree(self.table, int(ctx.ids[-1]), template, None if self.chain else self.nodes)
