@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specviz.core.copybound import kept_along
+from specviz.core.tree import depths
 
 COPY, RECYCLE = "copy", "recycle"
 ALWAYS_COPY = 2     # a suffix match of this many tokens or more always copies
@@ -33,10 +34,7 @@ BUCKETS = 4         # matches of 1, 2, 3 and 4+ tokens are scored apart
 
 
 def tree_depth(parents: Sequence[int]) -> int:
-    depth: list[int] = []
-    for pa in parents:
-        depth.append(1 + (depth[pa] if pa >= 0 else 0))
-    return max(depth, default=0)
+    return max(depths(list(parents)), default=0)
 
 
 def decided(tokens: Sequence[int], parents: Sequence[int], text: Sequence[int], t: int) -> int | None:

@@ -35,12 +35,12 @@ CPU_COPY_MIB = 512   # at least; a copy's source and destination together must b
 
 def last_cache_mib(path: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
     """The largest CPU cache in MiB as the kernel reports it (sysfs `index*/size`, e.g. "307200K"), 0 if unknown."""
-    import glob
+    from pathlib import Path
     units = {"K": 2**10, "M": 2**20, "G": 2**30}
     best = 0
-    for f in glob.glob(f"{path}/index*/size"):
+    for f in Path(path).glob("index*/size"):
         try:
-            raw = open(f).read().strip()
+            raw = f.read_text().strip()
             best = max(best, int(raw[:-1]) * units[raw[-1]] if raw[-1] in units else int(raw))
         except (OSError, ValueError, IndexError):
             continue
