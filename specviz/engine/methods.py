@@ -152,8 +152,9 @@ def _hybrid(target, o):
 # scripts/default_rule.py, bench/results/cpu-avx512/default_rule.json, 2026-12-04). Where a kind's bench is committed,
 # bench/results.default_method reads it instead; Home renders which and why.
 DEFAULT_METHOD = "copy-recycle"
-# copy-recycle always copies from a match of at least COPY_MIN_MATCH tokens; a one-token match drafts from the part
-# that kept more on the request's earlier one-token matches (core/copychoice.py)
+# copy-recycle always copies from a match of at least COPY_MIN_MATCH tokens; a one-token match drafts both parts'
+# trees merged under greedy decoding, and when sampling from the part that kept more on the request's earlier
+# one-token matches (core/copychoice.py)
 COPY_MIN_MATCH = 2
 
 
@@ -165,7 +166,8 @@ def _recycle(kind: str):
         if kind != "copy":
             return rec
         from specviz.proposers.copy_recycle import CopyRecycle
-        return CopyRecycle(_suffix(target, o), rec, always_copy=COPY_MIN_MATCH, union=bool(o.get("union")))
+        union = {"union": o["union"]} if o.get("union") else {}     # None: CopyRecycle's default
+        return CopyRecycle(_suffix(target, o), rec, always_copy=COPY_MIN_MATCH, **union)
     return build
 
 
@@ -287,7 +289,7 @@ def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min:
                   n_max: int | None = None, drafter: LoadedModel | None = None,
                   lookup_rule: str = "recent", k_rule: str = DEFAULT_K_RULE, spec_factor: float | None = None,
                   suffix: dict | None = None, greedy_draft: bool = False, recycle: dict | None = None,
-                  gate=None, layers: int | None = None, union: bool = False) -> Proposer:
+                  gate=None, layers: int | None = None, union: str | None = None) -> Proposer:
     """The proposer of `method` for `target`, built by its registry entry. 'draft' uses `drafter`, else the
     shipped trained drafter (greedy_draft: it drafts its argmax even when sampling, vLLM's greedy
     draft_sample_method).
@@ -298,8 +300,8 @@ def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min:
     (fixed, default 3) or the shortest match that drafts (match, default MATCH_MIN). suffix (method suffix):
     SuffixProposer's settings (max_depth, min_prob, min_match, cache: a SessionCache shared by a session's
     requests); spec_factor too. recycle (recycle, recycle-chain, copy-recycle): Recycle's settings (nodes: the
-    tree's size, top_k, dynamic). union (copy-recycle): on a one-token match, both parts' trees merged
-    instead of the rule's choice (a trial, docs/recycling.md). gate (a proposers.gated.Gate): no draft while
+    tree's size, top_k, dynamic). union (copy-recycle): when a one-token match drafts both parts' trees
+    merged instead of the rule's choice: 'greedy' (None: the default), 'always', 'never' (docs/recycling.md). gate (a proposers.gated.Gate): no draft while
     the method's running α̂ is below the gate's threshold (the capstone's gated lookup). layers (self-draft): how
     many of the target's first layers draft."""
     built = spec(method).build(target, dict(n=n, n_min=n_min, n_max=n_max, drafter=drafter, lookup_rule=lookup_rule,

@@ -2,8 +2,11 @@
 
 One tree per pass: suffix decoding's tree (core/suffix.py) or token recycling's static tree (core/recycle.py),
 chosen by core/copychoice.py's rule: recycling when suffix finds no match, copying on a match of 2 tokens or more,
-and on a one-token match the part whose trees have kept more on this request's earlier one-token-match passes (both
-parts' trees scored against the text that followed). Both parts choose their candidates rather than sample them,
+and on a one-token match, under greedy decoding, both parts' trees merged into one (core/copychoice.merge: every root
+path of either is one of the merged tree, so it keeps what either would); when sampling, the part whose trees have
+kept more on this request's earlier one-token-match passes (both parts' trees scored against the text that followed):
+sampled text keeps fewer tokens a node, and the merged tree's extra nodes cost more than they kept there
+(docs/recycling.md, "Both trees in one pass"). Both parts choose their candidates rather than sample them,
 and the rule reads the committed text only, so q is one-hot and the tree verification stays lossless at any
 temperature.
 The recycling table keeps learning from every pass, including the passes that verified a copied tree.
@@ -17,17 +20,21 @@ from specviz.proposers.base import Context, Draft, Proposer
 from specviz.proposers.recycle import Recycle
 from specviz.proposers.suffix import SuffixProposer
 
+UNION_MODES = ("greedy", "always", "never")   # when a one-token match drafts both trees merged (else: the rule's pick)
+
 
 class CopyRecycle(Proposer):
     name = "copy-recycle"
     deterministic = True
     reads_logits = True
 
-    def __init__(self, copy: SuffixProposer, recycle: Recycle, always_copy: int = ALWAYS_COPY, union: bool = False):
+    def __init__(self, copy: SuffixProposer, recycle: Recycle, always_copy: int = ALWAYS_COPY, union: str = "greedy"):
+        if union not in UNION_MODES:
+            raise ValueError(f"copy-recycle's union must be one of {', '.join(UNION_MODES)}, got {union!r}")
         self.copy, self.recycle, self.union = copy, recycle, union
         self.rule = PartChooser(always_copy)
         self.prefill_rows = recycle.prefill_rows
-        self.max_nodes = max(recycle.max_nodes, 24) + (recycle.max_nodes if union else 0)
+        self.max_nodes = max(recycle.max_nodes, 24) + (recycle.max_nodes if union != "never" else 0)
         self.used = ""                    # which part drafted the last step: "copy" | "recycle" | "copy+recycle"
 
     def reset(self, prompt_ids: torch.Tensor) -> None:
@@ -47,8 +54,8 @@ class CopyRecycle(Proposer):
             self.used = COPY
             return c
         r = self.recycle.propose(ctx, k)
-        if self.union and len(c.tokens) and len(r.tokens):   # a trial: on a one-token match, both trees merged
-            # in one pass instead of the rule's choice (docs/recycling.md)
+        merged = self.union == "always" or (self.union == "greedy" and ctx.sampling.greedy)
+        if merged and len(c.tokens) and len(r.tokens):   # a one-token match: both trees in one pass
             self.used = COPY + "+" + RECYCLE
             tokens, parents, from_r = merge((c.tokens.tolist(), list(c.parents)), (r.tokens.tolist(), list(r.parents)))
             seen = None if c.seen_in is None or r.seen_in is None else [

@@ -22,11 +22,12 @@ def target():
 
 
 TRIALS = {"recycle dynamic": ("recycle", dict(recycle=dict(nodes=12, dynamic=True))),      # docs/recycling.md
-          "copy-recycle union": ("copy-recycle", dict(recycle=dict(nodes=12), union=True))}
+          "copy-recycle union": ("copy-recycle", dict(recycle=dict(nodes=12), union="always")),
+          "copy-recycle rule": ("copy-recycle", dict(recycle=dict(nodes=12), union="never"))}
 
 
 @pytest.mark.parametrize("method,k", [("recycle", 24), ("recycle-chain", 4), ("copy-recycle", 24),
-                                      ("recycle dynamic", 24), ("copy-recycle union", 24)])
+                                      ("recycle dynamic", 24), ("copy-recycle rule", 24)])
 def test_greedy_equals_plain(target, method, k):
     for seed in range(2):
         ids = prompt(seed)
@@ -62,6 +63,20 @@ def test_the_table_reads_every_row_and_a_session_keeps_it_only_when_told(target)
     assert len(p.table) == seen
     dec2.reset()
     assert len(p.table) == seen
+
+
+@pytest.mark.parametrize("union,temperature,merges", [("greedy", 0.0, True), ("greedy", 1.0, False),
+                                                      ("never", 0.0, False), ("always", 1.0, True)])
+def test_a_one_token_match_drafts_both_trees_under_greedy_by_default(target, union, temperature, merges):
+    used = []
+    p = make_proposer("copy-recycle", target, recycle=dict(nodes=12), union=union)
+    propose = p.propose
+    p.propose = lambda ctx, k: (d := propose(ctx, k), used.append(p.used))[0]
+    for seed in range(3):
+        measure.run(target, p, prompt(seed), DecodeConfig(k=24, max_new_tokens=48, stop_at_eos=False, seed=seed,
+                                                           sampling=SamplingConfig(temperature=temperature)))
+    assert ("copy+recycle" in used) == merges
+    assert merges or {"copy", "recycle"} <= set(used)          # otherwise the rule picks one part, each at times
 
 
 def test_bad_settings_are_refused(target):
