@@ -301,7 +301,8 @@ def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min:
     SuffixProposer's settings (max_depth, min_prob, min_match, cache: a SessionCache shared by a session's
     requests); spec_factor too. recycle (recycle, recycle-chain, copy-recycle): Recycle's settings (nodes: the
     tree's size, top_k, dynamic). union (copy-recycle): when a one-token match drafts both parts' trees
-    merged instead of the rule's choice: 'greedy' (None: the default), 'always', 'never' (docs/recycling.md). gate (a proposers.gated.Gate): no draft while
+    merged instead of the rule's choice: 'greedy' (None: the default), 'always', 'never' (docs/recycling.md).
+    gate (a proposers.gated.Gate): no draft while
     the method's running α̂ is below the gate's threshold (the capstone's gated lookup). layers (self-draft): how
     many of the target's first layers draft."""
     built = spec(method).build(target, dict(n=n, n_min=n_min, n_max=n_max, drafter=drafter, lookup_rule=lookup_rule,

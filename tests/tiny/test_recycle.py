@@ -71,7 +71,13 @@ def test_a_one_token_match_drafts_both_trees_under_greedy_by_default(target, uni
     used = []
     p = make_proposer("copy-recycle", target, recycle=dict(nodes=12), union=union)
     propose = p.propose
-    p.propose = lambda ctx, k: (d := propose(ctx, k), used.append(p.used))[0]
+
+    def noted(ctx, k):
+        d = propose(ctx, k)
+        used.append(p.used)
+        return d
+
+    p.propose = noted
     for seed in range(3):
         measure.run(target, p, prompt(seed), DecodeConfig(k=24, max_new_tokens=48, stop_at_eos=False, seed=seed,
                                                            sampling=SamplingConfig(temperature=temperature)))
