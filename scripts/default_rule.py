@@ -40,8 +40,8 @@ METHODS = ("lookup", "suffix", "recycle", "copy-recycle")
 PARTS = ("suffix", "recycle")
 OLD = "copy-recycle (old rule)"
 LEARNED = "copy-recycle (learned at every match)"
-UNION = "copy-recycle (both trees, sampled too)"
-RULE_ONLY = "copy-recycle (the rule's pick, greedy too)"
+UNION = "copy-recycle (both trees)"
+UNION_GREEDY = "copy-recycle (both trees when greedy)"
 RULE = 0.95         # issue 35 item 3: the default must reach this against plain and against its better part
 
 
@@ -58,9 +58,9 @@ def main() -> None:
     a.add_argument("--methods", default=",".join(METHODS), help="comma-separated contenders (copy-recycle and at "
                    "least one of its parts)")
     a.add_argument("--union", action="store_true", help="add copy-recycle drafting both parts' trees merged into one "
-                   "on a one-token match (core/copychoice.merge) when sampling too (the default: under greedy only)")
-    a.add_argument("--rule-only", action="store_true", help="add copy-recycle choosing one part on a one-token "
-                   "match under greedy too (the default before 2026-12-06)")
+                   "on a one-token match (core/copychoice.merge), greedy and sampled (union='always')")
+    a.add_argument("--union-greedy", action="store_true", help="add copy-recycle merging both trees under greedy "
+                   "decoding only, the rule's pick when sampling (union='greedy')")
     a.add_argument("--modes", default=f"{GREEDY},{SAMPLED}")
     a.add_argument("--out", default="", help="also write the figures as JSON here (what Home reads: RESULT)")
     a = a.parse_args()
@@ -77,8 +77,8 @@ def main() -> None:
         props[LEARNED].rule = PartChooser(always_copy=10**9)
     if a.union:
         props[UNION] = make_proposer("copy-recycle", t, union="always")
-    if a.rule_only:
-        props[RULE_ONLY] = make_proposer("copy-recycle", t, union="never")
+    if a.union_greedy:
+        props[UNION_GREEDY] = make_proposer("copy-recycle", t, union="greedy")
     labels = list(props)
     order = [None, *labels]
     only = set(filter(None, a.only.split(",")))
@@ -94,7 +94,7 @@ def main() -> None:
             ids = encode_prompt(t.tokenizer, w.prompt, w.chat)
 
             def cfg(label, seed, new=a.new):
-                name = "copy-recycle" if label in (OLD, LEARNED, UNION, RULE_ONLY) else label
+                name = "copy-recycle" if label in (OLD, LEARNED, UNION, UNION_GREEDY) else label
                 k = 1 if label is None else REGISTRY[name].defaults["k"]
                 return DecodeConfig(k=k, max_new_tokens=new, sampling=samp, seed=seed, record=False,
                                     stop_at_eos=True)

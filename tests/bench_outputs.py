@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from specviz.engine.device import describe_machine
 from specviz.engine.experiment import Setting
 
 
@@ -11,7 +12,7 @@ def check_outputs(out, dtype):
     assert res["meta"]["dtype"] == dtype and res["meta"]["quick"]
     m = res["meta"]["machine"]                                       # every number names its machine
     assert m["dtype"] == dtype and m["cpu"] and m["capability"] and m["threads"] >= 1 and m["torch"]
-    assert f"Machine: {m['cpu']} ({m['capability']})" in (out / "results.md").read_text()
+    assert f"Machine: {describe_machine(m)}" in (out / "results.md").read_text()
     sp = res["speedup"]["greedy"]["per_workload"]
     for label in ("plain", "hf plain", "lookup", "suffix", "lookup (recording off)", "hf lookup k=10"):
         assert set(sp[label]) == {"summarise-passage", "story"}, label

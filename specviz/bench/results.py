@@ -33,9 +33,12 @@ def latest_bench(root: str = ".", here: dict | None = None) -> tuple[str, object
 
 
 def kind_folder(m: dict) -> str:
-    """Where `bench --out bench` keeps a machine kind's results: bench/results/<this>, e.g. cpu-avx2, cpu-amx,
-    cuda-nvidia-h100 (the GPU's name, or the CPU's kernel capability: the dtype is auto's choice for it)."""
-    name = f"cuda-{m['gpu']}" if m.get("gpu") else f"cpu-{m.get('capability', 'unknown')}"
+    """Where `bench --out bench` keeps a machine kind's results: bench/results/<this>, e.g. cpu-avx2,
+    cpu-avx512-amx, cpu-avx512-bf16, cuda-nvidia-h100 (the GPU's name, or the CPU's kernel capability and its
+    bfloat16 units: the dtype is auto's choice for them)."""
+    units = {"AMX": "amx", "AVX512_BF16": "bf16"}.get(m.get("bf16") or "", m.get("bf16") or "")
+    name = f"cuda-{m['gpu']}" if m.get("gpu") else f"cpu-{m.get('capability', 'unknown')}" + (
+        f"-{units}" if units else "")
     return "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-")
 
 
@@ -83,8 +86,11 @@ def bench_where(data, here: dict | None = None) -> str:
 
 
 def kind(m: dict) -> tuple:
-    """A machine's kind for comparing figures: the GPU's name, else the CPU's kernel capability; and the dtype."""
-    return (m.get("gpu") or m.get("capability"), m.get("dtype"))
+    """A machine's kind for comparing figures: the GPU's name, else the CPU's kernel capability and its bfloat16
+    units (device.bf16_units: AMX and AVX512_BF16 are both AVX512 to torch, and differ several-fold in what a verify
+    pass costs); and the dtype."""
+    cpu = m.get("capability") if not m.get("bf16") else f"{m.get('capability')}+{m['bf16']}"
+    return (m.get("gpu") or cpu, m.get("dtype"))
 
 
 TRAINING_FREE = ("copy-recycle", "lookup", "suffix", "recycle")   # no weights: they run on any target

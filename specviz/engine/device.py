@@ -56,11 +56,26 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
+def bf16_units(flags: str | None = None) -> str:
+    """The CPU's own bfloat16 arithmetic, from its flags (/proc/cpuinfo's, or `flags`): 'AMX' (tile matrix units:
+    a verify pass of 24 rows costs little more than one row), 'AVX512_BF16' (bfloat16 dot products in vector
+    registers), or '' (none: bfloat16 is converted to float32). torch's capability names the vector width only
+    (AVX512 for both of the first two), so two machines of one capability can differ several-fold in v(k)."""
+    if flags is None:
+        try:
+            with open("/proc/cpuinfo") as f:
+                flags = next((line for line in f if line.startswith("flags")), "")
+        except OSError:
+            flags = ""
+    words = set(flags.split())
+    return "AMX" if "amx_bf16" in words else "AVX512_BF16" if "avx512_bf16" in words else ""
+
+
 def machine(device: str | torch.device | None = None, dtype: torch.dtype | str | None = None) -> dict:
     """Where a number was measured: CPU model and the kernels torch dispatches on it (its capability: AVX2,
-    AVX512, AVX512_BF16, AMX...), torch's threads (the count set, which following the load may lower), torch's
-    version, the GPU's name when the device is CUDA, and the dtype when given. Recorded beside every speed (CLI
-    --json, the bench) and keyed by autodtype."""
+    AVX512...) and, on a CPU, its own bfloat16 units (bf16_units: AMX or AVX512_BF16), torch's threads (the count
+    set, which following the load may lower), torch's version, the GPU's name when the device is CUDA, and the
+    dtype when given. Recorded beside every speed (CLI --json, the bench) and keyed by autodtype."""
     dev = torch.device(device) if device not in (None, "auto") else default_device()
     out = {"cpu": cpu_model(), "capability": torch.backends.cpu.get_cpu_capability(),
            "threads": runtime.threads_ceiling(), "torch": torch.__version__.split("+")[0]}
@@ -68,6 +83,8 @@ def machine(device: str | torch.device | None = None, dtype: torch.dtype | str |
         out["gpu"] = torch.cuda.get_device_name(dev)
     if restricted := kernel_restriction():
         out["restricted"] = restricted
+    elif dev.type == "cpu" and (units := bf16_units()):
+        out["bf16"] = units                                 # a restricted CPU stands in for one without them
     if dtype is not None:
         out["dtype"] = str(dtype).removeprefix("torch.")
     return out
@@ -83,10 +100,11 @@ def kernel_restriction() -> str:
 
 
 def describe_machine(m: dict) -> str:
-    """One line: 'AMD EPYC (AVX2), 2 threads, torch 2.13.0, bfloat16' (a GPU first when there is one); a CPU whose
+    """One line: 'AMD EPYC (AVX512, AVX512_BF16), 2 threads, torch 2.13.0, bfloat16' (a GPU first when there is
+    one); a CPU whose
     kernels were restricted says so: its figures stand in for another kind of CPU."""
     where = f"{m['gpu']} GPU, host " if m.get("gpu") else ""
-    cap = m.get("capability", "?")
+    cap = m.get("capability", "?") + (f", {m['bf16']}" if m.get("bf16") else "")
     if m.get("restricted"):
         cap += f" by {m['restricted']}: standing in for a CPU of that kind"
     s = (f"{where}{m.get('cpu', '?')} ({cap}), {m.get('threads', '?')} threads, "

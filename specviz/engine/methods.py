@@ -149,12 +149,11 @@ def _hybrid(target, o):
 
 # The registry's default, used where no bench of the machine's kind is committed: copy-recycle met issue 35's rule
 # for a training-free default (>= 0.95x plain on every bench workload, >= 0.95x the better of its parts on each kind;
-# scripts/default_rule.py, bench/results/cpu-avx512/default_rule.json, 2026-12-04). Where a kind's bench is committed,
-# bench/results.default_method reads it instead; Home renders which and why.
+# scripts/default_rule.py, bench/results/cpu-avx512-amx/default_rule.json, 2026-12-04). Where a kind's bench is
+# committed, bench/results.default_method reads it instead; Home renders which and why.
 DEFAULT_METHOD = "copy-recycle"
-# copy-recycle always copies from a match of at least COPY_MIN_MATCH tokens; a one-token match drafts both parts'
-# trees merged under greedy decoding, and when sampling from the part that kept more on the request's earlier
-# one-token matches (core/copychoice.py)
+# copy-recycle always copies from a match of at least COPY_MIN_MATCH tokens; a one-token match drafts from the part
+# that kept more on the request's earlier one-token matches (core/copychoice.py)
 COPY_MIN_MATCH = 2
 
 
@@ -301,7 +300,7 @@ def make_proposer(method: str, target: LoadedModel, n: int | None = None, n_min:
     SuffixProposer's settings (max_depth, min_prob, min_match, cache: a SessionCache shared by a session's
     requests); spec_factor too. recycle (recycle, recycle-chain, copy-recycle): Recycle's settings (nodes: the
     tree's size, top_k, dynamic). union (copy-recycle): when a one-token match drafts both parts' trees
-    merged instead of the rule's choice: 'greedy' (None: the default), 'always', 'never' (docs/recycling.md).
+    merged instead of the rule's choice: 'never' (None: the default), 'greedy', 'always' (docs/recycling.md).
     gate (a proposers.gated.Gate): no draft while
     the method's running α̂ is below the gate's threshold (the capstone's gated lookup). layers (self-draft): how
     many of the target's first layers draft."""

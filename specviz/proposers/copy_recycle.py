@@ -2,11 +2,11 @@
 
 One tree per pass: suffix decoding's tree (core/suffix.py) or token recycling's static tree (core/recycle.py),
 chosen by core/copychoice.py's rule: recycling when suffix finds no match, copying on a match of 2 tokens or more,
-and on a one-token match, under greedy decoding, both parts' trees merged into one (core/copychoice.merge: every root
-path of either is one of the merged tree, so it keeps what either would); when sampling, the part whose trees have
-kept more on this request's earlier one-token-match passes (both parts' trees scored against the text that followed):
-sampled text keeps fewer tokens a node, and the merged tree's extra nodes cost more than they kept there
-(docs/recycling.md, "Both trees in one pass"). Both parts choose their candidates rather than sample them,
+and on a one-token match the part whose trees have kept more on this request's earlier one-token-match passes (both
+parts' trees scored against the text that followed). An option (`union`, not the default): on a one-token match both
+trees merged into one pass (core/copychoice.merge; it keeps what either would), under greedy decoding or always;
+whether its extra nodes pay depends on the machine's cost per node (docs/recycling.md, "Both trees in one pass").
+Both parts choose their candidates rather than sample them,
 and the rule reads the committed text only, so q is one-hot and the tree verification stays lossless at any
 temperature.
 The recycling table keeps learning from every pass, including the passes that verified a copied tree.
@@ -20,7 +20,7 @@ from specviz.proposers.base import Context, Draft, Proposer
 from specviz.proposers.recycle import Recycle
 from specviz.proposers.suffix import SuffixProposer
 
-UNION_MODES = ("greedy", "always", "never")   # when a one-token match drafts both trees merged (else: the rule's pick)
+UNION_MODES = ("never", "greedy", "always")   # when a one-token match drafts both trees merged (else: the rule's pick)
 
 
 class CopyRecycle(Proposer):
@@ -28,7 +28,7 @@ class CopyRecycle(Proposer):
     deterministic = True
     reads_logits = True
 
-    def __init__(self, copy: SuffixProposer, recycle: Recycle, always_copy: int = ALWAYS_COPY, union: str = "greedy"):
+    def __init__(self, copy: SuffixProposer, recycle: Recycle, always_copy: int = ALWAYS_COPY, union: str = "never"):
         if union not in UNION_MODES:
             raise ValueError(f"copy-recycle's union must be one of {', '.join(UNION_MODES)}, got {union!r}")
         self.copy, self.recycle, self.union = copy, recycle, union

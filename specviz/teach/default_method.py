@@ -18,7 +18,8 @@ from specviz.bench.results import RULE, default_choice, kind_bench
 from specviz.engine.device import describe_machine, machine
 from specviz.engine.methods import DEFAULT_METHOD
 
-EVIDENCE = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "results", "cpu-avx512", "default_rule.json")
+EVIDENCE = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "results", "cpu-avx512-amx",
+                        "default_rule.json")
 
 
 def load(path: str = EVIDENCE) -> dict | None:

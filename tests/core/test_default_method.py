@@ -96,8 +96,10 @@ def test_home_says_what_this_machine_opens_on_from_its_kinds_bench():
     here = machine("cpu")
     method, path = default_method(here)
     text = DM.on_this_machine(here)
-    assert f"open on `{method}`" in text
     if path:                                           # a committed bench of this kind: its experiment is named
+        assert f"open on `{method}`" in text
         assert "python -m specviz bench" in text and "lowest workload × plain" in text and "median" in text
+    else:                                              # none: the registry's default, and how to measure one
+        assert f"registry's default, `{method}`" in text and "no bench of its kind is committed" in text
     other = {**here, "capability": "NO-SUCH-KIND"}
     assert "no bench of its kind is committed" in DM.on_this_machine(other)

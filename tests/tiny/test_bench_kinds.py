@@ -5,7 +5,10 @@ import os
 from specviz.bench import results as BR
 
 AVX2 = {"cpu": "AMD EPYC", "capability": "AVX2", "threads": 2, "torch": "2.13.0", "dtype": "float32"}
-AMX = {"cpu": "Intel Xeon", "capability": "AMX", "threads": 2, "torch": "2.13.0", "dtype": "bfloat16"}
+AMX = {"cpu": "Intel Xeon", "capability": "AVX512", "bf16": "AMX", "threads": 2, "torch": "2.13.0",
+       "dtype": "bfloat16"}
+ZEN4 = {"cpu": "AMD EPYC", "capability": "AVX512", "bf16": "AVX512_BF16", "threads": 2, "torch": "2.13.0",
+        "dtype": "bfloat16"}
 
 
 def write(folder, machine, when):
@@ -29,10 +32,25 @@ def test_pages_show_the_results_of_this_machines_kind(tmp_path):
 
 
 def test_kind_folders_and_a_file_that_names_no_machine():
-    assert BR.kind_folder(AVX2) == "cpu-avx2" and BR.kind_folder(AMX) == "cpu-amx"
+    assert BR.kind_folder(AVX2) == "cpu-avx2" and BR.kind_folder(AMX) == "cpu-avx512-amx"
+    assert BR.kind_folder(ZEN4) == "cpu-avx512-bf16" and BR.kind(ZEN4) != BR.kind(AMX)
     assert BR.kind_folder({**AVX2, "gpu": "NVIDIA H100 80GB HBM3"}) == "cuda-nvidia-h100-80gb-hbm3"
     old = {"meta": {"dtype": "bfloat16", "threads": 2, "torch": "2.13.0"}}
     assert "does not name" in BR.bench_where(old, AVX2)
+
+
+def test_one_capability_two_kinds_of_bfloat16(tmp_path):
+    """AMX and AVX512_BF16 are both AVX512 to torch: each kind reads its own bench, and neither reads the other's
+    as its own."""
+    from specviz.engine.device import bf16_units, describe_machine
+    assert bf16_units("fpu avx2 avx512f avx512_bf16 amx_bf16 amx_tile") == "AMX"
+    assert bf16_units("fpu avx2 avx512f avx512_bf16") == "AVX512_BF16" and bf16_units("fpu avx2") == ""
+    assert "(AVX512, AMX)" in describe_machine(AMX)
+    zen4 = write(tmp_path / "bench" / "results" / BR.kind_folder(ZEN4), ZEN4, 1_000)
+    write(tmp_path / "bench" / "results" / BR.kind_folder(AMX), AMX, 2_000)             # the newer file
+    assert BR.latest_bench(str(tmp_path), here=ZEN4)[0] == str(zen4)
+    assert BR.kind_bench(ZEN4, str(tmp_path))[0] == str(zen4)
+    assert "this machine is another kind" in BR.bench_where({"meta": {"machine": AMX}}, ZEN4)
 
 
 def test_bench_out_bench_writes_under_this_machines_kind(tmp_path, monkeypatch):

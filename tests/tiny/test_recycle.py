@@ -23,11 +23,11 @@ def target():
 
 TRIALS = {"recycle dynamic": ("recycle", dict(recycle=dict(nodes=12, dynamic=True))),      # docs/recycling.md
           "copy-recycle union": ("copy-recycle", dict(recycle=dict(nodes=12), union="always")),
-          "copy-recycle rule": ("copy-recycle", dict(recycle=dict(nodes=12), union="never"))}
+          "copy-recycle union when greedy": ("copy-recycle", dict(recycle=dict(nodes=12), union="greedy"))}
 
 
 @pytest.mark.parametrize("method,k", [("recycle", 24), ("recycle-chain", 4), ("copy-recycle", 24),
-                                      ("recycle dynamic", 24), ("copy-recycle rule", 24)])
+                                      ("recycle dynamic", 24), ("copy-recycle union when greedy", 24)])
 def test_greedy_equals_plain(target, method, k):
     for seed in range(2):
         ids = prompt(seed)
@@ -67,7 +67,7 @@ def test_the_table_reads_every_row_and_a_session_keeps_it_only_when_told(target)
 
 @pytest.mark.parametrize("union,temperature,merges", [("greedy", 0.0, True), ("greedy", 1.0, False),
                                                       ("never", 0.0, False), ("always", 1.0, True)])
-def test_a_one_token_match_drafts_both_trees_under_greedy_by_default(target, union, temperature, merges):
+def test_a_one_token_match_drafts_both_trees_only_when_told(target, union, temperature, merges):
     used = []
     p = make_proposer("copy-recycle", target, recycle=dict(nodes=12), union=union)
     propose = p.propose
@@ -83,6 +83,8 @@ def test_a_one_token_match_drafts_both_trees_under_greedy_by_default(target, uni
                                                            sampling=SamplingConfig(temperature=temperature)))
     assert ("copy+recycle" in used) == merges
     assert merges or {"copy", "recycle"} <= set(used)          # otherwise the rule picks one part, each at times
+    if union == "never":
+        assert make_proposer("copy-recycle", target).union == "never"         # the default: the rule's pick
 
 
 def test_bad_settings_are_refused(target):
