@@ -101,8 +101,7 @@ def kernel_restriction() -> str:
 
 def describe_machine(m: dict) -> str:
     """One line: 'AMD EPYC (AVX512, AVX512_BF16), 2 threads, torch 2.13.0, bfloat16' (a GPU first when there is
-    one); a CPU whose
-    kernels were restricted says so: its figures stand in for another kind of CPU."""
+    one); a CPU whose kernels were restricted says so: its figures stand in for another kind of CPU."""
     where = f"{m['gpu']} GPU, host " if m.get("gpu") else ""
     cap = m.get("capability", "?") + (f", {m['bf16']}" if m.get("bf16") else "")
     if m.get("restricted"):
