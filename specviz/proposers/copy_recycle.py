@@ -6,8 +6,8 @@ and on a one-token match the part whose trees have kept more on this request's e
 parts' trees scored against the text that followed). An option (`union`, not the default): on a one-token match both
 trees merged into one pass (core/copychoice.merge; it keeps what either would), under greedy decoding or always;
 whether its extra nodes pay depends on the machine's cost per node (docs/recycling.md, "Both trees in one pass").
-Both parts choose their candidates rather than sample them, and the rule reads the committed text only, so q is one-hot and the tree verification stays lossless at any
-temperature.
+Both parts choose their candidates rather than sample them, and the rule reads the committed text only, so q is
+one-hot and the tree verification stays lossless at any temperature.
 The recycling table keeps learning from every pass, including the passes that verified a copied tree.
 """
 from __future__ import annotations
