@@ -35,10 +35,12 @@ def latest_bench(root: str = ".", here: dict | None = None) -> tuple[str, object
 def kind_folder(m: dict) -> str:
     """Where `bench --out bench` keeps a machine kind's results: bench/results/<this>, e.g. cpu-avx2,
     cpu-avx512-amx, cpu-avx512-bf16, cuda-nvidia-h100 (the GPU's name, or the CPU's kernel capability and its
-    bfloat16 units: the dtype is auto's choice for them)."""
+    bfloat16 units: the dtype is auto's choice for them); cpu-avx2-standin for a CPU restricted to AVX2 kernels."""
     units = {"AMX": "amx", "AVX512_BF16": "bf16"}.get(m.get("bf16") or "", m.get("bf16") or "")
     name = f"cuda-{m['gpu']}" if m.get("gpu") else f"cpu-{m.get('capability', 'unknown')}" + (
         f"-{units}" if units else "")
+    if m.get("restricted"):      # kernels restricted to another kind's: its set beside that kind's own
+        name += "-standin"
     return "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-")
 
 
@@ -135,16 +137,20 @@ def default_choice(data) -> dict | None:
 
 
 def kind_bench(here: dict | None, root: str | None = None) -> tuple[str, dict] | None:
-    """(path, parsed) of the committed bench of this machine's kind (bench/results/<kind>/results.json), or None."""
+    """(path, parsed) of the committed bench of this machine's kind (bench/results/<kind>/results.json), else of a
+    stand-in for the kind (<kind>-standin: another CPU with its kernels restricted to this one's), or None."""
     if not here:
         return None
     root = root or os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    path = os.path.join(root, "bench", "results", kind_folder(here), "results.json")
-    try:
-        with open(path) as fh:
-            return path, json.load(fh)
-    except (OSError, ValueError):
-        return None
+    folder = kind_folder(here)
+    for name in (folder, folder + "-standin") if not folder.endswith("-standin") else (folder,):
+        path = os.path.join(root, "bench", "results", name, "results.json")
+        try:
+            with open(path) as fh:
+                return path, json.load(fh)
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def default_method(here: dict | None, root: str | None = None) -> tuple[str, str | None]:

@@ -76,3 +76,17 @@ def test_a_restricted_cpu_says_it_stands_in(monkeypatch):
     assert m["restricted"] == "ONEDNN_MAX_CPU_ISA=AVX2"
     assert "by ONEDNN_MAX_CPU_ISA=AVX2: standing in for a CPU of that kind" in describe_machine(m)
     assert "standing in" in BR.bench_where({"meta": {"machine": {**AVX2, "restricted": m["restricted"]}}}, AVX2)
+
+
+def test_a_stand_in_keeps_its_own_set_and_a_real_cpu_prefers_its_own(tmp_path):
+    """A CPU restricted to AVX2 kernels writes cpu-avx2-standin, so a real AVX2 CPU's set is never overwritten by
+    one; a real AVX2 CPU reads its own set, and the stand-in's only while there is none."""
+    standin = {**AMX, "capability": "AVX2", "restricted": "ONEDNN_MAX_CPU_ISA=AVX2", "dtype": "float32"}
+    del standin["bf16"]
+    assert BR.kind_folder(standin) == "cpu-avx2-standin" and BR.kind_folder(AVX2) == "cpu-avx2"
+    stood = write(tmp_path / "bench" / "results" / BR.kind_folder(standin), standin, 1_000)
+    assert BR.kind_bench(AVX2, str(tmp_path))[0] == str(stood)
+    real = write(tmp_path / "bench" / "results" / BR.kind_folder(AVX2), AVX2, 500)      # older, and still first
+    assert BR.kind_bench(AVX2, str(tmp_path))[0] == str(real)
+    assert BR.kind_bench(standin, str(tmp_path))[0] == str(stood)
+    assert BR.kind_bench(ZEN4, str(tmp_path)) is None
