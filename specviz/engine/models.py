@@ -108,6 +108,16 @@ def default_gguf() -> tuple[str, str]:
     return folder, names[0]
 
 
+def unpacked_gguf() -> dict:
+    """from_pretrained's arguments that unpack a GGUF's weights into plain linear layers at load time. transformers
+    5.25 began to keep them in GGUF blocks where a matmul kernel for them can be fetched (GgufConfig); unpacked, the
+    weights are what every earlier version loaded (same fingerprint, the artefacts' target), and the layers are the
+    plain ones engine/attention.py and engine/packed.py measured row-invariant. Earlier versions always unpack."""
+    import transformers
+    config = getattr(transformers, "GgufConfig", None)
+    return {"quantization_config": config(dequantize=True)} if config is not None else {}
+
+
 def load_tokenizer(name: str = DEFAULT):
     try:
         if name == DEFAULT:
@@ -128,7 +138,7 @@ def load_model(name: str = DEFAULT, device: str | torch.device | None = None,
     try:
         if name == DEFAULT:
             folder, gguf = default_gguf()
-            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf, dtype=dt)
+            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf, dtype=dt, **unpacked_gguf())
         else:
             model = AutoModelForCausalLM.from_pretrained(name, dtype=dt)  # trust_remote_code stays off
     except ModelError:

@@ -30,6 +30,16 @@ def test_loads_offline_and_answers(target32):
     assert "Paris" in s.text
 
 
+def test_the_default_target_is_the_checkpoint_the_artefacts_were_trained_for(target32):
+    """Unpacked at load whatever the transformers version (models.unpacked_gguf; 5.25 began to keep a GGUF's
+    weights in blocks): plain linear layers, and the fingerprint on every shipped artefact's card."""
+    from specviz.engine import artifacts
+    assert not [type(m).__name__ for m in target32.model.modules() if "gguf" in type(m).__name__.lower()]
+    assert target32.model.lm_head.weight.dtype == torch.float32
+    cards = [artifacts.card(n) for n, ok in artifacts.available().items() if ok]
+    assert cards and {c["target_fingerprint"] for c in cards} == {target32.fingerprint()}
+
+
 @pytest.mark.parametrize("w", workloads.of_kind(workloads.COPY), ids=lambda w: w.name)
 def test_lookup_equals_plain_on_copy_workloads(target32, w):
     ids = encode_prompt(target32.tokenizer, w.prompt, w.chat)
