@@ -92,10 +92,13 @@ def on_this_machine(here: dict | None = None) -> str:
     else:
         how = (f"and none stays at least {RULE}× plain on every workload, so the one whose lowest workload is "
                "highest opens")
+    ran = [mode for mode in ("greedy", "sampled") if mode in (found[1].get("speedup") or {})]  # what it reached
+    runs = f"{m.get('repeats', '?')} greedy repeats" + (
+        f" and {len(m.get('seeds') or [])} seeds at T = {m.get('temperature', '?')}" if "sampled" in ran else "")
+    partial = "" if m.get("complete", True) else f"; **partial**: stopped before its end, {' and '.join(ran)} only"
     return (f"**On this machine the CLI and Step through open on `{method}`.** The bench of its kind "
             f"(`{m.get('command', '?')}`, started {m.get('started', '?')}, {describe_machine(m.get('machine') or {})}, "
-            f"{m.get('repeats', '?')} greedy repeats and {len(m.get('seeds') or [])} seeds at T = "
-            f"{m.get('temperature', '?')}, {m.get('max_new_tokens', '?')} new tokens) measured each training-free "
-            f"method's lowest workload × plain and its median over every workload, greedy and sampled: {lows}. "
+            f"{runs}, {m.get('max_new_tokens', '?')} new tokens{partial}) measured each training-free "
+            f"method's lowest workload × plain and its median over every workload, {' and '.join(ran)}: {lows}. "
             f"There copy-recycle {kept} the rule ({RULE}× plain on every workload and its better part on each "
             f"kind), {how}.")

@@ -103,3 +103,26 @@ def test_home_says_what_this_machine_opens_on_from_its_kinds_bench():
         assert f"registry's default, `{method}`" in text and "no bench of its kind is committed" in text
     other = {**here, "capability": "NO-SUCH-KIND"}
     assert "no bench of its kind is committed" in DM.on_this_machine(other)
+
+
+def test_home_names_only_the_phases_a_partial_bench_reached(tmp_path, monkeypatch):
+    """A bench stopped before its sampled phase (complete: False, greedy rows only) is described as what ran: greedy
+    repeats, no seeds, "partial"; a complete one names both phases."""
+    import json
+
+    from specviz.bench import results as BR
+    avx2 = {"cpu": "X", "capability": "AVX2", "threads": 2, "torch": "2.13.0"}
+    folder = tmp_path / "bench" / "results" / "cpu-avx2"
+    folder.mkdir(parents=True)
+    data = _bench({"greedy": GOOD["greedy"]})
+    data["meta"].update(complete=False, repeats=2, seeds=[1, 2], temperature=0.8, max_new_tokens=128)
+    (folder / "results.json").write_text(json.dumps(data))
+    real = BR.kind_bench
+    monkeypatch.setattr(DM, "kind_bench", lambda here: real(here, str(tmp_path)))
+    text = DM.on_this_machine(avx2)
+    assert "**partial**" in text and "greedy only" in text and "seeds" not in text and "sampled" not in text
+    data = _bench(GOOD)
+    data["meta"].update(complete=True, repeats=2, seeds=[1, 2], temperature=0.8, max_new_tokens=128)
+    (folder / "results.json").write_text(json.dumps(data))
+    text = DM.on_this_machine(avx2)
+    assert "partial" not in text and "2 seeds at T = 0.8" in text and "greedy and sampled" in text
