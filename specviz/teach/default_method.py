@@ -92,7 +92,8 @@ def on_this_machine(here: dict | None = None) -> str:
     else:
         how = (f"and none stays at least {RULE}× plain on every workload, so the one whose lowest workload is "
                "highest opens")
-    ran = [mode for mode in ("greedy", "sampled") if mode in (found[1].get("speedup") or {})]  # what it reached
+    sp = found[1].get("speedup") or {}
+    ran = [mode for mode in ("greedy", "sampled") if (sp.get(mode) or {}).get("per_workload")]  # what it reached
     runs = f"{m.get('repeats', '?')} greedy repeats" + (
         f" and {len(m.get('seeds') or [])} seeds at T = {m.get('temperature', '?')}" if "sampled" in ran else "")
     partial = "" if m.get("complete", True) else f"; **partial**: stopped before its end, {' and '.join(ran)} only"

@@ -114,7 +114,7 @@ def test_home_names_only_the_phases_a_partial_bench_reached(tmp_path, monkeypatc
     avx2 = {"cpu": "X", "capability": "AVX2", "threads": 2, "torch": "2.13.0"}
     folder = tmp_path / "bench" / "results" / "cpu-avx2"
     folder.mkdir(parents=True)
-    data = _bench({"greedy": GOOD["greedy"]})
+    data = _bench({"greedy": GOOD["greedy"], "sampled": {}})       # the partial file keeps an empty sampled section
     data["meta"].update(complete=False, repeats=2, seeds=[1, 2], temperature=0.8, max_new_tokens=128)
     (folder / "results.json").write_text(json.dumps(data))
     real = BR.kind_bench
