@@ -143,7 +143,8 @@ def kind_bench(here: dict | None, root: str | None = None) -> tuple[str, dict] |
         return None
     root = root or os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
     folder = kind_folder(here)
-    for name in (folder, folder + "-standin") if not folder.endswith("-standin") else (folder,):
+    names = [folder] if folder.endswith("-standin") else [folder, folder + "-standin"]
+    for name in names:
         path = os.path.join(root, "bench", "results", name, "results.json")
         try:
             with open(path) as fh:

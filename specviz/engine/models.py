@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
+import transformers  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM  # noqa: E402
 
 from specviz.core.errors import ModelError  # noqa: E402
@@ -113,7 +114,6 @@ def unpacked_gguf() -> dict:
     5.25 began to keep them in GGUF blocks where a matmul kernel for them can be fetched (GgufConfig); unpacked, the
     weights are what every earlier version loaded (same fingerprint, the artefacts' target), and the layers are the
     plain ones engine/attention.py and engine/packed.py measured row-invariant. Earlier versions always unpack."""
-    import transformers
     config = getattr(transformers, "GgufConfig", None)
     return {"quantization_config": config(dequantize=True)} if config is not None else {}
 
