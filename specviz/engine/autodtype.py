@@ -56,10 +56,13 @@ def candidates(device: torch.device) -> list[str]:
 
 def machine_key(device: torch.device, target: str) -> str:
     """The cache key: the machine (machine() without dtype), the device type, the target's name and how its
-    bfloat16 linears run (engine/packed.py): a timing taken before the packed linears is not read back."""
+    linears run (engine/packed.py): a timing taken before the packed linears is not read back."""
     from specviz.engine import packed
     m = machine(device)
-    linears = "onednn-packed" if device.type == "cpu" and packed.available() else "aten"
+    linears = "aten"
+    if device.type == "cpu" and packed.PACKS:       # e.g. "onednn-packed" (bfloat16), "onednn-packed-float32"
+        linears = "onednn-packed" + "".join(f"-{str(dt).removeprefix('torch.')}" for dt in packed.PACKS
+                                            if dt is not torch.bfloat16)
     return json.dumps({**m, "device": device.type, "target": target, "linears": linears}, sort_keys=True)
 
 

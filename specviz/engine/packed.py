@@ -1,4 +1,4 @@
-"""bfloat16 linear layers on the CPU with their weights packed once for oneDNN, as torch.compile does.
+"""Linear layers on the CPU with their weights packed once for oneDNN, as torch.compile does.
 
 Profiled on an Intel Xeon with AMX (torch 2.13, bfloat16, docs/profile_plain_step.md): aten::mm is ~78% of a
 plain step, and oneDNN's verbose log shows why it is slower than the bytes allow: `F.linear` hands oneDNN the
@@ -13,8 +13,17 @@ Measured (scripts/compile_trial.py, docs/profile_plain_step.md, 2026-12-04): the
 pass of up to MAX_ROWS rows (1 and 2 threads), so every token specviz writes is unchanged, and speculative greedy
 output still equals plain greedy output; plain greedy decoding 1.19-1.24x end to end (1 thread), a plain step
 0.39 -> 0.47-0.50 of the bandwidth limit. Longer passes (a prompt's prefill) stay on `F.linear`: there oneDNN
-picks another kernel for the two and their sums differ. Float32 stays on `F.linear` (MKL's packed path
-measured no faster), as does anything that needs gradients (the op has no backward) or runs off the CPU.
+picks another kernel for the two and their sums differ. Anything that needs gradients (the op has no backward)
+or runs off the CPU stays on `F.linear`.
+
+Float32 runs packed where the CPU's best kernels are AVX2 (no AVX512: the CPUs without native bfloat16, where
+`--dtype auto` picks float32). Measured on a 2-core AMD EPYC with AVX2 only (torch 2.13, 2 threads, 2026-12-06,
+docs/profile_plain_step.md): the 211 linear layers of SmolLM2-135M take 0.70-0.75 of `F.linear`'s time at 1 to
+25 rows (38 against 51 ms at one row), so both the one-token step and a verify pass get cheaper. In float32 the
+packed kernel does not give `F.linear`'s bits (neither gives the same bits for a row whatever the number of
+rows: both differ from a one-row pass in the last bit or two, which is why float32 greedy equality is a test on
+real outputs, not a property of the kernel); MKL's own packed path measured no faster. On AVX512 CPUs float32
+stays on `F.linear`: not measured there.
 
 The packed copy is kept beside the weight (the weight itself stays: state_dict, fingerprint, tied embedding),
 so a bfloat16 model holds its linear weights twice (~260 MiB more for SmolLM2-135M); it is rebuilt when the
@@ -25,19 +34,28 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-MAX_ROWS = 32   # passes of up to this many rows run packed: there oneDNN's result equals F.linear's bit for bit
+MAX_ROWS = 32   # passes of up to this many rows run packed (bfloat16: there oneDNN's result equals F.linear's)
+F32_CAPABILITY = "AVX2"   # the CPU capability where float32 packing was measured faster (the docstring)
 
 
-def available() -> bool:
-    """oneDNN with native bfloat16 on this CPU (AVX512-BF16 or AMX): where packing pays."""
+def available(dtype: torch.dtype = torch.bfloat16) -> bool:
+    """Whether `dtype` linears run packed on this CPU: bfloat16 where oneDNN has native bfloat16 (AVX512-BF16 or
+    AMX), float32 where the CPU's kernels are AVX2 (the docstring's measurement)."""
     try:
-        return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        if not torch.backends.mkldnn.is_available():
+            return False
+        if dtype is torch.bfloat16:
+            return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        return dtype is torch.float32 and torch.backends.cpu.get_cpu_capability() == F32_CAPABILITY
     except (AttributeError, RuntimeError):
         return False
 
 
+PACKS = tuple(dt for dt in (torch.bfloat16, torch.float32) if available(dt))   # this process's packed dtypes
+
+
 class PackedLinear(torch.nn.Linear):
-    """nn.Linear whose bfloat16 CPU forward without gradients runs oneDNN on a weight packed once."""
+    """nn.Linear whose CPU forward without gradients runs oneDNN on a weight packed once (the dtypes in PACKS)."""
 
     _packed: torch.Tensor | None = None
     _packed_key: tuple | None = None
@@ -53,7 +71,7 @@ class PackedLinear(torch.nn.Linear):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         w = self.weight
-        if (x.dtype is torch.bfloat16 and w.dtype is torch.bfloat16 and x.device.type == "cpu"
+        if (x.dtype is w.dtype and w.dtype in PACKS and x.device.type == "cpu"
                 and x.numel() <= MAX_ROWS * x.shape[-1]
                 and w.device.type == "cpu" and not (torch.is_grad_enabled() and (x.requires_grad or w.requires_grad))):
             return torch.ops.mkldnn._linear_pointwise(x, self._pack(), self.bias, "none", [], "")
@@ -69,8 +87,8 @@ class PackedLinear(torch.nn.Linear):
 
 def pack_linears(model: torch.nn.Module) -> int:
     """Turn every plain nn.Linear of `model` into a PackedLinear (in place; the weights are packed on first use).
-    Nothing changes where oneDNN has no native bfloat16. Returns the number of layers turned."""
-    if not available():
+    Nothing changes where no dtype runs packed (PACKS). Returns the number of layers turned."""
+    if not PACKS:
         return 0
     n = 0
     for m in model.modules():
@@ -81,11 +99,11 @@ def pack_linears(model: torch.nn.Module) -> int:
 
 
 def prepack(model: torch.nn.Module) -> int:
-    """Pack now every PackedLinear whose weight is bfloat16 on the CPU (what its first forward would do), so that
-    packing is part of loading the model, not of its first run. Returns the number packed."""
+    """Pack now every PackedLinear whose weight is on the CPU in a packed dtype (what its first forward would do),
+    so that packing is part of loading the model, not of its first run. Returns the number packed."""
     n = 0
     for m in model.modules():
-        if isinstance(m, PackedLinear) and m.weight.dtype is torch.bfloat16 and m.weight.device.type == "cpu":
+        if isinstance(m, PackedLinear) and m.weight.dtype in PACKS and m.weight.device.type == "cpu":
             m._pack()
             n += 1
     return n

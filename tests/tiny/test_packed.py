@@ -40,10 +40,11 @@ def test_a_longer_pass_and_float32_and_gradients_take_f_linear():
     x = torch.randn(3, 64, dtype=torch.bfloat16, requires_grad=True)
     lin(x).sum().backward()                                              # the packed op has no backward
     assert x.grad is not None and lin._packed is None
-    lin.float()
-    with torch.no_grad():
-        x32 = torch.randn(2, 64)
-        assert torch.equal(lin(x32), F.linear(x32, lin.weight))
+    if torch.float32 not in packed.PACKS:                                # float32 on F.linear on this CPU
+        lin.float()
+        with torch.no_grad():
+            x32 = torch.randn(2, 64)
+            assert torch.equal(lin(x32), F.linear(x32, lin.weight))
 
 
 @needs_onednn
@@ -85,6 +86,44 @@ def test_weights_are_packed_at_load_not_in_the_first_run():
     layers = [x for x in m.model.modules() if type(x) is PackedLinear]
     assert layers and all(x._packed is not None for x in layers)          # before any forward pass
     f32 = tiny_llama(dtype=torch.float32)
-    assert prepack(f32.model) == 0                                        # float32 weights: nothing to pack
+    expected = 2 * 7 + 1 if torch.float32 in packed.PACKS else 0          # float32 packs on AVX2 CPUs only
+    assert prepack(f32.model) == expected
     bf = as_dtype(f32, "bfloat16")
     assert all(x._packed is not None for x in bf.model.modules() if type(x) is PackedLinear)
+
+
+needs_f32 = pytest.mark.skipif(torch.float32 not in packed.PACKS, reason="float32 runs on F.linear on this CPU")
+
+
+@needs_f32
+@pytest.mark.parametrize("rows", [1, 9, 25])
+def test_a_float32_packed_pass_is_f_linear_to_rounding(rows):
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(64, 96, bias=False)
+    lin.__class__ = PackedLinear
+    x = torch.randn(1, rows, 64)                                         # (b, t, in)
+    with torch.inference_mode():
+        out = lin(x)
+    assert lin._packed is not None                                       # it did take the packed path
+    torch.testing.assert_close(out, F.linear(x, lin.weight), rtol=1e-5, atol=1e-5)
+
+
+@needs_f32
+def test_float32_speculation_on_packed_linears_writes_plain_greedy_text():
+    """The tiny model packed in float32 (as load_model packs the default model on an AVX2 CPU): lookup and a
+    random drafter of 8 tokens, verified 9 rows at a time, write plain decoding's tokens, torch.equal."""
+    from specviz.engine.decode import DecodeConfig, Decoder
+    from specviz.engine.methods import make_proposer
+    m = tiny_llama(vocab_size=96, layers=2, hidden=64, dtype=torch.float32)
+    assert all(x._packed is not None for x in m.model.modules() if type(x) is PackedLinear)
+    prompt = torch.tensor([5, 6, 7, 8, 5, 6, 7, 8, 5, 6, 7, 8, 9, 10, 11, 12])
+
+    def text(proposer) -> torch.Tensor:
+        d = Decoder(m, proposer, prompt, DecodeConfig(k=8, max_new_tokens=40, record=False, stop_at_eos=False))
+        for _ in d.run():
+            pass
+        return torch.tensor(d.new_tokens)
+
+    plain = text(None)
+    assert torch.equal(text(make_proposer("lookup", m)), plain)
+    assert torch.equal(text(make_proposer("recycle", m)), plain)
