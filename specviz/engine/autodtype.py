@@ -60,9 +60,9 @@ def machine_key(device: torch.device, target: str) -> str:
     from specviz.engine import packed
     m = machine(device)
     linears = "aten"
-    if device.type == "cpu" and packed.PACKS:       # e.g. "onednn-packed" (bfloat16), "onednn-packed-float32"
-        linears = "onednn-packed" + "".join(f"-{str(dt).removeprefix('torch.')}" for dt in packed.PACKS
-                                            if dt is not torch.bfloat16)
+    if device.type == "cpu" and packed.PACKS:   # "onednn-packed" (bfloat16: the key before float32 packed too)
+        names = [str(dt).removeprefix("torch.") for dt in packed.PACKS]
+        linears = "onednn-packed" + ("" if names == ["bfloat16"] else "-" + "-".join(names))
     return json.dumps({**m, "device": device.type, "target": target, "linears": linears}, sort_keys=True)
 
 

@@ -147,7 +147,7 @@ def load_model(name: str = DEFAULT, device: str | torch.device | None = None,
         raise ModelError(f"could not load model '{name}': {type(e).__name__}: {first_line(e)}") from e
     model.to(device).eval()
     use_row_invariant(model)   # each row of a verify pass as a one-token step computes it (engine/attention.py)
-    pack_linears(model)        # bfloat16 on a CPU with oneDNN: weights packed once, same bits (engine/packed.py) ...
+    pack_linears(model)        # CPU linears on weights packed once for oneDNN (engine/packed.py: which dtypes) ...
     prepack(model)             # ... now, as part of the load, not in the first run's first step
     tok = load_tokenizer(name) if tokenizer else None
     return LoadedModel(name=DEFAULT_LABEL if name == DEFAULT else name, model=model,

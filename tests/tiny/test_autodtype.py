@@ -72,6 +72,18 @@ def test_another_machine_or_target_is_timed_anew(tmp_path, monkeypatch):
     assert len(timer.calls) == 3 and len(json.loads(path.read_text())) == 3
 
 
+def test_a_timing_taken_before_the_linears_were_packed_is_not_read_back(monkeypatch):
+    """The cache key names which dtypes run packed (engine/packed.PACKS): packing float32 on an AVX2 CPU made
+    its passes cheaper, so a float32-against-bfloat16 choice timed before it must be timed again."""
+    from specviz.engine import packed
+    keys = {}
+    for packs in ((), (torch.bfloat16,), (torch.float32,), (torch.bfloat16, torch.float32)):
+        monkeypatch.setattr(packed, "PACKS", packs)
+        keys[packs] = json.loads(A.machine_key(torch.device("cpu"), "t"))["linears"]
+    assert keys == {(): "aten", (torch.bfloat16,): "onednn-packed", (torch.float32,): "onednn-packed-float32",
+                    (torch.bfloat16, torch.float32): "onednn-packed-bfloat16-float32"}
+
+
 def test_an_unreadable_cache_is_timed_again_and_rewritten(tmp_path):
     path, timer = tmp_path / "dtype.json", Timer(AVX2)
     path.write_text("{not json")
