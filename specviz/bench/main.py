@@ -60,7 +60,7 @@ from specviz.core.costmodel import cost_check, draft_cost, passes_speedup, plain
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median, ratio, speedup
-from specviz.engine import artifacts, autodtype, measure, methods as M, peaks, sessions as SE, workloads as W
+from specviz.engine import artifacts, autodtype, measure, methods as M, packed, peaks, sessions as SE, workloads as W
 from specviz.engine.device import machine
 from specviz.engine.methods import REGISTRY, encode_prompt, make_proposer
 from specviz.engine.models import DEFAULT, LoadedModel, load_tokenizer, resolve_dtype, tiny_llama
@@ -390,6 +390,7 @@ def run_meta(plan: Plan, env: Env, dtype_name: str, trained: list[str]) -> dict:
     """What results.json says of the run: target, machine, threads, the plan's sizes, the methods, the command."""
     return dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
                 machine=machine(env.target.device, env.target.dtype), dtype_reason=env.target.dtype_reason,
+                linears=packed.label(env.target.device),   # F.linear or oneDNN-packed weights (engine/packed.py)
                 threads=torch.get_num_threads(), wait_policy=os.environ.get("OMP_WAIT_POLICY") or "default",
                 thread_policy=runtime.describe(),
                 torch=torch.__version__, quick=plan.quick,

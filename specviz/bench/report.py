@@ -32,7 +32,8 @@ def where(m: dict) -> str:
     if not m.get("machine"):
         return "not recorded (a run before the machine was recorded)"
     why = f" ({m['dtype_reason']})" if m.get("dtype_reason") else ""
-    return describe_machine(m["machine"]) + why
+    linears = f"; linear layers: {m['linears']}" if m.get("linears") else ""   # engine/packed.label (since 2026-12-06)
+    return describe_machine(m["machine"]) + why + linears
 
 
 def threads_line(m: dict) -> str:

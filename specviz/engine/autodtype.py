@@ -59,11 +59,7 @@ def machine_key(device: torch.device, target: str) -> str:
     linears run (engine/packed.py): a timing taken before the packed linears is not read back."""
     from specviz.engine import packed
     m = machine(device)
-    linears = "aten"
-    if device.type == "cpu" and packed.PACKS:   # "onednn-packed" (bfloat16: the key before float32 packed too)
-        names = [str(dt).removeprefix("torch.") for dt in packed.PACKS]
-        linears = "onednn-packed" + ("" if names == ["bfloat16"] else "-" + "-".join(names))
-    return json.dumps({**m, "device": device.type, "target": target, "linears": linears}, sort_keys=True)
+    return json.dumps({**m, "device": device.type, "target": target, "linears": packed.label(device)}, sort_keys=True)
 
 
 def read_cache(path: Path) -> dict:

@@ -54,6 +54,15 @@ def available(dtype: torch.dtype = torch.bfloat16) -> bool:
 PACKS = tuple(dt for dt in (torch.bfloat16, torch.float32) if available(dt))   # this process's packed dtypes
 
 
+def label(device: torch.device | str = "cpu") -> str:
+    """How a model's linear layers run on `device`, as the dtype cache's key and the bench's results name it:
+    "aten" (F.linear), "onednn-packed" (bfloat16 packed) or "onednn-packed-<dtypes>" (e.g. float32 on AVX2)."""
+    if torch.device(device).type != "cpu" or not PACKS:
+        return "aten"
+    names = [str(dt).removeprefix("torch.") for dt in PACKS]
+    return "onednn-packed" + ("" if names == ["bfloat16"] else "-" + "-".join(names))
+
+
 class PackedLinear(torch.nn.Linear):
     """nn.Linear whose CPU forward without gradients runs oneDNN on a weight packed once (the dtypes in PACKS)."""
 

@@ -90,3 +90,10 @@ def test_a_stand_in_keeps_its_own_set_and_a_real_cpu_prefers_its_own(tmp_path):
     assert BR.kind_bench(AVX2, str(tmp_path))[0] == str(real)
     assert BR.kind_bench(standin, str(tmp_path))[0] == str(stood)
     assert BR.kind_bench(ZEN4, str(tmp_path)) is None
+
+
+def test_the_results_say_how_the_linear_layers_ran():
+    """results.md's machine line names the linears' path (engine/packed.label) where the run recorded it."""
+    from specviz.bench.report import where
+    assert where({"machine": AVX2, "linears": "onednn-packed-float32"}).endswith("linear layers: onednn-packed-float32")
+    assert "linear layers" not in where({"machine": AVX2})                 # a run before 2026-12-06 did not record it
