@@ -26,8 +26,9 @@ real outputs, not a property of the kernel); MKL's own packed path measured no f
 stays on `F.linear`: not measured there.
 
 The packed copy is kept beside the weight (the weight itself stays: state_dict, fingerprint, tied embedding),
-so a bfloat16 model holds its linear weights twice (~260 MiB more for SmolLM2-135M); it is rebuilt when the
-weight changes (another tensor, an in-place update, a cast) and is not copied by deepcopy or pickle.
+so a packed model holds its linear weights twice (SmolLM2-135M: ~260 MiB more in bfloat16, ~510 MiB in float32);
+it is rebuilt when the weight changes (another tensor, an in-place update, a cast) and is not copied by deepcopy or
+pickle.
 """
 from __future__ import annotations
 
