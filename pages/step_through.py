@@ -170,10 +170,7 @@ def show_step(run, dec, label):
         fig = vz.decision_figure(rec, label)
         if fig is not None:
             st.plotly_chart(fig, width="stretch", key="stp_decisions")
-        cols = st.columns(2)
-        for j in range(len(rec.decisions)):
-            with cols[j % 2]:
-                st.plotly_chart(vz.pq_figure(rec, j, label), width="stretch", key=f"stp_pq_{j}")
+        SP.pq_charts(rec, label)
         for note in T.chain_notes(rec):
             st.caption(note)
         rf = vz.residual_figure(rec, label) if rec.next_origin == "correction" and not rec.greedy else None

@@ -8,9 +8,34 @@ from specviz.core.neartie import bf16_ulp
 from specviz.engine import measure
 from specviz.teach import anatomy, predict as P
 from specviz.ui import guess as G, memory, state, stepping as S, waiting
-from specviz.viz import tree as vt
+from specviz.viz import step as vz, tree as vt
 
 CHECK_REPEATS = 2  # the check against plain decoding: plain and the method, interleaved twice
+PQ_CHARTS = 4      # p-vs-q charts drawn at once. Every tested position of a 24-token draft as its own chart kept the
+                   # browser drawing for 2.3-2.7 s after Play's last pass (AVX2 EPYC, 2 cores shared with Chromium)
+
+
+# -- one step's p and q ----------------------------------------------------------------------------
+def pq_window(n: int, start: int | None) -> range:
+    """The tested positions (0-based) whose p-vs-q charts are drawn: PQ_CHARTS from `start` (1-based, as the
+    slider says it), by default the last ones tested, where a rejection is."""
+    first = max(0, n - PQ_CHARTS) if start is None else min(max(0, start - 1), max(0, n - PQ_CHARTS))
+    return range(first, min(n, first + PQ_CHARTS))
+
+
+def pq_charts(rec, label) -> None:
+    """p against q at the step's tested positions, PQ_CHARTS at a time (a slider picks which when more were
+    tested)."""
+    n = len(rec.decisions)
+    start = None
+    if n > PQ_CHARTS:
+        start = st.slider(f"p and q at tested positions (showing {PQ_CHARTS} of {n}, from)", 1, n - PQ_CHARTS + 1,
+                          value=n - PQ_CHARTS + 1, key=f"stp_pq_from_{rec.index}",
+                          help="The first of the drafted positions whose p and q bars are drawn below.")
+    cols = st.columns(2)
+    for i, j in enumerate(pq_window(n, start)):
+        with cols[i % 2]:
+            st.plotly_chart(vz.pq_figure(rec, j, label), width="stretch", key=f"stp_pq_{j}")
 
 
 # -- the check against plain decoding ------------------------------------------------------------

@@ -158,6 +158,23 @@ def test_play_to_end_tallies_colours_and_remembers(warm):
     assert "lookup" in at.session_state["measured_runs"]
 
 
+def test_pq_charts_four_at_a_time_with_a_slider_for_the_rest(warm):
+    # the target drafting for itself with k = 6: six tested positions, their p-vs-q charts drawn SP.PQ_CHARTS at a time
+    from specviz.ui import step_panels as SP
+    at = step_page(warm, stp_method="draft", stp_drafter_pick=OTHER, stp_drafter_path="tiny:0", stp_k=6, stp_new=12)
+    at.button(key="stp_one").click().run()
+    assert errors(at) == []
+    rec = decoder(at).steps[0]
+    assert len(rec.decisions) == 6 > SP.PQ_CHARTS == 4
+
+    def shown():
+        return sorted(int(title(f).split()[1].rstrip(":")) for f in figures(at) if title(f).startswith("Position"))
+    assert shown() == [3, 4, 5, 6]                       # by default the last ones tested
+    at.slider(key="stp_pq_from_0").set_value(1).run()
+    assert errors(at) == [] and shown() == [1, 2, 3, 4]
+    assert list(SP.pq_window(3, None)) == [0, 1, 2] and list(SP.pq_window(9, 99)) == [5, 6, 7, 8]
+
+
 def test_self_draft_greedy_accepts_everything(warm):
     # the target drafting for itself: every guess is the target's own argmax
     at = step_page(warm, stp_method="draft", stp_drafter_pick=OTHER, stp_drafter_path="tiny:0",
