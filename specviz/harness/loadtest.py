@@ -188,8 +188,11 @@ def wait_ready(page, text: str | None, timeout_s: float) -> None:
 
 
 def is_done(page) -> bool:
-    return bool(page.evaluate("(t) => document.body.innerText.includes(t)", "One step in detail")) and bool(
-        page.evaluate(READY_JS, None))
+    """The run drawn to its end. READY_JS first: while the script runs it answers from one attribute, where reading
+    the body's innerText makes the browser lay the page out (polled five times a second, that was work a user's own
+    browser does not do, on the cores the run shares)."""
+    return bool(page.evaluate(READY_JS, None)) and bool(
+        page.evaluate("(t) => document.body.innerText.includes(t)", "One step in detail"))
 
 
 def read_result(s: Session) -> None:
