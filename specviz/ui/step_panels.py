@@ -29,8 +29,8 @@ def pq_charts(rec, label) -> None:
     n = len(rec.decisions)
     start = None
     if n > PQ_CHARTS:
-        start = st.slider(f"p and q at tested positions (showing {PQ_CHARTS} of {n}, from)", 1, n - PQ_CHARTS + 1,
-                          value=n - PQ_CHARTS + 1, key=f"stp_pq_from_{rec.index}",
+        start = st.slider(f"p and q below: {PQ_CHARTS} of the {n} tested positions, starting at position", 1,
+                          n - PQ_CHARTS + 1, value=n - PQ_CHARTS + 1, key=f"stp_pq_from_{rec.index}_{n}",
                           help="The first of the drafted positions whose p and q bars are drawn below.")
     cols = st.columns(2)
     for i, j in enumerate(pq_window(n, start)):

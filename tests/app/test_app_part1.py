@@ -170,7 +170,7 @@ def test_pq_charts_four_at_a_time_with_a_slider_for_the_rest(warm):
     def shown():
         return sorted(int(title(f).split()[1].rstrip(":")) for f in figures(at) if title(f).startswith("Position"))
     assert shown() == [3, 4, 5, 6]                       # by default the last ones tested
-    at.slider(key="stp_pq_from_0").set_value(1).run()
+    at.slider(key="stp_pq_from_0_6").set_value(1).run()
     assert errors(at) == [] and shown() == [1, 2, 3, 4]
     assert list(SP.pq_window(3, None)) == [0, 1, 2] and list(SP.pq_window(9, 99)) == [5, 6, 7, 8]
 
