@@ -11,8 +11,9 @@ from specviz.ui import guess as G, memory, state, stepping as S, waiting
 from specviz.viz import step as vz, tree as vt
 
 CHECK_REPEATS = 2  # the check against plain decoding: plain and the method, interleaved twice
-PQ_CHARTS = 4      # p-vs-q charts drawn at once. Every tested position of a 24-token draft as its own chart kept the
-                   # browser drawing for 2.3-2.7 s after Play's last pass (AVX2 EPYC, 2 cores shared with Chromium)
+PQ_CHARTS = 4      # p-vs-q charts drawn at once. With one chart per tested position (up to 24 for lookup) the browser
+                   # drew for 2.3-2.7 s after Play's last pass, with four 1.8-2.1 s (AVX2 EPYC, 2 cores shared with
+                   # Chromium; docs/troubleshooting.md)
 
 
 # -- one step's p and q ----------------------------------------------------------------------------
