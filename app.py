@@ -24,5 +24,6 @@ for route in ROUTES:   # specviz/ui/routes.json: every page's section, title, ic
     PAGES.setdefault(route.section, []).append(page(route))
 
 nav = st.navigation(PAGES)
-sidebar()
+after_page = sidebar()
 nav.run()
+after_page()   # a page that waited for the model's load: the sidebar now says it has loaded

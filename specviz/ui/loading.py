@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -101,27 +102,21 @@ def running_on(tgt, s: dict) -> str:
     return f"{dt} on {dev}"
 
 
-def sidebar() -> None:
-    """Drawn by app.py on every page: which target, device and dtype (in lecture mode: the recordings' folder)."""
+def sidebar() -> Callable[[], None]:
+    """Drawn by app.py on every page: which target, device and dtype (in lecture mode: the recordings' folder).
+    Returns what app.py calls after the page ran: a page that waited for the load (a Play pressed while the model was
+    loading) would leave the line saying "loading" until the next rerun; it is drawn again if the load moved on."""
     memory.touch()
     if lecture.on():  # no model on this server: nothing to load or choose
         lecture.sidebar()
-        return
+        return lambda: None
     s = settings()
     with st.sidebar:
         if memory.EVICTED_KEY in st.session_state:
             st.caption("This tab sat idle for a while, so its runs were cleared to free memory for others.")
         st.markdown("**Model**")
-        label = target_label(s["target"])
-        state, waited = preload()
-        note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far)"}.get(state, "")
-        tgt = loaded() if state == "ready" else None
-        st.caption(f"Target: {label}, {running_on(tgt, s)}{note}")
-        if tgt is not None and tgt.dtype_reason:
-            st.caption(f"Why {str(tgt.dtype).removeprefix('torch.')}: {tgt.dtype_reason}")
-        if state.startswith("failed"):
-            st.error(f"The target could not be loaded: {state.removeprefix('failed: ')} Change it below and press "
-                     "Apply.")
+        box = st.empty()
+        state = model_line(box, s)
         with st.expander("Change model / device"):
             name = st.text_input("Target (default, a local folder or a cached Hugging Face id)",
                                  value=s["target"], key="target_input")
@@ -140,6 +135,27 @@ def sidebar() -> None:
                 st.session_state["device"] = dev
                 st.session_state["dtype"] = dt
                 st.rerun()
+
+    def after_page() -> None:
+        if state == "loading" and preload()[0] != "loading":
+            model_line(box, s)
+    return after_page
+
+
+def model_line(box, s: dict) -> str:
+    """The sidebar's model line in `box` (an st.empty): the target, what it runs in and why, or how long it has been
+    loading, or why it failed. Returns the load's state."""
+    state, waited = preload()
+    note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far)"}.get(state, "")
+    tgt = loaded() if state == "ready" else None
+    with box.container():
+        st.caption(f"Target: {target_label(s['target'])}, {running_on(tgt, s)}{note}")
+        if tgt is not None and tgt.dtype_reason:
+            st.caption(f"Why {str(tgt.dtype).removeprefix('torch.')}: {tgt.dtype_reason}")
+        if state.startswith("failed"):
+            st.error(f"The target could not be loaded: {state.removeprefix('failed: ')} Change it below and press "
+                     "Apply.")
+    return state
 
 
 def target() -> LoadedModel | None:

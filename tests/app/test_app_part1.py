@@ -502,3 +502,38 @@ def test_home_with_an_unloadable_target_shows_the_error_instead_of_loading_forev
     assert not any("loading in the background" in c.value for c in side.sidebar.caption)
     loading.retry_failed(key)                              # Apply again: the load starts afresh
     assert key not in loadjobs._JOBS
+
+
+def test_a_play_that_waited_for_the_load_leaves_the_sidebar_saying_loaded():
+    import threading
+    import time
+
+    from specviz.ui import loadjobs
+
+    name = "tiny:5"                                         # a target no other test loaded (cache_resource is keyed)
+    key = (name, "auto", "float32")
+    model = loadjobs._load(*key)
+    job = {"result": None, "error": None, "started": time.time()}
+
+    class LoadsWhenWaitedFor(threading.Event):              # the load ends exactly when a page first waits for it
+        def wait(self, timeout=None):
+            job["result"] = model
+            self.set()
+            return True
+
+    job["done"] = LoadsWhenWaitedFor()
+    loadjobs._JOBS[key] = job
+    try:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.session_state["target_name"] = name
+        at.run()                                            # Home: starts the load, never waits for it
+        at.switch_page("pages/step_through.py").run()
+        if not job["done"].is_set():                        # the page did not need the model yet: Play does
+            assert any("loading in the background" in c.value for c in at.sidebar.caption)
+            at.button(key="stp_play").click().run()
+        assert not at.exception and job["done"].is_set()
+        lines = [c.value for c in at.sidebar.caption]
+        assert any(line.startswith("Target: ") and "float32 on cpu" in line for line in lines), lines
+        assert not any("loading in the background" in line for line in lines), lines
+    finally:
+        loadjobs._JOBS.pop(key, None)
