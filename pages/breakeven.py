@@ -180,23 +180,24 @@ def checks_section(v) -> None:
 
 def cost_model_check(ch, e: dict) -> None:
     """The measured τ fed into the cost model, against the run's measured speedup, and where a miss comes from."""
-    st.markdown("**Cost-model check** — the measured τ fed into τ ÷ (v(k̄) + k̄·c)")
+    st.markdown("**Cost-model check** — the measured τ fed into τ ÷ (v̄ + k̄·c), v̄ the mean of v(kᵢ) over the "
+                "run's passes")
     if ch.predicted is None or ch.measured is None:
         st.caption("Needs a plain run measured alongside (for t₁, c and the measured speedup): press "
                    "“Run plain decoding alongside” on the Step-through page.")
     else:
         st.markdown(
             f"τ = {ch.tau:.2f} tokens per pass, k̄ = {ch.k_bar:.2f} drafted per step, "
-            f"c = {ch.c:.3f}, v(k̄) = {ch.v:.3f}, t₁ = {ch.t1 * 1e3:.1f} ms\n\n"
+            f"c = {ch.c:.3f}, v̄ = {ch.v:.3f}, t₁ = {ch.t1 * 1e3:.1f} ms\n\n"
             f"predicted **{ch.predicted:.2f}×** vs measured **{ch.measured:.2f}×** "
             f"({ch.error:+.0%})")
         g = be.gap_terms(ch, e["summary"], e["steps"])
         if abs(ch.error) > 0.15 and g and g["predicted_with_v_run"] is not None:
             st.caption(
-                ("Most of the miss is the term v(k̄)" if abs(g["gap_with_v_run"]) < abs(ch.error) / 2
-                 else "The term v(k̄) explains little of the miss")
+                ("Most of the miss is the term v̄" if abs(g["gap_with_v_run"]) < abs(ch.error) / 2
+                 else "The term v̄ explains little of the miss")
                 + f": the calculator's v gives {g['v_used']:.2f}, while this run's "
-                f"own passes cost **{g['v_run']:.2f}** plain steps each (mean verify time ÷ t₁); with that v "
+                f"own passes cost **{g['v_run']:.2f}** plain steps each (median verify time ÷ t₁); with that v "
                 f"the prediction is {g['predicted_with_v_run']:.2f}× ({g['gap_with_v_run']:+.0%}). The "
                 f"rest is time outside drafting and verifying: {g['outside_share']:.0%} of the run's wall "
                 f"time (prefill {g['prefill_share']:.0%}, Python between passes, recording).")

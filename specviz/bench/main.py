@@ -56,7 +56,7 @@ from specviz.bench.plan import (
 )
 from specviz.bench.results import kind_folder
 from specviz.bench.runs import Env, Spec, run
-from specviz.core.costmodel import cost_check, draft_cost, passes_speedup, plain_step_time
+from specviz.core.costmodel import cost_check, draft_cost, mean_v, passes_speedup, plain_step_time
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median, ratio, speedup
@@ -333,10 +333,12 @@ def cost_checks(b: Bench) -> list:
         decode = speedup((r.decode_tokens_per_s, p.decode_tokens_per_s) for r, p in zip(rs, plain)
                          if r.decode_tokens_per_s and p.decode_tokens_per_s)
         v_table = b.v_tree if REGISTRY[s.method].tree and b.v_tree else b.v   # a tree's v: the tree-mask table
+        v_bar = median([mean_v([st.n_drafted for st in r.steps], v_table) for r in rs])   # what its passes cost
         out.append(cost_check(wn, label, tau, k_bar, c, v_table, sp[(wn, label)], alpha,
                               tokens=median([r.tokens for r in rs]), prefill_s=median([r.prefill_s for r in rs]),
                               t1=t1, measured_decode=decode,
-                              draft_acceptance_rate=median([r.draft_acceptance_rate for r in rs]), per_position=a_i))
+                              draft_acceptance_rate=median([r.draft_acceptance_rate for r in rs]), per_position=a_i,
+                              v_bar=v_bar))
     return out
 
 

@@ -19,7 +19,7 @@ from specviz.engine.device import describe_machine
 from specviz.engine.methods import DEFAULT_METHOD, REGISTRY, names
 from specviz.engine.workloads import BY_NAME
 
-FORMAT = 1
+FORMAT = 2   # 2: the cost-model rows price each run's passes, v̄ (core/costmodel.mean_v); 1: v(k̄)
 GREEDY, SAMPLED = "greedy", "sampled"
 # the learned proposers the bench runs (the method registry): chains, each followed by the tree of the same heads
 LEARNED = tuple(x for m in names(trained=True, tree=False, bench=True)
@@ -382,11 +382,25 @@ def learned_table(res: dict) -> list[str]:
             _table(head, rows)]
 
 
+def _v_term(res: dict) -> str:
+    """The verify-cost term of the cost-model rows as the results were computed: v̄ (format 2 on), v(k̄) before."""
+    return "v̄" if res.get("format", 1) >= 2 else "v(k̄)"
+
+
+def _v_means(res: dict) -> str:
+    """What the verify-cost term was, said once in the text."""
+    if res.get("format", 1) >= 2:
+        return (", v̄ the mean of v(kᵢ) over a run's passes (each pass priced at the drafts it verified; v(k) for a "
+                "fixed k; the median over repeats)")
+    return (", v(k̄) one pass of the mean draft length (these results predate pricing each pass, docs/metrics.md: "
+            "for a method that sizes its drafts it prices passes too high)")
+
+
 def needs_table(res: dict) -> list[str]:
     """What the learned targets would take at today's costs (greedy, from the cost-model rows): the
-    tokens per pass needed, τ_needed = goal · (v(k̄) + k̄·c), the speedup if drafting were free,
-    τ ÷ v(k̄), and for a chain the per-position α whose E[τ] at k̄ reaches τ_needed."""
-    cm = res.get("cost_model", [])
+    tokens per pass needed, τ_needed = goal · (v̄ + k̄·c), the speedup if drafting were free,
+    τ ÷ v̄, and for a chain the per-position α whose E[τ] at k̄ reaches τ_needed."""
+    cm, v = res.get("cost_model", []), _v_term(res)
     bk = res["speedup"].get(GREEDY, {}).get("by_kind", {})
     rows = []
     for lab in LEARNED:
@@ -407,12 +421,13 @@ def needs_table(res: dict) -> list[str]:
         return []
     return ["## What the learned targets would take",
             "Greedy, the decode-phase cost model of the cost-model check below, medians over the workloads of a kind. "
-            "*τ needed* = goal × (v(k̄) + k̄·c): the tokens per pass the method would have to keep at the draft "
-            "and verify costs it has now. *Free-draft ceiling* = τ ÷ v(k̄): its speedup if drafting cost nothing; "
+            f"*τ needed* = goal × ({v} + k̄·c): the tokens per pass the method would have to keep at the draft "
+            f"and verify costs it has now{_v_means(res)}. *Free-draft ceiling* = τ ÷ {v}: "
+            "its speedup if drafting cost nothing; "
             "where that is below the goal, no cheaper draft reaches it and only more tokens per pass can. "
             "*α needed* (chains): the per-position acceptance whose E[τ] at k̄ equals τ needed, beside the α "
             "measured (kept ÷ tested).",
-            _table(["method", "kind", "goal ×", "measured ×", "τ", "k̄", "v(k̄)", "k̄·c", "free-draft ceiling",
+            _table(["method", "kind", "goal ×", "measured ×", "τ", "k̄", v, "k̄·c", "free-draft ceiling",
                     "τ needed", "α measured", "α needed"], rows)]
 
 
@@ -591,18 +606,20 @@ def _recording_overhead(res: dict) -> list[str]:
 
 def _cost_model_section(res: dict) -> list[str]:
     """docs/metrics.md's cost model against the measured speedups, and the independence check."""
+    v = _v_term(res)
     return ["## Cost-model check (greedy) and independence check",
-              "docs/metrics.md's model predicts the decode phase: τ ÷ (v(k̄) + k̄·c), with v(k) measured by timing "
-              "decode-loop steps that verify k+1 positions against plain steps (t₁), and c from the run's own "
-              "draft times. It is compared two ways, each like with like: *decode only* against the measured "
-              "speedup with both prefills left out, and *end to end* (the target) with the measured prefill P "
-              "added to both sides, (P + N·t₁) ÷ (P + N/τ·(v(k̄) + k̄·c)·t₁), against the measured end-to-end "
-              "speedup. error = predicted ÷ measured − 1: a positive error is time the model does not see "
-              "(overhead). The independence check (a lesson, not a target): E[τ](α) = (1 − α^(k̄+1)) ÷ (1 − α), "
-              "with α = accepted ÷ tested, is what τ would be if each tested position were kept independently; "
-              "beside it the per-position acceptance a_1 … a_m (flat = independent, rising = bursty, as lookup's "
-              "copies are right or wrong in whole runs). α̂ = accepted ÷ drafted is shown for reference only: "
-              "τ = 1 + α̂·k̄ holds for every run, so E[τ](α̂) would fall short of τ by construction.",
+              f"docs/metrics.md's model predicts the decode phase: τ ÷ ({v} + k̄·c), with v(k) measured by timing "
+              f"decode-loop steps that verify k+1 positions against plain steps (t₁){_v_means(res)}, and c from "
+              "the run's own draft times. It is compared two ways, each like with like: "
+              "*decode only* against the measured speedup with both prefills left out, and *end to end* (the "
+              f"target) with the measured prefill P added to both sides, (P + N·t₁) ÷ (P + N/τ·({v} + k̄·c)·t₁), "
+              "against the measured end-to-end speedup. error = predicted ÷ measured − 1: a positive error is "
+              "time the model does not see (overhead). The independence check (a lesson, not a target): "
+              "E[τ](α) = (1 − α^(k̄+1)) ÷ (1 − α), with α = accepted ÷ tested, is what τ would be if each tested "
+              "position were kept independently; beside it the per-position acceptance a_1 … a_m (flat = "
+              "independent, rising = bursty, as lookup's copies are right or wrong in whole runs). α̂ = accepted "
+              "÷ drafted is shown for reference only: τ = 1 + α̂·k̄ holds for every run, so E[τ](α̂) would fall "
+              "short of τ by construction.",
               "v(k) measured (median over interleaved rounds; spread = IQR over rounds; *noisy* = spread larger "
               "than the distance from 1, too noisy to quote on its own): " + ", ".join(
                   f"v({k})={v:.2f}" + ("" if res.get("v_spread", {}).get(k) is None else
@@ -615,7 +632,7 @@ def _cost_model_section(res: dict) -> list[str]:
                      f"v_tree({k})={v:.2f}" + ("" if res.get("v_tree_spread", {}).get(k) is None else
                                                f" ±{res['v_tree_spread'][k]:.2f}")
                      for k, v in sorted(res["v_tree"].items(), key=lambda x: int(x[0])))),
-              _table(["method", "workload", "τ", "k̄", "c", "v(k̄)", "predicted decode", "measured decode",
+              _table(["method", "workload", "τ", "k̄", "c", v, "predicted decode", "measured decode",
                       "error decode", "predicted end to end", "measured end to end", "error end to end",
                       "α", "E[τ](α)", "a_1 … a_m", "α̂"],
                      [[c["method"], c["workload"], _f(c["tau"]), _f(c["k_bar"]), _f(c["c"], "{:.3f}"),
@@ -694,7 +711,7 @@ def figures(res: dict) -> list:
         for f, dash in ((1.0, "solid"), (1.15, "dot"), (0.85, "dot")):
             fig.add_scatter(x=[0, hi], y=[0, hi * f], mode="lines", line=dict(dash=dash, color="grey"),
                             showlegend=False, hoverinfo="skip")
-        fig.update_layout(title="Cost model (τ ÷ (v(k̄) + k̄·c), prefill added) against the measured "
+        fig.update_layout(title=f"Cost model (τ ÷ ({_v_term(res)} + k̄·c), prefill added) against the measured "
                                 "end-to-end speedup (±15% dotted)",
                           xaxis_title="measured speedup", yaxis_title="predicted speedup")
         figs.append(fig)

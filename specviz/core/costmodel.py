@@ -61,6 +61,15 @@ def v_at(v: VCost, k: float) -> float:
     return float(v)
 
 
+def mean_v(drafted: Sequence[int], v: VCost) -> float:
+    """v̄: the mean of v(k_i) over a run's passes, k_i the drafts each pass verified (a pass that drafted nothing is
+    a plain step, v(0) = 1). For a fixed k it is v(k); for a method that sizes its drafts (lookup drafts nothing on
+    most passes of novel text and 24 on a long copy) it is what the passes cost, where v(k̄) of the mean k̄ is not:
+    v rises steeply from 0 to 1 draft and slowly after, so v(k̄) prices such a run's passes too high. 1.0 without
+    a pass."""
+    return sum(v_at(v, k) for k in drafted) / len(drafted) if drafted else 1.0
+
+
 def expected_tokens_per_pass(alpha: float, k: float) -> float:
     """E[tau] = 1 + alpha + ... + alpha^k = (1 - alpha^(k+1)) / (1 - alpha); k+1 at alpha = 1."""
     if not 0.0 <= alpha <= 1.0:
@@ -102,7 +111,8 @@ def speedup_from_tau(tau: float, k_bar: float, c: float, v: VCost) -> float:
 
 
 def tau_needed(target: float, k_bar: float, c: float, v: VCost) -> float:
-    """Tokens per pass a method needs for `target` × plain at its measured costs: target · (v(k̄) + k̄·c)."""
+    """Tokens per pass a method needs for `target` × plain at its measured costs: target · (v + k̄·c), v the passes'
+    mean cost v̄ (or v(k̄) from a table)."""
     return target * step_cost(k_bar, c, v)
 
 
@@ -167,7 +177,7 @@ class CostCheck:
     """docs/metrics.md's two checks of one measured method, one record for the calculator (one run, `run_checks`)
     and the bench (medians over timed repeats on one workload, `cost_check`).
 
-    Cost-model check: the measured τ fed into τ ÷ (v(k̄) + k̄·c) against the measured speedup, end to end (the
+    Cost-model check: the measured τ fed into τ ÷ (v̄ + k̄·c) (v̄: mean_v) against the measured speedup, end to end (the
     prediction plus the measured prefill, when it is known, against the measured speedup) and decode only
     (the formula as it stands, against the speedup with prefill left out). Independence check: E[τ] from α
     against the measured τ, beside the per-position acceptance a_i."""
@@ -178,8 +188,8 @@ class CostCheck:
     draft_acceptance_rate: float | None  # alpha-hat = accepted / drafted (shown beside, never fed in)
     per_position: list[float] | None     # a_1..a_m: flat = independent, rising = bursty
     c: float | None              # draft time per token / t1 (needs the plain run's t1)
-    v: float | None              # v(k_bar) from the table in use
-    predicted: float | None      # tau / (v + k_bar c): the decode phase only
+    v: float | None              # v̄: mean of v(k_i) over the passes, from the table in use (mean_v)
+    predicted: float | None      # tau / (v̄ + k_bar c): the decode phase only
     measured: float | None       # method tokens/s / plain tokens/s, end to end (the median over repeats)
     tau_iid: float | None        # E[tau] from alpha under independence
     workload: str = ""           # the bench's workload ('' for the calculator's run)
@@ -212,8 +222,8 @@ class CostCheck:
 
 
 def run_v(steps: list, t1: float) -> float | None:
-    """The run's own verify cost per pass in plain steps: median verify time of its passes ÷ t1 (what v(k̄)
-    stands for in tau / (v(k̄) + k̄·c), read off the run rather than from passcost.measure_v's table; a median,
+    """The run's own verify cost per pass in plain steps: median verify time of its passes ÷ t1 (what v̄
+    stands for in tau / (v̄ + k̄·c), read off the run rather than from passcost.measure_v's table; a median,
     as every cost in docs/metrics.md)."""
     return (median(s.verify_s for s in steps) / t1) if steps and t1 else None
 
@@ -246,14 +256,14 @@ def run_checks(method: str, summary, steps, plain_summary=None, plain_steps=None
     measured = measured_speedup
     if measured is None and plain_summary is not None and plain_summary.tokens_per_s > 0:
         measured = ratio(summary.tokens_per_s, plain_summary.tokens_per_s)
-    predicted = (speedup_from_tau(summary.tokens_per_pass, summary.mean_k, c, v)
-                 if (v is not None and c is not None) else None)
+    v_bar = mean_v([s.n_drafted for s in steps], v) if v is not None else None
+    predicted = (speedup_from_tau(summary.tokens_per_pass, summary.mean_k, c, v_bar)
+                 if (v_bar is not None and c is not None) else None)
     tau_ind = None
     if alpha is not None and steps:
         tau_ind = sum(expected_tokens_per_pass(alpha, s.n_drafted) for s in steps) / len(steps)
     return CostCheck(method, summary.tokens_per_pass, summary.mean_k, alpha, summary.draft_acceptance_rate,
-                     list(summary.per_position_acceptance), c, v_at(v, summary.mean_k) if v is not None else None,
-                     predicted, measured, tau_ind, k=k, t1=t1)
+                     list(summary.per_position_acceptance), c, v_bar, predicted, measured, tau_ind, k=k, t1=t1)
 
 
 def with_prefill(tau: float, k_bar: float, c: float, v: float, tokens: float, prefill_s: float,
@@ -267,15 +277,16 @@ def cost_check(workload: str, method: str, tau: float, k_bar: float, c: float,
                v_table: dict[int, float], measured: float, alpha: float | None,
                tokens: float | None = None, prefill_s: float | None = None, t1: float | None = None,
                measured_decode: float | None = None, draft_acceptance_rate: float | None = None,
-               per_position: list[float] | None = None) -> CostCheck:
+               per_position: list[float] | None = None, v_bar: float | None = None) -> CostCheck:
     """The bench's check of one method on one workload, from medians over its timed repeats: E[tau] from alpha
-    at k_bar, and the end-to-end prediction when the tokens, the prefill and t1 are given."""
-    v = v_at(v_table, k_bar)
+    at k_bar, and the end-to-end prediction when the tokens, the prefill and t1 are given. v_bar: the median over
+    the repeats of each one's mean_v (what its passes cost); without it, v(k_bar)."""
+    v = v_at(v_table, k_bar) if v_bar is None else v_bar
     pre = (with_prefill(tau, k_bar, c, v, tokens, prefill_s, t1)
            if tokens and prefill_s is not None and t1 else None)
     tau_iid = None if alpha is None else expected_tokens_per_pass(alpha, k_bar)
     return CostCheck(method, tau, k_bar, alpha, draft_acceptance_rate, per_position, c, v,
-                     speedup_from_tau(tau, k_bar, c, v_table), measured, tau_iid, workload=workload, t1=t1,
+                     speedup_from_tau(tau, k_bar, c, v), measured, tau_iid, workload=workload, t1=t1,
                      predicted_with_prefill=pre, measured_decode=measured_decode)
 
 

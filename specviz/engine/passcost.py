@@ -20,7 +20,8 @@ from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.models import LoadedModel
 from specviz.proposers.base import Context, Draft, Proposer
 
-V_KS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)  # the draft lengths whose v(k) the app and the bench measure
+V_KS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24)  # the draft lengths whose v(k) the app and the bench measure:
+# up to 24, the longest draft lookup and suffix make (the cost model holds v flat beyond the largest measured k)
 
 
 class VTable(dict):

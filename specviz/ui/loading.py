@@ -103,9 +103,8 @@ def running_on(tgt, s: dict) -> str:
 
 
 def sidebar() -> Callable[[], None]:
-    """Drawn by app.py on every page: which target, device and dtype (in lecture mode: the recordings' folder).
-    Returns what app.py calls after the page ran: a page that waited for the load (a Play pressed while the model was
-    loading) would leave the line saying "loading" until the next rerun; it is drawn again if the load moved on."""
+    """Drawn by app.py on every page: which target, device and dtype (in lecture mode: the recordings' folder). Returns
+    what app.py calls after the page ran: the model line again if the load ended meanwhile (a Play that waited)."""
     memory.touch()
     if lecture.on():  # no model on this server: nothing to load or choose
         lecture.sidebar()
@@ -124,16 +123,13 @@ def sidebar() -> Callable[[], None]:
                                index=["auto", "cpu", "cuda"].index(s["device"]), key="device_input")
             dt = st.selectbox("dtype", DTYPES, index=DTYPES.index(s["dtype"]), key="dtype_input",
                               help="auto: the faster of float32 and bfloat16 for speculative decoding on this machine, "
-                                   "timed once (a CPU without native bfloat16 verifies many rows far faster in float32)"
-                                   " "
-                                   "and remembered. Greedy speculation writes plain greedy's text in either (specviz's "
-                                   "attention rounds a verify pass as one-token steps); float32 rounds less, so "
-                                   "near-ties are rarer.")
+                                   "timed once (a CPU without native bfloat16 verifies many rows far faster in "
+                                   "float32), remembered. Greedy speculation writes plain greedy's text in either "
+                                   "(specviz's attention rounds a verify pass as one-token steps); float32 rounds "
+                                   "less, so near-ties are rarer.")
             if st.button("Apply", key="apply_model"):
                 retry_failed((name.strip() or DEFAULT, dev, dt))  # Apply again = try again
-                st.session_state["target_name"] = name.strip() or DEFAULT
-                st.session_state["device"] = dev
-                st.session_state["dtype"] = dt
+                st.session_state.update(target_name=name.strip() or DEFAULT, device=dev, dtype=dt)
                 st.rerun()
 
     def after_page() -> None:
@@ -153,8 +149,7 @@ def model_line(box, s: dict) -> str:
         if tgt is not None and tgt.dtype_reason:
             st.caption(f"Why {str(tgt.dtype).removeprefix('torch.')}: {tgt.dtype_reason}")
         if state.startswith("failed"):
-            st.error(f"The target could not be loaded: {state.removeprefix('failed: ')} Change it below and press "
-                     "Apply.")
+            st.error(f"The target could not be loaded: {state.removeprefix('failed: ')} Change it, then Apply.")
     return state
 
 

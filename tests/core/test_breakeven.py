@@ -96,6 +96,26 @@ def test_run_checks_from_records():
     assert math.isclose(ch.error, ch.predicted / ch.measured - 1)
 
 
+def test_a_run_whose_draft_length_varies_is_priced_pass_by_pass():
+    """Lookup on novel text: three passes draft nothing (plain steps, v(0) = 1), one drafts 8. The check prices
+    the passes it ran, v̄ = (1 + 1 + 1 + v(8)) / 4 = 1.2, not one pass of the mean length, v(k̄ = 2) ≈ 1.457."""
+    v = {1: 1.4, 8: 1.8}
+    assert be.mean_v([0, 0, 0, 8], v) == pytest.approx(1.2)
+    assert be.v_at(v, 2.0) == pytest.approx(1.4 + 0.4 / 7)
+    assert be.mean_v([4, 4, 4], v) == pytest.approx(be.v_at(v, 4))          # a fixed k: v̄ = v(k)
+    assert be.mean_v([], v) == 1.0
+    steps = [_step(i, [], 0, 0.0, 0.04) for i in range(3)] + [_step(3, [1] * 8, 8, draft_s=0.0008, verify_s=0.072)]
+    plain = [_step(i, [], 0, draft_s=0.0, verify_s=0.04) for i in range(12)]
+    s = summarize("lookup", "", [], 12, steps, wall_s=sum(x.verify_s + x.draft_s for x in steps), prefill_s=0)
+    ps = summarize("plain", "", [], 12, plain, wall_s=sum(x.verify_s for x in plain), prefill_s=0)
+    ch = be.run_checks("lookup", s, steps, ps, plain, v=v)
+    assert ch.k_bar == 2.0 and ch.tau == 3.0 and ch.v == pytest.approx(1.2)
+    c = 0.0008 / 8 / 0.04
+    assert ch.predicted == pytest.approx(3.0 / (1.2 + 2.0 * c))
+    # the passes' own times say the same: 12 tokens in 3 × 0.04 + 0.0728 s against 12 plain steps of 0.04 s
+    assert ch.measured == pytest.approx(ch.predicted)
+
+
 def test_run_checks_without_plain_has_no_costs():
     steps = [_step(0, [1, 2], 1, 0.001, 0.05)]
     s = summarize("lookup", "", [], 5, steps, wall_s=0.051, prefill_s=0)

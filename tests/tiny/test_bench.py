@@ -54,6 +54,29 @@ def test_cost_check_uses_the_calculators_formulas():
     assert c.error_decode is None  # no decode-only speedup given
 
 
+def test_cost_check_prices_the_passes_it_is_given():
+    """The bench hands the check v̄, the median over repeats of each one's mean v(kᵢ): the prediction and the
+    end-to-end form both use it in place of v(k̄)."""
+    v = {1: 1.4, 8: 1.8}
+    at_mean = cost_check("w", "lookup", 3.0, 2.0, 0.0, v, measured=2.5, alpha=None)
+    priced = cost_check("w", "lookup", 3.0, 2.0, 0.0, v, measured=2.5, alpha=None, v_bar=1.2, tokens=12,
+                        prefill_s=0.0, t1=0.04)
+    assert at_mean.v == pytest.approx(1.4 + 0.4 / 7) and priced.v == 1.2
+    assert priced.predicted == pytest.approx(2.5) and priced.predicted_with_prefill == pytest.approx(2.5)
+    assert at_mean.predicted < priced.predicted
+
+
+def test_the_report_names_the_verify_term_its_results_were_computed_with():
+    from pathlib import Path
+    res = json.loads((Path(__file__).resolve().parents[2] / "bench/results/cpu-avx2/results.json").read_text())
+    res["format"] = 1                                       # rows priced at one pass of the mean length
+    old = bench_report.markdown(res)
+    assert "| v(k̄) |" in old and "| v̄ |" not in old and "predate pricing each pass" in old
+    res["format"] = 2
+    new = bench_report.markdown(res)
+    assert "| v̄ |" in new and "| v(k̄) |" not in new and "mean of v(kᵢ) over a run's passes" in new
+
+
 def test_cost_check_puts_like_beside_like():
     """End to end: the prediction gets the measured prefill added; decode only: compared with the
     speedup that leaves both prefills out. Prefill shrinks an end-to-end speedup towards 1."""
