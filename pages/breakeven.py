@@ -197,7 +197,7 @@ def cost_model_check(ch, e: dict) -> None:
                 ("Most of the miss is the term v̄" if abs(g["gap_with_v_run"]) < abs(ch.error) / 2
                  else "The term v̄ explains little of the miss")
                 + f": the calculator's v gives {g['v_used']:.2f}, while this run's "
-                f"own passes cost **{g['v_run']:.2f}** plain steps each (median verify time ÷ t₁); with that v "
+                f"own passes cost **{g['v_run']:.2f}** plain steps each (mean verify time ÷ t₁); with that v "
                 f"the prediction is {g['predicted_with_v_run']:.2f}× ({g['gap_with_v_run']:+.0%}). The "
                 f"rest is time outside drafting and verifying: {g['outside_share']:.0%} of the run's wall "
                 f"time (prefill {g['prefill_share']:.0%}, Python between passes, recording).")

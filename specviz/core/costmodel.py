@@ -222,10 +222,10 @@ class CostCheck:
 
 
 def run_v(steps: list, t1: float) -> float | None:
-    """The run's own verify cost per pass in plain steps: median verify time of its passes ÷ t1 (what v̄
-    stands for in tau / (v̄ + k̄·c), read off the run rather than from passcost.measure_v's table; a median,
-    as every cost in docs/metrics.md)."""
-    return (median(s.verify_s for s in steps) / t1) if steps and t1 else None
+    """The run's own verify cost per pass in plain steps: mean verify time of its passes ÷ t1, what v̄ stands for
+    in tau / (v̄ + k̄·c) (a mean over the passes, as v̄ is), read off the run rather than from passcost.measure_v's
+    table. A median would be a plain step for a run that drafts on few passes."""
+    return (sum(s.verify_s for s in steps) / len(steps) / t1) if steps and t1 else None
 
 
 def gap_terms(ch: CostCheck, summary, steps) -> dict | None:

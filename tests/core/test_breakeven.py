@@ -140,6 +140,10 @@ def test_gap_terms_name_the_verify_cost_the_run_paid():
     assert g["v_run"] == pytest.approx(1.2) and g["predicted_with_v_run"] == pytest.approx(2.0 / 1.6)
     assert g["gap_with_v_run"] == pytest.approx(0.0, abs=1e-12) and abs(ch.error) > 0.1
     assert g["outside_share"] == pytest.approx(0.2) and g["prefill_share"] == pytest.approx(0.1)
+    # a run that drafted on one pass in four: its passes cost (3 × 1.0 + 1.8) / 4 = 1.2 plain steps on average,
+    # though its median pass is a plain step
+    mixed = [NS(verify_s=0.01, draft_s=0.0, n_drafted=0)] * 3 + [NS(verify_s=0.018, draft_s=0.004, n_drafted=8)]
+    assert cm.run_v(mixed, t1) == pytest.approx(1.2)
 
 
 def _tree_step(i, parents, path, rejected):
