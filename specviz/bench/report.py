@@ -393,7 +393,8 @@ def _v_means(res: dict) -> str:
         return (", v̄ the mean of v(kᵢ) over a run's passes (each pass priced at the drafts it verified; v(k) for a "
                 "fixed k; the median over repeats)")
     return (", v(k̄) one pass of the mean draft length (these results predate pricing each pass, docs/metrics.md: "
-            "for a method that sizes its drafts it prices passes too high)")
+            "for a method that sizes its drafts it prices mostly empty passes too high, and v was held flat beyond "
+            "k = 16)")
 
 
 def needs_table(res: dict) -> list[str]:
