@@ -30,10 +30,10 @@ from specviz.core.errors import ModelError
 from specviz.core.stats import median
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.device import default_device, half_dtype, machine
+from specviz.engine.modelcache import CACHE_ENV, cache_root  # noqa: F401 (CACHE_ENV: re-exported)
 from specviz.engine.models import LoadedModel, as_dtype, load_model, load_tokenizer
 from specviz.engine.passcost import RandomDraft
 
-CACHE_ENV = "SPECVIZ_CACHE_DIR"
 ROUNDS = 3             # timed rounds; each times every shape in every dtype once (steps: STEPS of them)
 STEPS = 3              # one-token steps per round (the cheapest shape: more of them, their median)
 T = TypeVar("T")
@@ -41,10 +41,9 @@ WARM_PROMPT = 16       # tokens of the untimed prefill that warms each dtype's k
 
 
 def cache_path() -> Path:
-    """The choice cache: $SPECVIZ_CACHE_DIR/dtype.json, else $XDG_CACHE_HOME/specviz or ~/.cache/specviz."""
-    d = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "specviz")
-    return Path(d) / "dtype.json"
+    """The choice cache: dtype.json under engine/modelcache's cache root ($SPECVIZ_CACHE_DIR, else
+    $XDG_CACHE_HOME/specviz or ~/.cache/specviz)."""
+    return cache_root() / "dtype.json"
 
 
 def candidates(device: torch.device) -> list[str]:

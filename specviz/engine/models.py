@@ -19,6 +19,7 @@ import transformers  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM  # noqa: E402
 
 from specviz.core.errors import ModelError  # noqa: E402
+from specviz.engine import modelcache  # noqa: E402
 from specviz.engine.attention import use_row_invariant  # noqa: E402
 from specviz.engine.device import default_device, half_dtype  # noqa: E402,F401 (default_device: re-exported)
 from specviz.engine.packed import pack_linears, prepack  # noqa: E402
@@ -118,11 +119,26 @@ def unpacked_gguf() -> dict:
     return {"quantization_config": config(dequantize=True)} if config is not None else {}
 
 
+def default_model(dt: torch.dtype) -> torch.nn.Module:
+    """The embedded default in `dt`: from its unpacked copy when this machine keeps one (engine/modelcache.py), else
+    unpacked from the GGUF in float32 (what its blocks dequantise to), kept for the next load, then cast."""
+    folder, gguf = default_gguf()
+    kept = modelcache.folder_for(os.path.join(folder, gguf))
+    model = modelcache.load_model(kept, dt)
+    if model is None:
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf, dtype=torch.float32, **unpacked_gguf())
+        if kept is not None:
+            modelcache.save(kept, model, AutoTokenizer.from_pretrained(folder, gguf_file=gguf), source=gguf)
+        model = model.to(dt)
+    return model
+
+
 def load_tokenizer(name: str = DEFAULT):
     try:
         if name == DEFAULT:
             folder, gguf = default_gguf()
-            return AutoTokenizer.from_pretrained(folder, gguf_file=gguf)
+            kept = modelcache.load_tokenizer(modelcache.folder_for(os.path.join(folder, gguf)))
+            return kept if kept is not None else AutoTokenizer.from_pretrained(folder, gguf_file=gguf)
         return AutoTokenizer.from_pretrained(name)
     except ModelError:
         raise
@@ -137,8 +153,7 @@ def load_model(name: str = DEFAULT, device: str | torch.device | None = None,
     dt = resolve_dtype(dtype, device)
     try:
         if name == DEFAULT:
-            folder, gguf = default_gguf()
-            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf, dtype=dt, **unpacked_gguf())
+            model = default_model(dt)
         else:
             model = AutoModelForCausalLM.from_pretrained(name, dtype=dt)  # trust_remote_code stays off
     except ModelError:
