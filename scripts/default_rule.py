@@ -61,6 +61,8 @@ def main() -> None:
                    "on a one-token match (core/copychoice.merge), greedy and sampled (union='always')")
     a.add_argument("--union-greedy", action="store_true", help="add copy-recycle merging both trees under greedy "
                    "decoding only, the rule's pick when sampling (union='greedy')")
+    a.add_argument("--gated", action="store_true", help="add each contender behind the hit-rate gate "
+                   "(proposers/gated.py: no draft while α̂ of its last 8 drafts < 0.3, a probe every 4th step)")
     a.add_argument("--modes", default=f"{GREEDY},{SAMPLED}")
     a.add_argument("--out", default="", help="also write the figures as JSON here (what Home reads: RESULT)")
     a = a.parse_args()
@@ -79,6 +81,9 @@ def main() -> None:
         props[UNION] = make_proposer("copy-recycle", t, union="always")
     if a.union_greedy:
         props[UNION_GREEDY] = make_proposer("copy-recycle", t, union="greedy")
+    if a.gated:
+        from specviz.proposers.gated import Gate
+        props |= {f"{m} (gated)": make_proposer(m, t, gate=Gate()) for m in a.methods.split(",")}
     labels = list(props)
     order = [None, *labels]
     only = set(filter(None, a.only.split(",")))
@@ -95,6 +100,7 @@ def main() -> None:
 
             def cfg(label, seed, new=a.new):
                 name = "copy-recycle" if label in (OLD, LEARNED, UNION, UNION_GREEDY) else label
+                name = (name or "").removesuffix(" (gated)") or None
                 k = 1 if label is None else REGISTRY[name].defaults["k"]
                 return DecodeConfig(k=k, max_new_tokens=new, sampling=samp, seed=seed, record=False,
                                     stop_at_eos=True)
