@@ -133,6 +133,13 @@ def default_model(dt: torch.dtype) -> torch.nn.Module:
     return model
 
 
+def default_unpacked() -> bool:
+    """Whether this machine keeps the default model unpacked (engine/modelcache.py): then its load takes about a
+    second; else the load unpacks the GGUF (~30 s on a 2-core CPU) and keeps a copy."""
+    folder, gguf = default_gguf()
+    return modelcache.is_complete(modelcache.folder_for(os.path.join(folder, gguf)))
+
+
 def load_tokenizer(name: str = DEFAULT):
     try:
         if name == DEFAULT:

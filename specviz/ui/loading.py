@@ -1,12 +1,10 @@
 """Loading the models every page shares (each load a background job: ui/loadjobs.py), and the sidebar that picks them.
 
-Models live in st.cache_resource (one copy per process, read-only, shared by all sessions);
-each browser session's decoding state lives in st.session_state (ui/state.py names the keys that
-pages hand each other). Pages import from here and from specviz; they hold no algorithm.
+Models live in st.cache_resource (one copy per process, read-only, shared by all sessions); each browser session's
+decoding state lives in st.session_state (ui/state.py names the keys that pages hand each other). No algorithm here.
 
-Test-sized mode: with SPECVIZ_TINY=1 in the environment, the "target" is a tiny random Llama
-with the real SmolLM2 tokenizer (so text still renders) and the "drafter" a second tiny one —
-pages then run in well under a second per step, which is what AppTest uses.
+Test-sized mode: with SPECVIZ_TINY=1 in the environment, the "target" is a tiny random Llama with the real SmolLM2
+tokenizer (so text still renders) and the "drafter" a second tiny one: pages then run in well under a second per step.
 """
 from __future__ import annotations
 
@@ -20,7 +18,7 @@ from specviz import runtime
 from specviz.core.errors import InputError, ModelError
 from specviz.engine import artifacts, methods as M
 from specviz.engine.device import describe_machine, machine
-from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel
+from specviz.engine.models import DEFAULT, DEFAULT_LABEL, LoadedModel, default_unpacked
 from specviz.ui import lecture, loadjobs, memory
 from specviz.ui.loadjobs import retry_failed
 
@@ -67,6 +65,7 @@ def settings() -> dict:
     return {"target": ss["target_name"], "device": ss["device"], "dtype": ss["dtype"]}
 
 
+FIRST_LOAD = "; the first load on a machine unpacks the GGUF and keeps a copy, later loads take about a second"
 DTYPES = ["auto", "bfloat16", "float32", "float16"]   # auto: timed once per machine (engine/autodtype.py)
 
 
@@ -142,7 +141,8 @@ def model_line(box, s: dict) -> str:
     """The sidebar's model line in `box` (an st.empty): the target, what it runs in and why, or how long it has been
     loading, or why it failed. Returns the load's state."""
     state, waited = preload()
-    note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far)"}.get(state, "")
+    first = FIRST_LOAD if state == "loading" and s["target"] == DEFAULT and not default_unpacked() else ""
+    note = {"ready": "", "loading": f" — loading in the background ({waited:.0f} s so far{first})"}.get(state, "")
     tgt = loaded() if state == "ready" else None
     with box.container():
         st.caption(f"Target: {target_label(s['target'])}, {running_on(tgt, s)}{note}")

@@ -537,3 +537,32 @@ def test_a_play_that_waited_for_the_load_leaves_the_sidebar_saying_loaded():
         assert not any("loading in the background" in line for line in lines), lines
     finally:
         loadjobs._JOBS.pop(key, None)
+
+
+@pytest.mark.parametrize("unpacked", [False, True])
+def test_the_sidebar_says_when_a_load_unpacks_the_gguf(monkeypatch, unpacked):
+    """The default model's first load on a machine unpacks its GGUF (~30 s on 2 cores): the sidebar says so while it
+    loads, and says nothing of it once a copy is kept (engine/modelcache.py)."""
+    import threading
+    import time
+
+    from specviz.engine.models import DEFAULT
+    from specviz.ui import loading, loadjobs
+
+    key = (DEFAULT, "auto", "float32")
+    monkeypatch.setattr(loading, "default_unpacked", lambda: unpacked)
+    before = loadjobs._JOBS.get(key)
+    loadjobs._JOBS[key] = {"result": None, "error": None, "started": time.time(), "done": threading.Event()}
+    try:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.session_state["target_name"] = DEFAULT
+        at.run()
+        at.switch_page("pages/step_through.py").run()
+        lines = [c.value for c in at.sidebar.caption]
+        assert any("loading in the background" in line for line in lines), lines
+        assert any("unpacks the GGUF" in line for line in lines) is not unpacked, lines
+    finally:
+        if before is None:
+            loadjobs._JOBS.pop(key, None)
+        else:
+            loadjobs._JOBS[key] = before

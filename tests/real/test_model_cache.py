@@ -5,7 +5,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from specviz.engine import modelcache
-from specviz.engine.models import default_gguf, load_model, unpacked_gguf
+from specviz.engine.models import default_gguf, default_unpacked, load_model, unpacked_gguf
 
 pytestmark = pytest.mark.slow
 
@@ -57,7 +57,10 @@ def test_the_kept_tokenizer_is_the_gguf_tokenizer(kept):
 
 def test_load_model_reads_the_copy_it_wrote_and_does_not_write_it_again(first_load, monkeypatch):
     folder, loaded = first_load
+    monkeypatch.setenv(modelcache.CACHE_ENV, str(folder.parent.parent / "elsewhere"))
+    assert not default_unpacked()                                          # what the sidebar reads while loading
     monkeypatch.setenv(modelcache.CACHE_ENV, str(folder.parent.parent))
+    assert default_unpacked()
     stamp = (folder / modelcache.WEIGHTS).stat().st_mtime_ns
     again = load_model("default", dtype="float32", tokenizer=False)
     assert (folder / modelcache.WEIGHTS).stat().st_mtime_ns == stamp
