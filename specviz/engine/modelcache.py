@@ -109,7 +109,7 @@ def save(folder: Path | None, model: torch.nn.Module, tokenizer, source: str = "
                                             "transformers": transformers.__version__}, indent=1))
         tmp.rename(folder)                         # whole, or (another process was first) not at all
         return True
-    except OSError:
+    except Exception:  # noqa: BLE001 - keeping a copy is an optimisation: no failure of it may fail a load
         return False
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -91,3 +91,12 @@ def test_the_cache_root_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.delenv(modelcache.CACHE_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert modelcache.cache_root() == tmp_path / "xdg" / "specviz"
+
+
+def test_a_failing_write_is_no_error_and_leaves_nothing(tmp_path, source, monkeypatch):
+    def refuse(*a, **k):
+        raise RuntimeError("safetensors refused")
+    monkeypatch.setattr(modelcache, "save_model", refuse)
+    folder = modelcache.folder_for(source, root=tmp_path)
+    assert not modelcache.save(folder, fresh_model(), None)
+    assert list(folder.parent.iterdir()) == []
