@@ -50,6 +50,9 @@ class Gated(Proposer):
         self.name = inner.name
         self.deterministic = inner.deterministic
         self.needs_hidden, self.feature_layers = inner.needs_hidden, inner.feature_layers
+        # what the decode loop reads off a proposer's class: a tree's size, and whether it learns from the target's
+        # logits (recycling fills its table from every pass, drafting or not: a closed gate must not starve it)
+        self.max_nodes, self.reads_logits, self.prefill_rows = inner.max_nodes, inner.reads_logits, inner.prefill_rows
         self.reset_state()
 
     def reset_state(self) -> None:
@@ -84,8 +87,14 @@ class Gated(Proposer):
         self._drafted = 0
         self.inner.update(ctx, n_accepted)
 
+    def observe(self, inputs, logits, step: int) -> None:
+        self.inner.observe(inputs, logits, step)
+
     def cache_length(self) -> int | None:
         return self.inner.cache_length()
+
+    def table_rows(self) -> int | None:
+        return self.inner.table_rows()
 
     def __getattr__(self, name):   # the inner proposer's settings (k_rule, n_min, factor) read through the gate
         if name == "inner":

@@ -54,3 +54,22 @@ def test_the_gate_is_described_and_read_back_from_what_ran():
 def test_a_bad_gate_is_refused():
     with pytest.raises(InputError, match="threshold"):
         Gated(PromptLookup(), Gate(threshold=1.5))
+
+
+def test_a_gated_recycler_still_learns_from_every_pass_and_keeps_its_tree_size():
+    """The decode loop reads reads_logits, prefill_rows and max_nodes off the proposer and hands it the target's
+    logits through observe(): behind a gate, recycling must still fill its table (else a closed gate starves it and
+    it never drafts again), and a tree's size must still reach the context-window check."""
+    from specviz.proposers.recycle import Recycle
+
+    inner = Recycle(vocab=16, nodes=6)
+    g = Gated(inner, Gate())
+    assert (g.reads_logits, g.prefill_rows, g.max_nodes) == (True, inner.prefill_rows, 6)
+    g.reset(torch.tensor([1, 2]))
+    assert g.table_rows() == 0 and len(g.propose(ctx([1, 2]), 4).tokens) == 0
+    logits = torch.full((2, 16), -10.0)                       # (t, V): after 1 the target rates 5, 6, 7; after 2, 8
+    logits[0, [5, 6, 7]] = torch.tensor([3.0, 2.0, 1.0])
+    logits[1, 8] = 3.0
+    g.observe(torch.tensor([1, 2]), logits, 0)
+    assert g.table_rows() == inner.table_rows() == 2
+    assert 8 in g.propose(ctx([1, 2]), 4).tokens.tolist()     # drafted from what it observed

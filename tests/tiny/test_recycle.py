@@ -11,6 +11,7 @@ from specviz.engine import measure
 from specviz.engine.decode import DecodeConfig, Decoder
 from specviz.engine.methods import make_proposer
 from specviz.engine.models import tiny_llama
+from specviz.proposers.gated import Gate
 from tests.stats import matches
 from tests.tiny import twotoken as T2
 from tests.tiny.test_heads import prompt
@@ -23,11 +24,14 @@ def target():
 
 TRIALS = {"recycle dynamic": ("recycle", dict(recycle=dict(nodes=12, dynamic=True))),      # docs/recycling.md
           "copy-recycle union": ("copy-recycle", dict(recycle=dict(nodes=12), union="always")),
-          "copy-recycle union when greedy": ("copy-recycle", dict(recycle=dict(nodes=12), union="greedy"))}
+          "copy-recycle union when greedy": ("copy-recycle", dict(recycle=dict(nodes=12), union="greedy")),
+          "recycle gated": ("recycle", dict(recycle=dict(nodes=12), gate=Gate())),              # proposers/gated.py
+          "copy-recycle gated": ("copy-recycle", dict(recycle=dict(nodes=12), gate=Gate()))}
 
 
 @pytest.mark.parametrize("method,k", [("recycle", 24), ("recycle-chain", 4), ("copy-recycle", 24),
-                                      ("recycle dynamic", 24), ("copy-recycle union when greedy", 24)])
+                                      ("recycle dynamic", 24), ("copy-recycle union when greedy", 24),
+                                      ("recycle gated", 24), ("copy-recycle gated", 24)])
 def test_greedy_equals_plain(target, method, k):
     for seed in range(2):
         ids = prompt(seed)
