@@ -41,3 +41,11 @@ def test_no_ui_module_is_over_250_lines():
     big = [f"{p.name} ({n} lines)" for p in sorted((ROOT / "specviz" / "ui").glob("*.py"))
            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_UI_MODULE]
     assert not big, "split these by job: " + ", ".join(big)
+
+
+def test_no_two_test_files_share_a_name():
+    """pytest imports test modules by basename (rootdir mode, no __init__.py in tests/): two files of one name in two
+    folders stop the whole run at collection ("import file mismatch"), as a fresh clone's run did once."""
+    from collections import Counter
+    names = Counter(p.name for p in (ROOT / "tests").rglob("test_*.py"))
+    assert [n for n, c in names.items() if c > 1] == []
