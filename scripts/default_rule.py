@@ -63,6 +63,9 @@ def main() -> None:
                    "decoding only, the rule's pick when sampling (union='greedy')")
     a.add_argument("--gated", action="store_true", help="add each contender behind the hit-rate gate "
                    "(proposers/gated.py: no draft while α̂ of its last 8 drafts < 0.3, a probe every 4th step)")
+    a.add_argument("--pays", action="store_true", help="add each contender behind the gate that asks whether its "
+                   "last 8 drafting passes paid on this kind (proposers/gated.py with the kind's bench v: Σ (kept + 1) "
+                   ">= Σ v(drafted))")
     a.add_argument("--modes", default=f"{GREEDY},{SAMPLED}")
     a.add_argument("--out", default="", help="also write the figures as JSON here (what Home reads: RESULT)")
     a = a.parse_args()
@@ -84,6 +87,13 @@ def main() -> None:
     if a.gated:
         from specviz.proposers.gated import Gate
         props |= {f"{m} (gated)": make_proposer(m, t, gate=Gate()) for m in a.methods.split(",")}
+    if a.pays:
+        from specviz.bench.results import kind_v
+        from specviz.proposers.gated import Gate
+        for m in a.methods.split(","):
+            table, where = kind_v(machine("cpu", t.model.dtype), tree=props[m].max_nodes > 0)
+            props[f"{m} (pays)"] = make_proposer(m, t, gate=Gate(v=table, where=where))
+            print(f"{m} (pays): {props[f'{m} (pays)'].gate.words()}; v {dict(table)}")
     labels = list(props)
     order = [None, *labels]
     only = set(filter(None, a.only.split(",")))
@@ -100,7 +110,7 @@ def main() -> None:
 
             def cfg(label, seed, new=a.new):
                 name = "copy-recycle" if label in (OLD, LEARNED, UNION, UNION_GREEDY) else label
-                name = (name or "").removesuffix(" (gated)") or None
+                name = (name or "").removesuffix(" (gated)").removesuffix(" (pays)") or None
                 k = 1 if label is None else REGISTRY[name].defaults["k"]
                 return DecodeConfig(k=k, max_new_tokens=new, sampling=samp, seed=seed, record=False,
                                     stop_at_eos=True)

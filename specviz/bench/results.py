@@ -154,6 +154,23 @@ def kind_bench(here: dict | None, root: str | None = None) -> tuple[str, dict] |
     return None
 
 
+def kind_v(here: dict | None, tree: bool, root: str | None = None) -> tuple[tuple[tuple[int, float], ...], str] | None:
+    """(((k, v(k)), ...), where it was measured) from the committed bench of this machine's kind (kind_bench): v of a
+    chain of k drafts, or for a tree (`tree`) v_tree of k nodes where measured and the chain's v elsewhere (a tree
+    pass of k nodes has the rows of a chain of k). None without a bench of this kind. For proposers/gated.Gate."""
+    found = kind_bench(here, root)
+    if found is None or not found[1].get("v"):
+        return None
+    path, data = found
+    table = {int(k): float(b) for k, b in data["v"].items()}
+    if tree:
+        table |= {int(k): float(b) for k, b in (data.get("v_tree") or {}).items()}
+    m = data.get("meta", {})
+    where = f"by the bench of {os.path.basename(os.path.dirname(path))}"
+    where += f", {m['started']}" if m.get("started") else ""
+    return tuple(sorted(table.items())), where
+
+
 def default_method(here: dict | None, root: str | None = None) -> tuple[str, str | None]:
     """(the method the CLI and Step through open on, the bench file it was chosen from or None): default_choice of
     the committed bench of this machine's kind, else the registry's default."""

@@ -6,7 +6,7 @@ from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.engine.experiment import Setting
 from specviz.proposers.base import Context
-from specviz.proposers.gated import Gate, Gated, hit_rate
+from specviz.proposers.gated import Gate, Gated, hit_rate, pass_gain
 from specviz.proposers.lookup import PromptLookup
 
 IDS = [1, 2, 3, 4, 5, 1, 2]   # the tail "1 2" occurred before: lookup drafts "3 4 5 ..."
@@ -73,3 +73,40 @@ def test_a_gated_recycler_still_learns_from_every_pass_and_keeps_its_tree_size()
     g.observe(torch.tensor([1, 2]), logits, 0)
     assert g.table_rows() == inner.table_rows() == 2
     assert 8 in g.propose(ctx([1, 2]), 4).tokens.tolist()     # drafted from what it observed
+
+
+AVX2_V = ((1, 1.42), (8, 1.79), (24, 2.53))   # v(k) of a CPU without native bfloat16 (bench/results/cpu-avx2)
+AMX_V = ((1, 1.02), (8, 1.10), (24, 1.25))    # nearly free rows (a CPU with AMX)
+
+
+def test_the_pays_gate_is_the_break_even_of_the_last_passes():
+    """Σ (kept + 1) against Σ v(drafted): the same history pays where rows are cheap and not where they cost."""
+    history = [(8, 0), (8, 1), (8, 0), (8, 1)]          # α̂ 1/16: an 8-node tree keeping half a token a pass
+    assert pass_gain(history, dict(AVX2_V)) == pytest.approx(4 + 2 - 4 * 1.79)
+    assert not Gate(v=AVX2_V).is_open(history)
+    assert Gate(v=AMX_V).is_open(history)               # 6 tokens for 4 × 1.10 plain steps: it pays there
+    assert not Gate().is_open(history)                  # the hit-rate gate shuts it everywhere (α̂ < 0.3)
+    assert Gate(v=AVX2_V).is_open([(1, 1), (1, 0)])     # 3 tokens for 2 × 1.42: pays, at α̂ 0.5
+    assert not Gate(v=AVX2_V).is_open([(1, 0), (2, 1), (1, 0)])   # 4 tokens for 1.42 + 1.48 + 1.42
+    assert Gate(v=AVX2_V).is_open([])                   # open before any draft
+
+
+def test_a_pays_gated_lookup_closes_on_unpaid_drafts_and_probes():
+    g = Gated(PromptLookup(n=2), Gate(window=2, probe_every=2, v=AVX2_V))
+    g.reset(torch.tensor(IDS))
+    assert len(g.propose(ctx(IDS), 4).tokens) == 4
+    g.update(ctx(IDS), 0)                    # 4 drafted, none kept: 1 token for v(4) ≈ 1.56 plain steps
+    assert not g.is_open() and len(g.propose(ctx(IDS), 4).tokens) == 0
+    g.update(ctx(IDS), 0)
+    assert len(g.propose(ctx(IDS), 4).tokens) == 4   # the probe
+    g.update(ctx(IDS), 4)                    # fully kept: (4, 0), (4, 4): 6 tokens for 3.1 steps, open again
+    assert g.is_open()
+
+
+def test_the_pays_gate_says_what_it_asks_and_refuses_a_table_cheaper_than_plain():
+    words = Gate(v=AVX2_V, where="on a 2-core AMD EPYC (AVX2)").words()
+    assert "did not pay" in words and "AMD EPYC (AVX2)" in words and "α̂" not in words
+    with pytest.raises(InputError, match="v table"):
+        Gated(PromptLookup(), Gate(v=((4, 0.5),)))
+    with pytest.raises(InputError, match="v table"):
+        Gated(PromptLookup(), Gate(v=()))
