@@ -148,6 +148,11 @@ def _tree_args(g) -> None:
                         "chain jointly (Sun et al. 2024, arXiv 2403.10444; vLLM's rejection_sample_method "
                         "'block'): as lossless, never fewer tokens kept in expectation; chain methods only "
                         "(default: %(default)s)")
+    g.add_argument("--gate", default="off", metavar="{off,hit-rate,pays}",
+                   help="stop drafting while recent drafts did badly, a probe every 4th step (proposers/gated.py): "
+                        "hit-rate = while α̂ of the last 8 drafts < 0.3; pays = while the last 8 drafting passes did "
+                        "not pay on this machine's kind, kept + 1 < v(drafted) with the v of the committed bench of "
+                        "that kind (default: %(default)s)")
 
 
 def _sampling_args(g) -> None:
@@ -209,6 +214,10 @@ def generate_settings(a) -> tuple[dict, DecodeConfig]:
     cfg.check()
     if a.session_cache not in ("on", "off"):
         raise InputError(f"--session-cache takes on or off, got '{a.session_cache}'")
+    if a.gate not in ("off", "hit-rate", "pays"):
+        raise InputError(f"--gate takes off, hit-rate or pays, got '{a.gate}'")
+    if a.gate != "off" and a.method == "plain":
+        raise InputError("--gate gates a method's drafts; plain decoding drafts nothing")
     if a.session and a.record:
         raise InputError("--record writes one run; a --session runs several")
     return settings, cfg
@@ -224,6 +233,10 @@ def cmd_generate(a) -> int:
         from specviz.engine.device import machine
         a.method = default_method(machine(a.device))[0]
     settings, cfg = generate_settings(a)
+    if a.gate != "off":
+        from specviz.bench.results import gate_for
+        from specviz.engine.device import machine
+        settings["gate"] = gate_for(a.gate, a.method, machine(a.device))
     if a.session:
         session = workloads.get_session(a.session)
     else:
@@ -253,6 +266,8 @@ def cmd_generate(a) -> int:
     if a.json:
         out = run_json(s, steps)
         out["summary"].update(where_json(target))
+        if getattr(proposer, "gate", None) is not None:   # --gate: the rule that ran, in its own words
+            out["summary"]["gate"] = proposer.gate.words()
         if check is not None:
             out["against_plain"] = {"speedup": check.speedup, "spread": check.spread, "ratios": check.ratios,
                                     "too_noisy": check.too_noisy,
@@ -294,7 +309,7 @@ def write_recording(a, target, ids, s, steps) -> None:
     from specviz.engine.recorder import step_recording
 
     keys = ("method", "k", "adaptive", "n", "n_min", "n_max", "lookup_rule", "k_rule", "spec_factor", "max_depth",
-            "min_token_prob", "temperature", "top_k", "top_p", "seed", "max_new_tokens", "workload", "chat")
+            "min_token_prob", "gate", "temperature", "top_k", "top_p", "seed", "max_new_tokens", "workload", "chat")
     settings = {k: getattr(a, k) for k in keys}
     settings["max_new"] = a.max_new_tokens
     text = dumps(step_recording(target, settings, ids, s, steps, extra={"source": "cli"}))

@@ -5,9 +5,11 @@ import glob
 import json
 import os
 
+from specviz.core.errors import InputError
 from specviz.core.stats import median
 from specviz.engine.device import describe_machine
-from specviz.engine.methods import DEFAULT_METHOD
+from specviz.engine.methods import DEFAULT_METHOD, REGISTRY
+from specviz.proposers.gated import Gate
 
 
 def latest_bench(root: str = ".", here: dict | None = None) -> tuple[str, object] | None:
@@ -169,6 +171,20 @@ def kind_v(here: dict | None, tree: bool, root: str | None = None) -> tuple[tupl
     where = f"by the bench of {os.path.basename(os.path.dirname(path))}"
     where += f", {m['started']}" if m.get("started") else ""
     return tuple(sorted(table.items())), where
+
+
+def gate_for(rule: str, method: str, here: dict | None, root: str | None = None):
+    """The proposers.gated.Gate a `--gate` rule names: hit-rate (α̂ of the last 8 drafts >= 0.3) or pays (the last 8
+    drafting passes paid, priced with the v of this machine kind's committed bench: kind_v). InputError when pays
+    has no bench of this kind to price passes with."""
+    if rule == "hit-rate":
+        return Gate()
+    found = kind_v(here, tree=REGISTRY[method].tree, root=root)
+    if found is None:
+        raise InputError(f"--gate pays prices passes with the v(k) of a committed bench of this machine's kind "
+                         f"({kind_folder(here) if here else 'unknown'}), and there is none: run `python -m specviz "
+                         "bench --out bench`, or use --gate hit-rate")
+    return Gate(v=found[0], where=found[1])
 
 
 def default_method(here: dict | None, root: str | None = None) -> tuple[str, str | None]:

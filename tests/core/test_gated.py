@@ -1,4 +1,6 @@
 """The hit-rate gate: lookup stops drafting while its recent drafts are rejected, probes, and reopens."""
+import json
+
 import pytest
 import torch
 
@@ -110,3 +112,22 @@ def test_the_pays_gate_says_what_it_asks_and_refuses_a_table_cheaper_than_plain(
         Gated(PromptLookup(), Gate(v=((4, 0.5),)))
     with pytest.raises(InputError, match="v table"):
         Gated(PromptLookup(), Gate(v=()))
+
+
+def test_gate_for_reads_the_v_of_this_kinds_bench(tmp_path):
+    """bench/results.gate_for: pays prices a chain with the bench's v and a tree with v_tree where measured; with no
+    bench of the kind it refuses with the way out."""
+    from specviz.bench.results import gate_for, kind_folder
+
+    here = {"device": "cpu", "capability": "AVX2", "cpu": "AMD EPYC", "threads": 2}
+    folder = tmp_path / "bench" / "results" / kind_folder(here)
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps({"v": {"1": 1.4, "8": 1.8}, "v_tree": {"8": 1.7},
+                                                     "meta": {"started": "2026-12-06 21:35 UTC"}}))
+    root = str(tmp_path)
+    chain, tree = gate_for("pays", "lookup", here, root=root), gate_for("pays", "recycle", here, root=root)
+    assert chain.v == ((1, 1.4), (8, 1.8)) and tree.v == ((1, 1.4), (8, 1.7))
+    assert f"by the bench of {kind_folder(here)}, 2026-12-06 21:35 UTC" in chain.words()
+    assert gate_for("hit-rate", "lookup", here, root=root) == Gate()
+    with pytest.raises(InputError, match="--gate hit-rate"):
+        gate_for("pays", "lookup", here, root=str(tmp_path / "elsewhere"))

@@ -66,6 +66,8 @@ def one_clear_line(rc, err):
     (["--prompt", "hi", "--target", "/nonexistent/model"], "could not load"),
     (["--session", "nope"], "unknown session"),
     (["--session", "reformat-table-session", "--session-cache", "maybe"], "--session-cache"),
+    (["--prompt", "hi", "--method", "lookup", "--gate", "sometimes"], "--gate takes"),
+    (["--prompt", "hi", "--method", "plain", "--gate", "pays"], "plain decoding drafts nothing"),
 ])
 def test_bad_input_one_line(args, expect):
     rc, _, err = cli("generate", *args)
@@ -226,3 +228,23 @@ def test_auto_dtype_is_timed_once_and_named_in_the_summary(tmp_path):
         assert len(runs) <= MAX_TRIES, runs                                         # ... at most MAX_TRIES times
     assert got[1] == runs[-1][1] in ("float32", "bfloat16")                          # the dtype the kept timing chose
     assert (tmp_path / "dtype.json").exists()
+
+
+def test_a_gated_run_names_its_gate_and_prices_passes_with_this_kinds_bench(tiny_dirs):
+    """--gate pays reads v from the committed bench of this machine's kind; with none, one clear line."""
+    from specviz.bench.results import kind_bench
+    from specviz.engine.device import machine
+
+    target, _ = tiny_dirs
+    prompt = " ".join(f"w{i % 7}" for i in range(20))
+    args = ["generate", "--target", target, "--prompt", prompt, "--method", "lookup", "--k", "3", "--n", "2",
+            "--max-new-tokens", "12", "--json", "--dtype", "float32"]
+    rc, out, err = cli(*args, "--gate", "hit-rate")
+    assert rc == 0, err
+    assert json.loads(out)["summary"]["gate"].startswith("off while α̂ of its last 8 drafts < 0.3")
+    rc, out, err = cli(*args, "--gate", "pays")
+    if kind_bench(machine("cpu")) is None:
+        assert "committed bench of this machine's kind" in one_clear_line(rc, err)
+    else:
+        assert rc == 0, err
+        assert "did not pay" in json.loads(out)["summary"]["gate"] and "by the bench of cpu-" in out
