@@ -38,8 +38,8 @@ class Gate:
         if not 0.0 <= self.threshold <= 1.0:
             raise InputError(f"the gate's threshold must be between 0 and 1, got {self.threshold:g}")
         if self.v is not None and (not self.v or any(k < 1 or not b >= 1.0 for k, b in self.v)):
-            raise InputError("the gate's v table needs v(k) >= 1 for some k >= 1 (a pass of k drafts costs at least "
-                             "one plain step)")
+            raise InputError("the gate's v table needs at least one k >= 1, and v(k) >= 1 at each (a pass of k "
+                             "drafts costs at least one plain step)")
         if self.window < 1 or self.probe_every < 1:
             raise InputError(f"the gate's window and probe interval must be >= 1, got {self.window} and "
                              f"{self.probe_every}")
@@ -74,7 +74,7 @@ def pass_gain(history, v: dict[int, float]) -> float:
 
 
 class Gated(Proposer):
-    """`inner`'s drafts, gated by Gate on its running α̂. Named like `inner`: it is the same method, with a gate."""
+    """`inner`'s drafts, gated by Gate on its recent drafts. Named like `inner`: it is the same method, with a gate."""
 
     def __init__(self, inner: Proposer, gate: Gate):
         gate.check()
