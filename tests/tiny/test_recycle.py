@@ -26,24 +26,30 @@ TRIALS = {"recycle dynamic": ("recycle", dict(recycle=dict(nodes=12, dynamic=Tru
           "copy-recycle union": ("copy-recycle", dict(recycle=dict(nodes=12), union="always")),
           "copy-recycle union when greedy": ("copy-recycle", dict(recycle=dict(nodes=12), union="greedy")),
           "recycle gated": ("recycle", dict(recycle=dict(nodes=12), gate=Gate())),              # proposers/gated.py
-          "copy-recycle gated": ("copy-recycle", dict(recycle=dict(nodes=12), gate=Gate()))}
+          "copy-recycle gated": ("copy-recycle", dict(recycle=dict(nodes=12), gate=Gate())),
+          # the pays gate, priced so dearly that it closes: closed steps and probes must leave the output alone
+          "recycle pays": ("recycle", dict(recycle=dict(nodes=12), gate=Gate(v=((1, 2.0), (24, 6.0))))),
+          "copy-recycle pays": ("copy-recycle", dict(recycle=dict(nodes=12), gate=Gate(v=((1, 2.0), (24, 6.0)))))}
 
 
 @pytest.mark.parametrize("method,k", [("recycle", 24), ("recycle-chain", 4), ("copy-recycle", 24),
                                       ("recycle dynamic", 24), ("copy-recycle union when greedy", 24),
-                                      ("recycle gated", 24), ("copy-recycle gated", 24)])
+                                      ("recycle gated", 24), ("copy-recycle gated", 24), ("recycle pays", 24),
+                                      ("copy-recycle pays", 24)])
 def test_greedy_equals_plain(target, method, k):
-    for seed in range(2):
+    pays, (name, opts) = method.endswith("pays"), TRIALS.get(method, (method, None))
+    for seed in range(2):                    # every seed runs the trial's own proposer (name, opts), built anew
         ids = prompt(seed)
-        if method in TRIALS:
-            method, opts = TRIALS[method]
-            prop = make_proposer(method, target, **opts)
+        if opts is not None:
+            prop = make_proposer(name, target, **opts)
         else:
-            prop = make_proposer(method, target, recycle=dict(nodes=12) if method != "recycle-chain" else None)
+            prop = make_proposer(name, target, recycle=dict(nodes=12) if name != "recycle-chain" else None)
         s, steps = measure.run(target, prop, ids, DecodeConfig(k=k, max_new_tokens=48, stop_at_eos=False))
         assert torch.equal(torch.tensor(s.token_ids), T2.plain(target, ids, 48))
         assert sum(st.n_accepted for st in steps) > 0                       # the table drafts something kept
-        if method == "recycle":
+        if pays:
+            assert prop.closed_steps > 0 and sum(not st.n_drafted for st in steps) >= prop.closed_steps
+        if name == "recycle":
             assert any(st.is_tree for st in steps)
             assert all(len(st.seen_in) == st.n_drafted for st in steps if st.n_drafted)
 
