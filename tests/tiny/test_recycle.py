@@ -117,7 +117,7 @@ def first_two(tgt, method, runs=2000):
     return counts
 
 
-@pytest.mark.parametrize("method", ["recycle", "copy-recycle", "recycle dynamic", "copy-recycle union"])
+@pytest.mark.parametrize("method", ["recycle", "copy-recycle", "recycle dynamic", "copy-recycle union", "recycle pays"])
 def test_sampling_is_lossless_over_two_tokens(monkeypatch, method):
     tgt = tiny_llama(vocab_size=VS, layers=1, hidden=32, seed=4)
     joint = T2.joint(tgt, IDS)                                                                         # (VS*VS,)
