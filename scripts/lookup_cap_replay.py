@@ -1,6 +1,6 @@
 """Lookup's draft cap replayed on novel and copy-heavy text, priced with one machine's v(k) (no clock).
 
-    PYTHONPATH=$PWD .venv/bin/python scripts/lookup_cap_replay.py [V_JSON]
+    PYTHONPATH=$PWD .venv/bin/python scripts/lookup_cap_replay.py [V_JSON] [--sole-off]
 
 On a CPU where a verify pass of many rows costs several plain steps (AVX2 only: v(24) ≈ 2.5), lookup's long drafts
 off short matches on novel text lose (docs/recycling.md, the pays gate). This replays lookup's default rule
@@ -8,6 +8,7 @@ off short matches on novel text lose (docs/recycling.md, the pays gate). This re
 workloads (generated once, float32, 128 tokens, kept in data/novel_texts/) and the eleven copy-heavy ones of
 data/copy_texts — and prices each pass with v (core.costmodel.passes_speedup: decode only, drafting cost 0).
 v from a bench or cost-check JSON's "v" (default: data/costcheck/cpu-avx2-2026-12-07.json, the AVX2 EPYC's v to 24).
+--sole-off: without the sole option (a match with one earlier occurrence drafts as far as it goes).
 """
 import json
 import os
@@ -47,16 +48,18 @@ def novel_texts() -> dict:
 
 
 def main() -> None:
-    v = {int(k): x for k, x in json.load(open(sys.argv[1] if len(sys.argv) > 1 else V_DEFAULT))["v"].items()}
+    args = [a for a in sys.argv[1:] if a != "--sole-off"]
+    sole = SOLE_FULL and "--sole-off" not in sys.argv
+    v = {int(k): x for k, x in json.load(open(args[0] if args else V_DEFAULT))["v"].items()}
     copy, _ = C.cached_texts(list(C.BY_NAME), "float32", 128, False)
     novel = novel_texts()
-    print(f"v: {v}")
+    print(f"v: {v}; sole {'on' if sole else 'off'}")
     print("| cap | " + " | ".join(novel) + " | novel lowest | novel median | copy-heavy median (11) | copy lowest |")
     print("|---|" + "---|" * (len(novel) + 4))
     for cap in CAPS:
         sp = {}
         for n, (p, t) in {**novel, **copy}.items():
-            pr = PromptLookup(n_min=2, k_rule="match", sole=SOLE_FULL, follow=FOLLOW)   # the registry's lookup
+            pr = PromptLookup(n_min=2, k_rule="match", sole=sole, follow=FOLLOW)   # the registry's lookup
             pr.reset(torch.tensor(p))
             drafted = cb.replay(p, t, lambda ctx: draft_on(pr, ctx, cap))
             sp[n] = passes_speedup(len(t), drafted, v)
