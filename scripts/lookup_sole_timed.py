@@ -33,8 +33,8 @@ def main() -> None:
     torch.set_num_threads(2)
     t = load_model("default", device="cpu", dtype=a.dtype)
     eos = t.tokenizer.eos_token_id
-    props = {"lookup": make_proposer("lookup", t), "lookup, sole off": PromptLookup(n_min=MATCH_MIN, k_rule="match", sole=False,
-                                                                            follow=FOLLOW)}   # else the registry's
+    off = PromptLookup(n_min=MATCH_MIN, k_rule="match", sole=False, follow=FOLLOW)   # else the registry's lookup
+    props = {"lookup": make_proposer("lookup", t), "lookup, sole off": off}
     order = [None, *props]
     only = set(filter(None, a.only.split(",")))
     ws = [w for w in W.of_kind(W.COPY) + W.of_kind(W.NOVEL) if not only or w.name in only]
