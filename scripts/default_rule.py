@@ -88,12 +88,11 @@ def main() -> None:
         from specviz.proposers.gated import Gate
         props |= {f"{m} (gated)": make_proposer(m, t, gate=Gate()) for m in a.methods.split(",")}
     if a.pays:
-        from specviz.bench.results import kind_v
-        from specviz.proposers.gated import Gate
+        from specviz.bench.results import gate_for     # what `generate --gate pays` builds
         for m in a.methods.split(","):
-            table, where = kind_v(machine("cpu", t.model.dtype), tree=props[m].max_nodes > 0)
-            props[f"{m} (pays)"] = make_proposer(m, t, gate=Gate(v=table, where=where))
-            print(f"{m} (pays): {props[f'{m} (pays)'].gate.words()}; v {dict(table)}")
+            gate = gate_for("pays", m, machine("cpu", t.model.dtype))
+            props[f"{m} (pays)"] = make_proposer(m, t, gate=gate)
+            print(f"{m} (pays): {gate.words()}; v {dict(gate.v)}")
     labels = list(props)
     order = [None, *labels]
     only = set(filter(None, a.only.split(",")))
