@@ -88,7 +88,7 @@ def main() -> None:
         from specviz.proposers.gated import Gate
         props |= {f"{m} (gated)": make_proposer(m, t, gate=Gate()) for m in a.methods.split(",")}
     if a.pays:
-        from specviz.bench.results import gate_for     # what `generate --gate pays` builds
+        from specviz.bench.results import gate_for  # what `generate --gate pays` builds
         for m in a.methods.split(","):
             gate = gate_for("pays", m, machine("cpu", t.model.dtype))
             props[f"{m} (pays)"] = make_proposer(m, t, gate=gate)
