@@ -268,6 +268,9 @@ def cmd_generate(a) -> int:
         out["summary"].update(where_json(target))
         if getattr(proposer, "gate", None) is not None:   # --gate: the rule that ran, in its own words
             out["summary"]["gate"] = proposer.gate.words()
+        why = sole_reason(proposer)
+        if why:                                           # lookup's sole rule: on or off by this machine's wide pass
+            out["summary"]["sole_rule"] = why
         if check is not None:
             out["against_plain"] = {"speedup": check.speedup, "spread": check.spread, "ratios": check.ratios,
                                     "too_noisy": check.too_noisy,
@@ -293,10 +296,17 @@ def print_generated(a, target, proposer, cfg: DecodeConfig, s, check) -> None:
           f"tokens/pass τ {s.tokens_per_pass:.2f}, α (kept ÷ tested) {f(s.alpha)}, "
           f"α̂ (kept ÷ drafted) {f(s.draft_acceptance_rate)}, {s.tokens_per_s:.1f} tokens/s", file=sys.stderr)
     print(where_text(target), file=sys.stderr)
+    if sole_reason(proposer):
+        print(f"[lookup] {sole_reason(proposer)}", file=sys.stderr)
     if check is not None:
         same = ("" if not check.compared else "; same tokens as plain greedy decoding" if check.identical
                 else f"; {check.divergence.describe()}")
         print(f"[against plain] speedup {check.quote()}{same}", file=sys.stderr)
+
+
+def sole_reason(proposer) -> str | None:
+    """Why the registry's lookup (behind a gate too) took the sole rule or not on this machine; None for others."""
+    return getattr(getattr(proposer, "inner", proposer), "sole_reason", None)
 
 
 def run_json(s, steps) -> dict:

@@ -193,7 +193,7 @@ def load_auto(name: str, device: str | torch.device | None, purpose: str = "spec
     elif tokenizer:
         model.tokenizer = load_tokenizer(name)
     model.dtype_reason = f"auto: {choice.reason} ({how_timed(entry, path, now)})"
-    model.dtype_choice = choice
+    model.dtype_choice, model.pass_times = choice, times[choice.dtype]
     return model
 
 
@@ -204,4 +204,12 @@ def load(name: str, device: str | torch.device | None, dtype: str | None, purpos
         return load_auto(name, device, purpose, tokenizer=tokenizer, **kw)
     model = load_model(name, device, dtype, tokenizer=tokenizer)
     model.dtype_reason = f"{str(model.dtype).removeprefix('torch.')}: asked for by name"
+    model.pass_times = remembered_times(model, name, kw.get("path"))
     return model
+
+
+def remembered_times(model: LoadedModel, name: str, path: Path | None = None) -> DC.ShapeTimes | None:
+    """This machine's remembered pass times of the model's dtype (a dtype asked for by name is not timed, but auto may
+    have timed it here before), None when none are kept."""
+    times = remembered(read_cache(path or cache_path()).get(machine_key(model.device, name)))
+    return (times or {}).get(str(model.dtype).removeprefix("torch."))

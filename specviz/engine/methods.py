@@ -26,19 +26,13 @@ from specviz.proposers.lookup import (
     MATCH_MIN,
     MAX_MATCH,
     RULES as LOOKUP_RULES,
-    SOLE_FULL,
     PromptLookup,
+    sole_pays,
 )
 from specviz.proposers.recycle import TREE_NODES
 
 DEFAULT_K_RULE = "match"   # lookup drafts as far as the match goes (issue 23 §1); "fixed" is the k/n sweep's rule
 SELF_SIZED_CAP = MAX_MATCH  # their most tokens per step: vLLM's suffix_decoding_max_tree_depth default (24)
-# the default lookup's rule, in words
-LOOKUP_DEFAULT = (f"as far as the match goes: {MATCH_FACTOR:g} × the matched length, at most {SELF_SIZED_CAP} "
-                  f"tokens, from a {MATCH_MIN}-token match on" +
-                  (f"; all {SELF_SIZED_CAP} when the last {MATCH_MIN} occurred once before" if SOLE_FULL else "") +
-                  ("; from where the last copy left off when a match starts there" if FOLLOW else ""))
-
 COPY, DRAFT_MODEL, HEADS, NONE = "copy", "draft model", "heads", "none"   # MethodSpec.family
 
 
@@ -89,10 +83,18 @@ def _lookup(target, o):
     check_choice("lookup k rule", k_rule, K_RULES)
     if k_rule == "match":  # the shortest match is n (or n-min); the longest counted is n-max, else MAX_MATCH
         factor = o.get("spec_factor")
-        return PromptLookup(n_min=n_min or n, n_max=n_max, rule=rule, k_rule="match", sole=o.get("sole", SOLE_FULL),
-                            follow=o.get("follow", FOLLOW),
-                            **({} if factor is None else {"factor": factor}))
+        sole, why = lookup_sole(target)
+        pr = PromptLookup(n_min=n_min or n, n_max=n_max, rule=rule, k_rule="match", sole=sole,
+                          follow=o.get("follow", FOLLOW), **({} if factor is None else {"factor": factor}))
+        pr.sole_reason = why
+        return pr
     return PromptLookup(n_min=lo, n_max=hi, rule=rule)
+
+
+def lookup_sole(target) -> tuple[bool, str]:
+    """Whether the registry's lookup takes the sole rule on this target's machine and dtype, and why: by what a verify
+    pass of 1 + 24 rows costs here (LoadedModel.v_wide, autodtype's timing; proposers/lookup.sole_pays)."""
+    return sole_pays(target.v_wide() if hasattr(target, "v_wide") else None)
 
 
 def _suffix(target, o):

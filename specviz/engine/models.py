@@ -38,6 +38,12 @@ class LoadedModel:
     _fingerprint: str | None = field(default=None, repr=False)
     dtype_reason: str | None = None     # why this dtype: asked for by name, or auto's choice (engine/autodtype.py)
     dtype_choice: object | None = field(default=None, repr=False)   # auto's core.dtypechoice.Choice, when auto chose
+    pass_times: object | None = field(default=None, repr=False)     # core.dtypechoice.ShapeTimes of this dtype on
+    # this machine: auto's timing (engine/autodtype.py), or a remembered one for a dtype asked for by name; None untimed
+
+    def v_wide(self) -> float | None:
+        """What a verify pass of 1 + 24 rows costs here in one-token steps (autodtype's tree shape), None untimed."""
+        return None if self.pass_times is None else self.pass_times.v("tree")
 
     @property
     def vocab_size(self) -> int:

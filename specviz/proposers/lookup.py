@@ -45,12 +45,32 @@ MATCH_MIN, MATCH_FACTOR = 2, 4.0
 # A sole occurrence of the last MATCH_MIN tokens drafts k: replayed on the model's bfloat16 texts of the bench's
 # four copy-heavy workloads and seven held-out ones (docs/copying.md), it kept 0.919 of the m≥2 ceiling at the
 # median of all eleven against 0.898 without it (the four: 0.927 against 0.905).
-SOLE_FULL = True          # the registry's default lookup (engine/methods.py); PromptLookup's own default is off
+SOLE_FULL = True          # the registry's default lookup where the machine is not timed; PromptLookup's own: off
+# ... but a sole draft is 24 tokens off a 2-token match, and whether that pays depends on what a wide verify pass
+# costs. Replayed on the eleven copy-heavy texts and the four novel ones (greedy float32, scripts/lookup_sole_replay.py)
+# with the AVX2 EPYC's v(k) scaled from free passes to its own, the sole option raises the copy-heavy median while
+# a pass of 1 + 24 rows costs up to ~1.55 one-token steps and lowers it beyond (on novel text it never gains):
+# the registry's lookup takes it where this machine's timed v_wide is at most SOLE_MAX_V (docs/copying.md).
+SOLE_MAX_V = 1.55
 # Following the copy: after a draft, the next copy is looked for where the kept part of it ended in the source, from
 # FOLLOW_BACK tokens before to FOLLOW_AHEAD after (an edit skips a few source tokens). With the sole rule it kept
 # 0.927 of the m≥2 ceiling at the median of the eleven texts against 0.919 without (docs/copying.md); windows of
 # 16 and 32 tokens gave 0.926.
 FOLLOW, FOLLOW_BACK, FOLLOW_AHEAD = True, 2, 8
+
+
+def sole_pays(v_wide: float | None) -> tuple[bool, str]:
+    """Whether the registry's lookup takes the sole option on a machine where a verify pass of 1 + 24 rows costs
+    v_wide one-token steps (None: not timed here, SOLE_FULL), and why, in words."""
+    m, k = MATCH_MIN, MAX_MATCH
+    on = SOLE_FULL if v_wide is None else v_wide <= SOLE_MAX_V
+    what = (f"a {m}-token match seen only once before drafts all {k} tokens" if on else
+            f"a {m}-token match seen only once before drafts {MATCH_FACTOR * m:g} tokens ({MATCH_FACTOR:g} × the "
+            f"match), not {k}")
+    if v_wide is None:
+        return on, f"{what} (the default: this machine's verify pass of {1 + k} rows was not timed)"
+    return on, (f"{what}: a verify pass of {1 + k} rows costs {v_wide:.2f} one-token steps here (a long draft off a "
+                f"short match pays up to {SOLE_MAX_V:g})")
 
 
 def occurrences(ids: list[int], n: int) -> int:
@@ -197,6 +217,7 @@ class PromptLookup(Proposer):
         if not factor > 0:
             raise InputError(f"the spec factor must be > 0, got {factor}")
         self.rule, self.factor, self.sole, self.follow = rule, factor, sole, follow   # the match rule's options
+        self.sole_reason: str | None = None   # why the registry chose sole on or off here (engine/methods.py)
         self._last: tuple[int, list[int], int] | None = None   # follow: (copied from, draft, context length) last step
         self._near: int | None = None                           # follow: where the copy in progress goes on
         self.last_n = 0  # the n that matched at the last step (0: no match; the match rule: the match length)

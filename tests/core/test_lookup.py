@@ -5,7 +5,16 @@ import torch
 from specviz.core import copybound as cb
 from specviz.core.sampling import SamplingConfig
 from specviz.proposers.base import Context
-from specviz.proposers.lookup import PromptLookup, find_continuation, lookup, match_lookup, occurrences
+from specviz.proposers.lookup import (
+    SOLE_FULL,
+    SOLE_MAX_V,
+    PromptLookup,
+    find_continuation,
+    lookup,
+    match_lookup,
+    occurrences,
+    sole_pays,
+)
 
 
 def test_no_match():
@@ -158,3 +167,12 @@ def test_follow_without_a_match_near_the_copy_takes_the_longest_and_asking_twice
     assert first == p.propose(c, 24).tokens.tolist() == match_lookup(prompt + [30, 31], 2, 24, 24)[0]
     far = Context(torch.tensor(prompt + [30, 31, 50, 51, 9, 9, 10, 11]), None, SamplingConfig(), None)
     assert p.propose(far, 24).tokens.tolist() == match_lookup(far.ids.tolist(), 2, 24, 24)[0]
+
+
+def test_the_sole_rule_follows_what_a_wide_pass_costs_on_the_machine():
+    """On where a 25-row verify pass costs at most SOLE_MAX_V one-token steps (an AMX CPU), off where it costs more (an
+    AVX2-only one, ~2.3), the default where the machine was not timed; the words give the cost and the threshold."""
+    assert sole_pays(None)[0] is SOLE_FULL and "not timed" in sole_pays(None)[1]
+    assert sole_pays(1.3)[0] and sole_pays(SOLE_MAX_V)[0]
+    off, why = sole_pays(2.28)
+    assert not off and "costs 2.28 one-token steps" in why and f"up to {SOLE_MAX_V:g}" in why and "not 24" in why

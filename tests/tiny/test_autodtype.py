@@ -91,6 +91,19 @@ def test_an_unreadable_cache_is_timed_again_and_rewritten(tmp_path):
     assert len(timer.calls) == 1 and len(json.loads(path.read_text())) == 1
 
 
+def test_the_running_dtypes_times_go_with_the_model(tmp_path, monkeypatch):
+    """Auto's timing of the dtype it chose rides on the model (LoadedModel.v_wide: a pass of 1 + 24 rows in one-token
+    steps, what the registry's lookup reads its sole rule from); a dtype asked for by name gets the timing auto
+    remembered for it on this machine, or none."""
+    path, timer = tmp_path / "dtype.json", Timer(AVX2)
+    m = A.load_auto("t", "cpu", tokenizer=False, path=path, loader=tiny, measure=timer, busy=calm)
+    assert m.dtype == torch.float32 and m.v_wide() == pytest.approx(0.177 / 0.068)
+    monkeypatch.setattr(A, "load_model", tiny)
+    assert A.load("t", "cpu", "bfloat16", tokenizer=False, path=path).v_wide() == pytest.approx(0.50 / 0.040)
+    assert A.load("t", "cpu", "bfloat16", tokenizer=False, path=tmp_path / "none.json").v_wide() is None
+    assert A.load("u", "cpu", "bfloat16", tokenizer=False, path=path).v_wide() is None     # another target
+
+
 def test_a_forced_dtype_wins(monkeypatch):
     monkeypatch.setattr(A, "load_model", tiny)
     monkeypatch.setattr(A, "load_auto", lambda *a, **k: pytest.fail("auto ran for a forced dtype"))

@@ -1,6 +1,7 @@
 """The CLI: bad input is one clear line and a non-zero exit, never a traceback."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -212,13 +213,16 @@ def test_auto_dtype_is_timed_once_and_named_in_the_summary(tmp_path):
     from specviz.core.dtypechoice import MAX_TRIES
     target = save_tiny(tmp_path / "target", WORDS, seed=0, max_positions=512)
     env = {**os.environ, "SPECVIZ_CACHE_DIR": str(tmp_path)}
-    args = ("generate", "--target", target, "--prompt", "w1 w2 w3 w1 w2", "--max-new-tokens", "4", "--json")
+    args = ("generate", "--target", target, "--prompt", "w1 w2 w3 w1 w2", "--max-new-tokens", "4", "--json",
+            "--method", "lookup")
 
     def run():
         r = subprocess.run([sys.executable, "-m", "specviz", *args], cwd=ROOT, capture_output=True, text=True,
                            timeout=300, env=env)
         assert r.returncode == 0, r.stderr
-        return json.loads(r.stdout)["summary"]["dtype_reason"], json.loads(r.stdout)["summary"]["machine"]["dtype"]
+        summary = json.loads(r.stdout)["summary"]     # lookup's sole rule is read from the same timing
+        assert re.search(r"a verify pass of 25 rows costs \d+\.\d\d one-token steps here", summary["sole_rule"])
+        return summary["dtype_reason"], summary["machine"]["dtype"]
 
     runs = [run()]
     assert runs[0][0].startswith("auto: ") and "timed now" in runs[0][0]

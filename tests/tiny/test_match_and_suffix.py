@@ -1,14 +1,18 @@
 """Lookup's match-length rule and the suffix proposer on tiny random models (float32): greedy output equals
 plain decoding's, a session's earlier requests are drafted from, and sampled output follows the target's
 joint distribution over two tokens (with a negative control)."""
+from dataclasses import replace
+
 import pytest
 import torch
 
 from specviz.core import tree as tree_module
+from specviz.core.dtypechoice import ShapeTimes
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.core.suffix import SessionCache
 from specviz.engine.decode import DecodeConfig, Decoder
+from specviz.engine.experiment import Setting
 from specviz.engine.measure import run
 from specviz.engine.methods import make_proposer
 from specviz.engine.models import tiny_llama
@@ -95,6 +99,14 @@ def test_make_proposer_builds_both_and_refuses_bad_settings(target):
     default = make_proposer("lookup", target)                             # the app's, CLI's and bench's lookup
     assert (default.k_rule, default.n_min, default.sole) == ("match", 2, True)     # a sole short match drafts k
     assert make_proposer("lookup", target, n=3, k_rule="fixed").k_rule == "fixed"    # the k/n sweep's
+    wide = lambda v: replace(target, pass_times=ShapeTimes(step=0.05, chain=0.09, tree=0.05 * v, prefill=0.5))  # noqa: E731
+    avx2, amx = make_proposer("lookup", wide(2.3)), make_proposer("lookup", wide(1.3))
+    assert (avx2.sole, amx.sole) == (False, True)                        # by what a 25-row pass costs there
+    assert "costs 2.30 one-token steps" in avx2.sole_reason and "not timed" in default.sole_reason
+    cfg = DecodeConfig(k=24)
+    assert "no longer when the last 2 occurred once" in Setting.of(avx2, cfg).describe()
+    assert "all 24 when the last 2 occurred once" in Setting.of(amx, cfg).describe()
+    assert Setting.of(avx2, cfg) == Setting.resolve("lookup")            # the same experiment as its prompt's
     for kw in (dict(k_rule="longest"), dict(k_rule="match", spec_factor=-1.0)):
         with pytest.raises(InputError):
             make_proposer("lookup", target, **kw)
