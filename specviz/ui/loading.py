@@ -148,6 +148,7 @@ def model_line(box, s: dict) -> str:
         st.caption(f"Target: {target_label(s['target'])}, {running_on(tgt, s)}{note}")
         if tgt is not None and tgt.dtype_reason:
             st.caption(f"Why {str(tgt.dtype).removeprefix('torch.')}: {tgt.dtype_reason}")
+        if tgt is not None:                     # the registry's lookup, by what a wide pass costs here
             st.caption(f"Lookup here: {M.lookup_sole(tgt)[1]}.")
         if state.startswith("failed"):
             st.error(f"The target could not be loaded: {state.removeprefix('failed: ')} Change it, then Apply.")

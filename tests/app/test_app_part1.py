@@ -535,6 +535,9 @@ def test_a_play_that_waited_for_the_load_leaves_the_sidebar_saying_loaded():
         lines = [c.value for c in at.sidebar.caption]
         assert any(line.startswith("Target: ") and "float32 on cpu" in line for line in lines), lines
         assert not any("loading in the background" in line for line in lines), lines
+        # lookup's sole rule and why: a tiny model built here was never timed, so the default, said as such
+        assert any(line.startswith("Lookup here: a 2-token match seen only once before drafts all 24 tokens (the "
+                                   "default: this machine's verify pass of 25 rows was not timed)") for line in lines)
     finally:
         loadjobs._JOBS.pop(key, None)
 
