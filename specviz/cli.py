@@ -262,7 +262,7 @@ def cmd_generate(a) -> int:
     else:
         s, steps = measure.run(target, proposer, ids, cfg, eos)
     if a.record:
-        write_recording(a, target, ids, s, steps)
+        write_recording(a, target, ids, s, steps, sole_reason(proposer))
     if a.json:
         out = run_json(s, steps)
         out["summary"].update(where_json(target))
@@ -314,7 +314,7 @@ def run_json(s, steps) -> dict:
     return {"text": s.text, "token_ids": s.token_ids, "steps": [step_json(st) for st in steps], "summary": s.as_dict()}
 
 
-def write_recording(a, target, ids, s, steps) -> None:
+def write_recording(a, target, ids, s, steps, sole_rule: str | None = None) -> None:
     from specviz.core.recording import dumps
     from specviz.engine.recorder import step_recording
 
@@ -322,6 +322,8 @@ def write_recording(a, target, ids, s, steps) -> None:
             "min_token_prob", "gate", "temperature", "top_k", "top_p", "seed", "max_new_tokens", "workload", "chat")
     settings = {k: getattr(a, k) for k in keys}
     settings["max_new"] = a.max_new_tokens
+    if sole_rule:
+        settings["sole_rule"] = sole_rule          # lookup's rule on the machine that ran it: replay says it again
     text = dumps(step_recording(target, settings, ids, s, steps, extra={"source": "cli"}))
     try:
         Path(a.record).write_text(text)
@@ -342,7 +344,10 @@ def cmd_replay(a) -> int:
         raise InputError(f"this recording holds {len(rec.runs)} runs ({rec.kind}); replay prints one run: open it "
                          "on the app's Compare page")
     run = rec.runs[0]
-    print(json.dumps(run_json(run.summary, run.steps)))
+    out = run_json(run.summary, run.steps)
+    if rec.settings.get("sole_rule"):
+        out["summary"]["sole_rule"] = rec.settings["sole_rule"]
+    print(json.dumps(out))
     return 0
 
 

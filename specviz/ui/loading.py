@@ -80,8 +80,7 @@ def loaded(name: str | None = None) -> LoadedModel | None:
 
 
 def machine_caption(tgt: LoadedModel | None = None) -> str:
-    """One line naming where this process measures: CPU model and capability (or GPU), threads, torch and the
-    dtype that ran. Every page that shows a figure measured here puts it under the figure."""
+    """Where this process measures (CPU model and capability or GPU, threads, torch, dtype), under every figure."""
     tgt = tgt or loaded()
     return "Measured here: " + describe_machine(machine(tgt.device if tgt else None, tgt.dtype if tgt else None))
 
@@ -146,9 +145,8 @@ def model_line(box, s: dict) -> str:
     tgt = loaded() if state == "ready" else None
     with box.container():
         st.caption(f"Target: {target_label(s['target'])}, {running_on(tgt, s)}{note}")
-        if tgt is not None and tgt.dtype_reason:
-            st.caption(f"Why {str(tgt.dtype).removeprefix('torch.')}: {tgt.dtype_reason}")
-        if tgt is not None:                     # the registry's lookup, by what a wide pass costs here
+        if tgt is not None:                       # why this dtype, and lookup's sole rule from the same timing
+            st.caption(f"Why {str(tgt.dtype).removeprefix('torch.')}: {tgt.dtype_reason or 'not recorded'}")
             st.caption(f"Lookup here: {M.lookup_sole(tgt)[1]}.")
         if state.startswith("failed"):
             st.error(f"The target could not be loaded: {state.removeprefix('failed: ')} Change it, then Apply.")

@@ -184,6 +184,7 @@ def test_replay_prints_what_generate_json_printed(tiny_dirs, tmp_path):
     for k in ("machine", "dtype_reason"):      # where it ran: said by generate, not kept in a recording
         printed["summary"].pop(k)
     assert json.loads(again) == printed
+    assert printed["summary"]["sole_rule"].startswith("a 2-token match seen only once before")   # kept, said again
     doc = json.loads(rec.read_text())
     assert doc["model"]["fingerprint"] and doc["environment"]["dtype"] == "float32"
 
