@@ -15,7 +15,7 @@ from specviz.engine import workloads
 from specviz.engine.decode import DecodeConfig
 from specviz.engine.device import machine
 from specviz.engine.methods import DEFAULT_METHOD, MATCH_MIN, SELF_SIZED_CAP, check_verify, draft_cap
-from specviz.proposers.lookup import MATCH_FACTOR
+from specviz.proposers.lookup import MATCH_FACTOR, SOLE_MAX_V
 from specviz.ui import loading, sessions
 
 K_MAX, N_MAX, NEW_MAX = 16, 8, 256  # the app's ranges: a class shares one machine
@@ -79,8 +79,10 @@ def lookup_choice() -> tuple[str, int | None, int | None, int | None, str, float
                            "n-gram lookup). Match length: find the longest earlier match of the context's tail "
                            f"(m tokens) and draft factor × m tokens, at most {SELF_SIZED_CAP}; n is then the "
                            "shortest match that drafts. A long match is a copy in progress; a short one is a guess, "
-                           f"unless its last n tokens occurred only once before: then all {SELF_SIZED_CAP}. It "
-                           "copies from where its last copy left off when a match starts there.")
+                           f"unless its last n tokens occurred only once before: then all {SELF_SIZED_CAP}, on a "
+                           f"machine where a verify pass of {SELF_SIZED_CAP + 1} rows costs at most {SOLE_MAX_V:g} "
+                           "one-token steps (the sidebar's *Lookup here* line says which holds here). It copies "
+                           "from where its last copy left off when a match starts there.")
     factor = None
     if k_rule == "match":
         factor = st.number_input("Spec factor (draft ≤ factor × match length)", step=0.5, key="stp_factor",
