@@ -108,7 +108,7 @@ class Setting:
             return "plain decoding"
         if m == "lookup" and self.k_rule == "match":
             sole = ("" if self.sole is None else f"; all {k} when the last {self.n} occurred once before" if self.sole
-                    else f"; no longer when the last {self.n} occurred once before")
+                    else f"; not lengthened when the last {self.n} occurred once before")
             return (f"lookup drafting as far as the match goes ({self.factor:g} × the matched length, at most {k} "
                     f"tokens, from a {self.n}-token match{sole})")
         if m == "lookup":

@@ -104,7 +104,7 @@ def test_make_proposer_builds_both_and_refuses_bad_settings(target):
     assert (avx2.sole, amx.sole) == (False, True)                        # by what a 25-row pass costs there
     assert "costs 2.30 one-token steps" in avx2.sole_reason and "not timed" in default.sole_reason
     cfg = DecodeConfig(k=24)
-    assert "no longer when the last 2 occurred once" in Setting.of(avx2, cfg).describe()
+    assert "not lengthened when the last 2 occurred once" in Setting.of(avx2, cfg).describe()
     assert "all 24 when the last 2 occurred once" in Setting.of(amx, cfg).describe()
     assert Setting.of(avx2, cfg) == Setting.resolve("lookup")            # the same experiment as its prompt's
     for kw in (dict(k_rule="longest"), dict(k_rule="match", spec_factor=-1.0)):
