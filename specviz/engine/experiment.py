@@ -10,7 +10,7 @@ was described.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from specviz.core.sampling import SamplingConfig
 from specviz.engine import methods as M
@@ -30,8 +30,6 @@ class Setting:
     gate: object = None          # a proposers.gated.Gate: no draft while the running α̂ is low
     knobs: tuple[tuple[str, float], ...] = ()   # other settings a run changed (suffix's depth cap, recycle's nodes)
     verify: str = "token"           # "token" (token by token) or "block" (the chain verified jointly)
-    sole: bool | None = field(default=None, compare=False)   # lookup's sole rule as built (None: not built yet:
-    # the machine decides, proposers/lookup.sole_pays); not compared: a prompt's setting is resolved before the build
 
     @property
     def nodes(self) -> int | None:
@@ -69,7 +67,7 @@ class Setting:
         if name == "lookup":
             match = proposer.k_rule == "match"
             return cls(name, cfg.k, proposer.n_min, proposer.k_rule, proposer.factor if match else None,
-                       cfg.adaptive, verify=getattr(cfg, "verify", "token"), sole=proposer.sole if match else None)
+                       cfg.adaptive, verify=getattr(cfg, "verify", "token"))
         return cls(name, cfg.k, None, None, getattr(proposer, "factor", None), cfg.adaptive,
                    knobs=_knobs(proposer), verify=getattr(cfg, "verify", "token"))
 
@@ -107,10 +105,8 @@ class Setting:
         if m == "plain":
             return "plain decoding"
         if m == "lookup" and self.k_rule == "match":
-            sole = ("" if self.sole is None else f"; all {k} when the last {self.n} occurred once before" if self.sole
-                    else f"; not lengthened when the last {self.n} occurred once before")
             return (f"lookup drafting as far as the match goes ({self.factor:g} × the matched length, at most {k} "
-                    f"tokens, from a {self.n}-token match{sole})")
+                    f"tokens, from a {self.n}-token match)")   # its sole rule is the machine's, said beside the dtype
         if m == "lookup":
             return f"lookup k = {k}, n = {self.n}" + (" (adaptive)" if self.adaptive else "")
         if m in ("recycle", "copy-recycle"):

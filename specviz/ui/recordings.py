@@ -150,7 +150,7 @@ def setting_label(s) -> dict | None:
     if s is None:
         return None
     return {"method": s.method, "k": s.k, "n": s.n, "k_rule": s.k_rule, "factor": s.factor, "adaptive": s.adaptive,
-            "knobs": [[name, v] for name, v in s.knobs], "verify": s.verify, "sole": s.sole}
+            "knobs": [[name, v] for name, v in s.knobs], "verify": s.verify}
 
 
 def setting_back(d) -> Setting | None:
@@ -160,7 +160,7 @@ def setting_back(d) -> Setting | None:
     return Setting(str(d["method"]), int(d["k"]), None if d.get("n") is None else d["n"], d.get("k_rule"),
                    None if d.get("factor") is None else float(d["factor"]), bool(d.get("adaptive")),
                    knobs=tuple((str(a), float(b)) for a, b in d.get("knobs") or ()),
-                   verify=str(d.get("verify", "token")), sole=d.get("sole"))
+                   verify=str(d.get("verify", "token")))
 
 
 def sweep_points(rec: R.Recording) -> tuple[list, list]:
