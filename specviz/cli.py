@@ -297,7 +297,7 @@ def print_generated(a, target, proposer, cfg: DecodeConfig, s, check) -> None:
           f"α̂ (kept ÷ drafted) {f(s.draft_acceptance_rate)}, {s.tokens_per_s:.1f} tokens/s", file=sys.stderr)
     print(where_text(target), file=sys.stderr)
     if sole_reason(proposer):
-        print(f"[lookup] {sole_reason(proposer)}", file=sys.stderr)
+        print(f"[lookup on this machine] {sole_reason(proposer)}", file=sys.stderr)
     if check is not None:
         same = ("" if not check.compared else "; same tokens as plain greedy decoding" if check.identical
                 else f"; {check.divergence.describe()}")
