@@ -262,12 +262,12 @@ def cmd_generate(a) -> int:
     else:
         s, steps = measure.run(target, proposer, ids, cfg, eos)
     if a.record:
-        write_recording(a, target, ids, s, steps, sole_reason(proposer))
+        write_recording(a, target, ids, s, steps, sole_reason(proposer), gate_words(proposer))
     if a.json:
         out = run_json(s, steps)
         out["summary"].update(where_json(target))
-        if getattr(proposer, "gate", None) is not None:   # --gate: the rule that ran, in its own words
-            out["summary"]["gate"] = proposer.gate.words()
+        if gate_words(proposer):                          # --gate: the rule that ran, in its own words
+            out["summary"]["gate"] = gate_words(proposer)
         why = sole_reason(proposer)
         if why:                                           # lookup's sole rule: on or off by this machine's wide pass
             out["summary"]["sole_rule"] = why
@@ -309,12 +309,18 @@ def sole_reason(proposer) -> str | None:
     return getattr(getattr(proposer, "inner", proposer), "sole_reason", None)
 
 
+def gate_words(proposer) -> str | None:
+    """The gate a --gate run drafted behind, in its own words; None without one."""
+    gate = getattr(proposer, "gate", None)
+    return None if gate is None else gate.words()
+
+
 def run_json(s, steps) -> dict:
     """What --json prints for one run (and `replay` for a recording of one)."""
     return {"text": s.text, "token_ids": s.token_ids, "steps": [step_json(st) for st in steps], "summary": s.as_dict()}
 
 
-def write_recording(a, target, ids, s, steps, sole_rule: str | None = None) -> None:
+def write_recording(a, target, ids, s, steps, sole_rule: str | None = None, gate: str | None = None) -> None:
     from specviz.core.recording import dumps
     from specviz.engine.recorder import step_recording
 
@@ -324,6 +330,8 @@ def write_recording(a, target, ids, s, steps, sole_rule: str | None = None) -> N
     settings["max_new"] = a.max_new_tokens
     if sole_rule:
         settings["sole_rule"] = sole_rule          # lookup's rule on the machine that ran it: replay says it again
+    if gate:
+        settings["gate_rule"] = gate               # the gate's rule in words: replay and Step through say it
     text = dumps(step_recording(target, settings, ids, s, steps, extra={"source": "cli"}))
     try:
         Path(a.record).write_text(text)
@@ -345,8 +353,9 @@ def cmd_replay(a) -> int:
                          "on the app's Compare page")
     run = rec.runs[0]
     out = run_json(run.summary, run.steps)
-    if rec.settings.get("sole_rule"):
-        out["summary"]["sole_rule"] = rec.settings["sole_rule"]
+    for key, said in (("sole_rule", "sole_rule"), ("gate_rule", "gate")):
+        if rec.settings.get(key):
+            out["summary"][said] = rec.settings[key]
     print(json.dumps(out))
     return 0
 
@@ -372,6 +381,8 @@ def step_json(st) -> dict:
         out["parents"], out["path"] = st.parents, st.path
     if st.seen_in is not None:
         out["sources"] = st.seen_in
+    if st.held is not None:    # no draft on purpose (a shut gate), why
+        out["held"] = st.held
     if st.feature_layers is not None:
         out["feature_layers"] = st.feature_layers
     if st.block is not None:   # block verification: the weights of keeping X_1..X_i, beside token-wise's tests

@@ -152,7 +152,7 @@ STEP_SCHEMA: dict[str, Callable] = {
     "p_top": _list_of(_top), "q_top": _list_of(_top), "last_token": _is_int, "target_cache": _triple,
     "drafter_cache": _optional(_triple), "feature_layers": _optional(_list_of(_is_int)),
     "verify": lambda v: v in ("token", "block"), "block": _optional(lambda v: _block(v)),
-    "table_rows": _optional(_is_int),
+    "table_rows": _optional(_is_int), "held": _optional(lambda v: isinstance(v, str)),
 }
 SUMMARY_SCHEMA: dict[str, Callable] = {
     "method": lambda v: isinstance(v, str), "text": lambda v: isinstance(v, str), "token_ids": _list_of(_is_token),
@@ -190,8 +190,8 @@ def _check(d, schema: dict, where: str) -> None:
 
 
 def _step(d: dict, where: str) -> StepRecord:
-    d = ({"verify": "token", "block": None, "table_rows": None, **d}   # recorded before block verification / tables
-         if isinstance(d, dict) else d)
+    d = ({"verify": "token", "block": None, "table_rows": None, "held": None, **d}   # recorded before block
+         if isinstance(d, dict) else d)                                          # verification, tables or gates
     _check(d, STEP_SCHEMA, where)
     d = dict(d)
     if d["block"] is not None:

@@ -47,6 +47,7 @@ class StepRecord:
     tested: list[int] = field(default_factory=list)   # the node each decision is about
     path: list[int] = field(default_factory=list)     # accepted nodes, root's child first
     seen_in: list[str] | None = None                  # where each node's token was seen (suffix, lookup), else None
+    held: str | None = None                           # no draft on purpose, why (a gate was shut), else None
     # For the charts (only filled when recording is on):
     p_top: list[TopTokens] = field(default_factory=list)  # root + one per node; softmax at T=1 when greedy
     q_top: list[TopTokens] = field(default_factory=list)  # one per drafted node

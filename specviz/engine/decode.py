@@ -374,7 +374,7 @@ class Decoder:
         rec = StepRecord(
             index=len(self.steps), k=s.k_asked, context_len=len(self.ids) - len(emitted),
             drafted=tree.tokens.tolist(), decisions=v.decisions, parents=tree.parents, tested=v.tested, path=v.path,
-            seen_in=draft_seen_in(s.draft, s.k),
+            seen_in=draft_seen_in(s.draft, s.k), held=s.draft.held,
             draws=v.draws, ratios=v.ratios, n_accepted=len(v.path), next_token=v.next_token,
             next_origin=v.origin, emitted=emitted, draft_s=s.t_drafted - s.t_start,
             verify_s=s.t_verified - s.t_drafted,

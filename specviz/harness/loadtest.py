@@ -105,9 +105,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(log_path: Path, tiny: bool = False, run_cache: bool | None = None) -> tuple[subprocess.Popen, str]:
+def start_server(log_path: Path, tiny: bool = False, run_cache: bool | None = None,
+                 root: Path = ROOT) -> tuple[subprocess.Popen, str]:
     """The app on a free loopback port. run_cache: the server-wide run cache (engine/runcache.py) on or off; None:
-    the server's default (on, in memory)."""
+    the server's default (on, in memory). root: the checkout it runs from (another worktree, to compare code)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("SPECVIZ_TINY", "SPECVIZ_RUN_CACHE")}
     env["HF_HUB_OFFLINE"] = "1"
@@ -118,7 +119,7 @@ def start_server(log_path: Path, tiny: bool = False, run_cache: bool | None = No
     cmd = [sys.executable, "-m", "specviz.ui.launch", "--server.headless", "true", "--server.address", "127.0.0.1",
            "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     log = open(log_path, "w")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     end = time.time() + 90
     while True:

@@ -33,6 +33,7 @@ class Draft:
     parents: list[int] | None = None   # a tree (core/tree.py): parent node of each token, -1 = the root;
                                        # None = a chain (token i follows token i-1)
     seen_in: list[str] | None = None   # where each token was seen (suffix: 'this prompt', 'request 2 output')
+    held: str | None = None            # an empty draft held back on purpose, why (a gate: proposers/gated.py)
 
 
 class Proposer:
@@ -69,8 +70,8 @@ class Proposer:
         return None
 
 
-def empty_draft() -> Draft:
-    return Draft(tokens=torch.zeros(0, dtype=torch.long))
+def empty_draft(held: str | None = None) -> Draft:
+    return Draft(tokens=torch.zeros(0, dtype=torch.long), held=held)
 
 
 def draft_on(proposer: Proposer, ids: list[int], k: int) -> tuple[list[int], list[int] | None]:

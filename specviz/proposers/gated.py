@@ -52,6 +52,12 @@ class Gate:
                     f"measured{at} {probe}")
         return f"off while α̂ of its last {self.window} drafts < {self.threshold:g} {probe}"
 
+    def held_words(self) -> str:
+        """Why a step drafted nothing while the gate was shut (a step record's `held`)."""
+        last = (f"its last {self.window} drafting passes did not pay here" if self.v is not None
+                else f"α̂ of its last {self.window} drafts was below {self.threshold:g}")
+        return f"the gate was shut: {last}; the next probe drafts within {self.probe_every} steps"
+
     def is_open(self, history) -> bool:
         """The rule on a window of (drafted, kept) pairs; open before any draft."""
         if not history:
@@ -106,7 +112,7 @@ class Gated(Proposer):
             if self._since_probe < self.gate.probe_every:
                 self.closed_steps += 1
                 self._drafted = 0
-                return empty_draft()
+                return empty_draft(held=self.gate.held_words())
         self._since_probe = 0
         d = self.inner.propose(ctx, k)
         self._drafted = len(d.tokens)

@@ -11,7 +11,7 @@ GREEDY_RULE = ("Temperature 0: the rule in force is **same argmax** — a drafte
 
 def no_draft(rec: StepRecord, method: str, label) -> str:
     """A step that drafted nothing: an ordinary decoding step."""
-    why = ("lookup found no earlier occurrence of the last n tokens" if method == "lookup"
+    why = rec.held or ("lookup found no earlier occurrence of the last n tokens" if method == "lookup"
            else "no earlier text continued the context's last tokens often enough" if method == "suffix"
            else "this method does not draft" if method == "plain" else "no draft this step")
     return (f"No draft ({why}): this target pass is an ordinary decoding step and commits one token, "

@@ -11,9 +11,9 @@ from specviz.ui import guess as G, memory, state, stepping as S, waiting
 from specviz.viz import step as vz, tree as vt
 
 CHECK_REPEATS = 2  # the check against plain decoding: plain and the method, interleaved twice
-PQ_CHARTS = 4      # p-vs-q charts drawn at once. With one chart per tested position (up to 24 for lookup) the browser
+PQ_CHARTS = 4      # p-vs-q panels drawn at once. With one chart per tested position (up to 24 for lookup) the browser
                    # drew for 2.3-2.7 s after Play's last pass, with four 1.8-2.1 s (AVX2 EPYC, 2 cores shared with
-                   # Chromium; docs/troubleshooting.md)
+                   # Chromium; docs/troubleshooting.md); the four are one figure
 
 
 # -- one step's p and q ----------------------------------------------------------------------------
@@ -28,15 +28,14 @@ def pq_charts(rec, label) -> None:
     """p against q at the step's tested positions, PQ_CHARTS at a time (a slider picks which when more were
     tested)."""
     n = len(rec.decisions)
+    if n == 0:
+        return
     start = None
     if n > PQ_CHARTS:
         start = st.slider(f"p and q below: {PQ_CHARTS} of the {n} tested positions, starting at position", 1,
                           n - PQ_CHARTS + 1, value=n - PQ_CHARTS + 1, key=f"stp_pq_from_{rec.index}_{n}",
                           help="The first of the drafted positions whose p and q bars are drawn below.")
-    cols = st.columns(2)
-    for i, j in enumerate(pq_window(n, start)):
-        with cols[i % 2]:
-            st.plotly_chart(vz.pq_figure(rec, j, label), width="stretch", key=f"stp_pq_{j}")
+    st.plotly_chart(vz.pq_figure(rec, list(pq_window(n, start)), label), width="stretch", key="stp_pq")
 
 
 # -- the check against plain decoding ------------------------------------------------------------

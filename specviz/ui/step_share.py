@@ -73,8 +73,10 @@ def recordings_panel(run: dict | None) -> dict | None:
             run = None
     if S.opened_file(run):
         r = run["replay"]
+        gate = r.settings.get("gate_rule")
         st.info(f"Replaying a recording made at {r.when} with {recordings.origin(r)}. No model is needed: "
-                "**One step** and **Play** hand out its recorded steps; every time shown is the recording's.",
+                "**One step** and **Play** hand out its recorded steps; every time shown is the recording's."
+                + (f" It drafted behind a gate (`--gate`): {gate}; a step the gate held back says so." if gate else ""),
                 icon=":material/replay:")
     return run
 

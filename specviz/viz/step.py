@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import plotly.graph_objects as go
 import torch
+from plotly.subplots import make_subplots
 
 from specviz.core.records import StepRecord
 from specviz.core.verify import residual
@@ -54,29 +55,37 @@ def _unique_labels(ids: list[int], label: Label) -> list[str]:
     return out
 
 
-def pq_figure(rec: StepRecord, i: int, label: Label) -> go.Figure:
-    """p vs q over the top tokens at drafted position i (0-based), the drafted token highlighted."""
-    p, q = _tops(rec, i)
-    x = int(rec.drafted[i])
-    ids = sorted(set(p) | set(q) | {x}, key=lambda t: -max(p.get(t, 0.0), q.get(t, 0.0)))[:MAX_BARS]
-    if x not in ids:
-        ids[-1] = x
-    names = _unique_labels(ids, label)
-    ticks = [f"<b>▶{n}</b>" if t == x else n for t, n in zip(ids, names)]
+def pq_figure(rec: StepRecord, positions: list[int], label: Label) -> go.Figure:
+    """p vs q over the top tokens at each drafted position in `positions` (0-based), the drafted token highlighted:
+    one figure, two panels a row (one plotly chart draws faster in the browser than one per position)."""
+    cols = min(2, len(positions))
+    rows = max(1, -(-len(positions) // 2))
+    titles = [f"Position {i + 1}: drafted “{label(rec.drafted[i])}” — {status(rec, i)}" for i in positions]
+    fig = make_subplots(rows=rows, cols=max(1, cols), subplot_titles=titles, vertical_spacing=0.3 / rows,
+                        horizontal_spacing=0.08)
     p_name = "p (target, softmax at T=1)" if rec.greedy else "p (target)"
     q_name = "q (lookup: all mass on its guess)" if rec.q_deterministic else "q (draft)"
-    fig = go.Figure([
-        go.Bar(name=p_name, x=ticks, y=[p.get(t) for t in ids], marker_color=P_COLOR,
-               hovertemplate="%{x}: p = %{y:.3f}<extra></extra>"),
-        go.Bar(name=q_name, x=ticks, y=[q.get(t, 0.0) for t in ids], marker_color=Q_COLOR,
-               hovertemplate="%{x}: q = %{y:.3f}<extra></extra>"),
-    ])
-    j = ids.index(x)
-    fig.add_vrect(x0=j - 0.5, x1=j + 0.5, fillcolor="#ffd54f", opacity=0.3, line_width=0, layer="below")
-    fig.update_layout(
-        title=dict(text=f"Position {i + 1}: drafted “{label(x)}” — {status(rec, i)}", font_size=14),
-        barmode="group", height=300, margin=dict(l=10, r=10, t=40, b=10), yaxis_title="probability",
-        yaxis_range=[0, 1.05], legend=dict(orientation="h", y=-0.25), xaxis_tickangle=-30)
+    for n, i in enumerate(positions):
+        p, q = _tops(rec, i)
+        x = int(rec.drafted[i])
+        ids = sorted(set(p) | set(q) | {x}, key=lambda t: -max(p.get(t, 0.0), q.get(t, 0.0)))[:MAX_BARS]
+        if x not in ids:
+            ids[-1] = x
+        ticks = [f"<b>▶{s}</b>" if t == x else s for t, s in zip(ids, _unique_labels(ids, label))]
+        at = dict(row=n // 2 + 1, col=n % 2 + 1)
+        fig.add_trace(go.Bar(name=p_name, x=ticks, y=[p.get(t) for t in ids], marker_color=P_COLOR,
+                             legendgroup="p", showlegend=n == 0,
+                             hovertemplate="%{x}: p = %{y:.3f}<extra></extra>"), **at)
+        fig.add_trace(go.Bar(name=q_name, x=ticks, y=[q.get(t, 0.0) for t in ids], marker_color=Q_COLOR,
+                             legendgroup="q", showlegend=n == 0,
+                             hovertemplate="%{x}: q = %{y:.3f}<extra></extra>"), **at)
+        j = ids.index(x)
+        fig.add_vrect(x0=j - 0.5, x1=j + 0.5, fillcolor="#ffd54f", opacity=0.3, line_width=0, layer="below", **at)
+        fig.update_yaxes(range=[0, 1.05], title_text="probability" if n % 2 == 0 else None, **at)
+        fig.update_xaxes(tickangle=-30, **at)
+    fig.update_annotations(font_size=13)
+    fig.update_layout(barmode="group", height=300 * rows, margin=dict(l=10, r=10, t=40, b=10),
+                      legend=dict(orientation="h", y=-0.25 / rows))
     return fig
 
 

@@ -31,6 +31,15 @@ def _values(v):
     return v
 
 
+def pq_figure(at) -> tuple[dict, list[str]]:
+    """Step through's one p-vs-q figure and its panels' titles ("Position i: drafted …")."""
+    pq = [(f, [a["text"] for a in f["layout"].get("annotations", []) if a.get("text", "").startswith("Position")])
+          for f in figures(at)]
+    pq = [x for x in pq if x[1]]
+    assert len(pq) == 1
+    return pq[0]
+
+
 def figures(at) -> list[dict]:
     out = []
     for el in at.get("plotly_chart"):
@@ -125,9 +134,9 @@ def test_one_lookup_step_draws_one_hot_q_and_same_argmax(warm):
     assert m["Target passes"] == "1"
     assert m["Accepted / drafted"] == f"{rec.n_accepted} / {rec.n_drafted}"
     assert "same argmax" in text(at)
-    pq = [f for f in figures(at) if title(f).startswith("Position")]
-    assert len(pq) == len(rec.decisions)                     # one p-vs-q chart per tested position
-    fig = pq[0]
+    fig, panels = pq_figure(at)
+    assert len(panels) == len(rec.decisions)                 # one p-vs-q panel per tested position
+    assert panels[0].startswith("Position 1: drafted")
     p_tr, q_tr = fig["data"]
     assert p_tr["name"].startswith("p (target, softmax at T=1)")
     # lookup's q is one-hot on the drafted token, which is the highlighted (▶) bar
@@ -167,8 +176,10 @@ def test_pq_charts_four_at_a_time_with_a_slider_for_the_rest(warm):
     rec = decoder(at).steps[0]
     assert len(rec.decisions) == 6 > SP.PQ_CHARTS == 4
 
-    def shown():
-        return sorted(int(title(f).split()[1].rstrip(":")) for f in figures(at) if title(f).startswith("Position"))
+    def shown():  # the panels of the one p-vs-q figure, by their titles
+        fig, panels = pq_figure(at)
+        assert len(fig["data"]) == 2 * SP.PQ_CHARTS           # p and q bars for each panel
+        return sorted(int(t.split()[1].rstrip(":")) for t in panels)
     assert shown() == [3, 4, 5, 6]                       # by default the last ones tested
     at.slider(key="stp_pq_from_0_6").set_value(1).run()
     assert errors(at) == [] and shown() == [1, 2, 3, 4]

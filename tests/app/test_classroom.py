@@ -107,6 +107,25 @@ def test_bad_file_one_error_nothing_loaded_earlier_run_kept(good_recording, kind
     assert at.session_state["stp"]["dec"] is before["dec"] and not S.opened_file(at.session_state["stp"])
 
 
+def test_a_gated_recording_says_its_gate_and_which_steps_it_held(good_recording):
+    """A run recorded by `generate --gate` (its settings keep the gate's rule; a step the gate held back carries why:
+    tests/tiny/test_cli.py makes one): Step through says the gate beside the recording and at the held step, never
+    that lookup found no match."""
+    doc = json.loads(good_recording)
+    doc["settings"]["gate_rule"] = "off while α̂ of its last 8 drafts < 0.3 (a probe every 4 steps)"
+    steps = doc["runs"][0]["steps"]
+    i = next(j for j, s in enumerate(steps) if not s["drafted"])
+    steps[i]["held"] = "the gate was shut: α̂ of its last 8 drafts was below 0.3; the next probe drafts within 4 steps"
+    at = upload(page("step_through"), "stp_upload", "gated.json", json.dumps(doc).encode())
+    assert errors(at) == []
+    assert "It drafted behind a gate (`--gate`): off while α̂ of its last 8 drafts" in " ".join(x.value for x in at.info)
+    at.button(key="stp_play").click().run()
+    at.slider(key="stp_show").set_value(i + 1).run()
+    said = " ".join(m.value for m in at.markdown)
+    assert errors(at) == [] and "No draft (the gate was shut: α̂ of its last 8 drafts was below 0.3" in said
+    assert "lookup found no earlier occurrence" not in said
+
+
 def test_comparison_downloaded_reopened_shows_the_same_table():
     a = page("compare")
     a.multiselect(key="cmp_methods").set_value(["lookup"])

@@ -235,6 +235,33 @@ def test_auto_dtype_is_timed_once_and_named_in_the_summary(tmp_path):
     assert (tmp_path / "dtype.json").exists()
 
 
+def test_a_gated_recording_keeps_its_gate_and_the_held_steps_say_why(tiny_dirs, tmp_path):
+    """A random tiny target rejects lookup's drafts, so the hit-rate gate shuts: the steps it held back say why
+    (step records, --json, replay) and the recording keeps the gate's rule, which replay prints back."""
+    from specviz.core.recording import loads
+    from specviz.teach.steps import no_draft
+
+    target, _ = tiny_dirs
+    rec = tmp_path / "gated.json"
+    prompt = " ".join(f"w{i % 7}" for i in range(20))
+    rc, out, err = cli("generate", "--target", target, "--prompt", prompt, "--method", "lookup", "--k", "3",
+                       "--n", "1", "--max-new-tokens", "16", "--json", "--dtype", "float32", "--gate", "hit-rate",
+                       "--record", str(rec))
+    assert rc == 0, err
+    printed = json.loads(out)
+    held = [s for s in printed["steps"] if "held" in s]
+    assert held and all(s["drafted"] == [] and s["held"].startswith("the gate was shut") for s in held)
+    assert any(s["drafted"] for s in printed["steps"])                                 # the gate probes again
+    rc, again, err = cli("replay", str(rec))
+    assert rc == 0, err
+    assert json.loads(again)["summary"]["gate"] == printed["summary"]["gate"] and json.loads(again)["steps"] == \
+        printed["steps"]
+    steps = loads(rec.read_bytes()).runs[0].steps
+    shut = next(s for s in steps if s.held)
+    assert "the gate was shut" in no_draft(shut, "lookup", str)                          # Step through's words
+    assert "no earlier occurrence" not in no_draft(shut, "lookup", str)
+
+
 def test_a_gated_run_names_its_gate_and_prices_passes_with_this_kinds_bench(tiny_dirs):
     """--gate pays reads v from the committed bench of this machine's kind; with none, one clear line."""
     from specviz.bench.results import kind_bench
