@@ -47,6 +47,17 @@ def novel_texts() -> dict:
     return {n: (d["prompt_ids"], d["text_ids"]) for n, d in have["texts"].items()}
 
 
+def drafted_passes(texts: dict, sole: bool, cap: int) -> dict:
+    """{text: (tokens, drafted per pass)} of the registry's lookup capped at `cap`, sole on or off (v does not change
+    them: a pass's price is applied afterwards)."""
+    out = {}
+    for n, (p, t) in texts.items():
+        pr = PromptLookup(n_min=2, k_rule="match", sole=sole, follow=FOLLOW)   # the registry's lookup
+        pr.reset(torch.tensor(p))
+        out[n] = (len(t), cb.replay(p, t, lambda ctx: draft_on(pr, ctx, cap)))
+    return out
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if a != "--sole-off"]
     sole = SOLE_FULL and "--sole-off" not in sys.argv
@@ -57,12 +68,7 @@ def main() -> None:
     print("| cap | " + " | ".join(novel) + " | novel lowest | novel median | copy-heavy median (11) | copy lowest |")
     print("|---|" + "---|" * (len(novel) + 4))
     for cap in CAPS:
-        sp = {}
-        for n, (p, t) in {**novel, **copy}.items():
-            pr = PromptLookup(n_min=2, k_rule="match", sole=sole, follow=FOLLOW)   # the registry's lookup
-            pr.reset(torch.tensor(p))
-            drafted = cb.replay(p, t, lambda ctx: draft_on(pr, ctx, cap))
-            sp[n] = passes_speedup(len(t), drafted, v)
+        sp = {n: passes_speedup(T, d, v) for n, (T, d) in drafted_passes({**novel, **copy}, sole, cap).items()}
         nv = [sp[n] for n in novel]
         cp = [sp[n] for n in copy]
         print(f"| {cap} | " + " | ".join(f"{sp[n]:.3f}" for n in novel) +

@@ -20,24 +20,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import copy_bound as C  # noqa: E402
 import lookup_cap_replay as L  # noqa: E402
-import torch  # noqa: E402
 
-from specviz.core import copybound as cb  # noqa: E402
 from specviz.core.costmodel import passes_speedup  # noqa: E402
-from specviz.proposers.base import draft_on  # noqa: E402
-from specviz.proposers.lookup import FOLLOW, MAX_MATCH, SOLE_MAX_V, PromptLookup  # noqa: E402
+from specviz.proposers.lookup import MAX_MATCH, SOLE_MAX_V  # noqa: E402
 
 SCALES = (0.0, 0.2, 0.3, 0.35, 0.4, 0.5, 0.6, 0.8, 1.0, 1.2)
-
-
-def drafted_passes(texts: dict, sole: bool) -> dict:
-    """{text: (tokens, drafted per pass)} of the registry's lookup (cap 24), sole on or off: v does not change them."""
-    out = {}
-    for n, (p, t) in texts.items():
-        pr = PromptLookup(n_min=2, k_rule="match", sole=sole, follow=FOLLOW)
-        pr.reset(torch.tensor(p))
-        out[n] = (len(t), cb.replay(p, t, lambda ctx: draft_on(pr, ctx, MAX_MATCH)))
-    return out
 
 
 def row(label: str, v: dict, runs: dict, novel: list, copy: list) -> str:
@@ -55,7 +42,7 @@ def main() -> None:
     copy, _ = C.cached_texts(list(C.BY_NAME), "float32", 128, False)
     novel = L.novel_texts()
     texts = {**novel, **copy}
-    runs = {sole: drafted_passes(texts, sole) for sole in (True, False)}
+    runs = {sole: L.drafted_passes(texts, sole, MAX_MATCH) for sole in (True, False)}
     print(f"SOLE_MAX_V = {SOLE_MAX_V}; v(k) of {sys.argv[1] if len(sys.argv) > 1 else L.V_DEFAULT}: {v0}")
     print("| v | v(24) | on: novel lowest | on: novel median | on: copy-heavy median (11) | off: novel lowest "
           "| off: novel median | off: copy-heavy median (11) |\n|---|---|---|---|---|---|---|---|")
