@@ -139,6 +139,13 @@ def decision_figure(rec: StepRecord, label: Label) -> go.Figure | None:
     return fig
 
 
+def as_cells(rows: list[dict]) -> list[dict]:
+    """Rows as a static table shows them: numbers to 4 decimals, a missing value as '–' (never a raw None)."""
+    def cell(v):
+        return "–" if v is None else f"{v:.4f}" if isinstance(v, float) else v
+    return [{k: cell(v) for k, v in r.items()} for r in rows]
+
+
 def decision_rows(rec: StepRecord, label: Label) -> list[dict]:
     """One row per drafted position: the token, p(x), q(x), the test and its outcome."""
     rows = []
