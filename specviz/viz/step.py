@@ -61,7 +61,7 @@ def pq_figure(rec: StepRecord, positions: list[int], label: Label) -> go.Figure:
     cols = min(2, len(positions))
     rows = max(1, -(-len(positions) // 2))
     titles = [f"Position {i + 1}: drafted “{label(rec.drafted[i])}” — {status(rec, i)}" for i in positions]
-    fig = make_subplots(rows=rows, cols=max(1, cols), subplot_titles=titles, vertical_spacing=0.3 / rows,
+    fig = make_subplots(rows=rows, cols=max(1, cols), subplot_titles=titles, vertical_spacing=0.36 / rows,
                         horizontal_spacing=0.08)
     p_name = "p (target, softmax at T=1)" if rec.greedy else "p (target)"
     q_name = "q (lookup: all mass on its guess)" if rec.q_deterministic else "q (draft)"
