@@ -393,6 +393,7 @@ def run_meta(plan: Plan, env: Env, dtype_name: str, trained: list[str]) -> dict:
     return dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
                 machine=machine(env.target.device, env.target.dtype), dtype_reason=env.target.dtype_reason,
                 linears=packed.label(env.target.device),   # F.linear or oneDNN-packed weights (engine/packed.py)
+                sole_rule=M.lookup_sole(env.target)[1],    # lookup's sole option on this machine, and why (since 12-07)
                 threads=torch.get_num_threads(), wait_policy=os.environ.get("OMP_WAIT_POLICY") or "default",
                 thread_policy=runtime.describe(),
                 torch=torch.__version__, quick=plan.quick,

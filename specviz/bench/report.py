@@ -33,7 +33,8 @@ def where(m: dict) -> str:
         return "not recorded (a run before the machine was recorded)"
     why = f" ({m['dtype_reason']})" if m.get("dtype_reason") else ""
     linears = f"; linear layers: {m['linears']}" if m.get("linears") else ""   # engine/packed.label (since 2026-12-06)
-    return describe_machine(m["machine"]) + why + linears
+    sole = f"; lookup here: {m['sole_rule']}" if m.get("sole_rule") else ""     # methods.lookup_sole (since 2026-12-07)
+    return describe_machine(m["machine"]) + why + linears + sole
 
 
 def threads_line(m: dict) -> str:

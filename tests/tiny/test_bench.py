@@ -167,6 +167,9 @@ def test_quick_bench_on_a_tiny_model(tmp_path, monkeypatch):
     assert not (tmp_path / "bench").exists()
     res = check_outputs(out, "float32")
     assert "draft" in res["meta"]["methods"]  # the tiny drafter runs through the draft-model path
+    # lookup's sole option as this machine set it (methods.lookup_sole), named beside the machine
+    assert res["meta"]["sole_rule"].startswith("a 2-token match seen only once before drafts")
+    assert f"lookup here: {res['meta']['sole_rule']}" in (out / "results.md").read_text()
     assert "hf assisted (drafter)" in res["speedup"]["greedy"]["per_workload"]
     # the untuned training-free methods (the registry's copy family: lookup, suffix, recycle, copy-recycle) on
     # plain's own text (the float32 pass): one row per method and workload, the same text

@@ -96,4 +96,6 @@ def test_the_results_say_how_the_linear_layers_ran():
     """results.md's machine line names the linears' path (engine/packed.label) where the run recorded it."""
     from specviz.bench.report import where
     assert where({"machine": AVX2, "linears": "onednn-packed-float32"}).endswith("linear layers: onednn-packed-float32")
+    said = where({"machine": AVX2, "linears": "onednn-packed-float32", "sole_rule": "a 2-token match … drafts 8"})
+    assert said.endswith("linear layers: onednn-packed-float32; lookup here: a 2-token match … drafts 8")
     assert "linear layers" not in where({"machine": AVX2})                 # a run before 2026-12-06 did not record it
