@@ -266,8 +266,9 @@ def cmd_generate(a) -> int:
     if a.json:
         out = run_json(s, steps)
         out["summary"].update(where_json(target))
-        if gate_words(proposer):                          # --gate: the rule that ran, in its own words
-            out["summary"]["gate"] = gate_words(proposer)
+        gate = gate_words(proposer)
+        if gate:                                          # --gate: the rule that ran, in its own words
+            out["summary"]["gate"] = gate
         why = sole_reason(proposer)
         if why:                                           # lookup's sole rule: on or off by this machine's wide pass
             out["summary"]["sole_rule"] = why

@@ -58,10 +58,9 @@ def _unique_labels(ids: list[int], label: Label) -> list[str]:
 def pq_figure(rec: StepRecord, positions: list[int], label: Label) -> go.Figure:
     """p vs q over the top tokens at each drafted position in `positions` (0-based), the drafted token highlighted:
     one figure, two panels a row (one plotly chart draws faster in the browser than one per position)."""
-    cols = min(2, len(positions))
-    rows = max(1, -(-len(positions) // 2))
+    rows = -(-len(positions) // 2)                       # positions: at least one (pq_charts draws none without)
     titles = [f"Position {i + 1}: drafted “{label(rec.drafted[i])}” — {status(rec, i)}" for i in positions]
-    fig = make_subplots(rows=rows, cols=max(1, cols), subplot_titles=titles, vertical_spacing=0.36 / rows,
+    fig = make_subplots(rows=rows, cols=min(2, len(positions)), subplot_titles=titles, vertical_spacing=0.36 / rows,
                         horizontal_spacing=0.08)
     p_name = "p (target, softmax at T=1)" if rec.greedy else "p (target)"
     q_name = "q (lookup: all mass on its guess)" if rec.q_deterministic else "q (draft)"
