@@ -2,6 +2,7 @@
 import pandas as pd
 import streamlit as st
 
+from specviz.core import fmt as F
 from specviz.core.costmodel import expected_tokens_per_pass
 from specviz.core.warping import CASES
 from specviz.engine.methods import REGISTRY
@@ -150,7 +151,7 @@ with four:
             m[0].metric("Mean acceptance length", f"{v.mean_acceptance_length:.2f}")
             m[1].metric("Avg draft acceptance rate", f"{v.draft_acceptance_rate:.1%}")
             m[2].metric("Passes that keep nothing", f"{v.zero_share:.0%}")
-            m[3].metric("α = accepted ÷ tested", "–" if v.alpha is None else f"{v.alpha:.2f}")
+            m[3].metric("α = accepted ÷ tested", F.num(v.alpha))
             st.plotly_chart(VS.acceptance_figure(v), key="sv_fig")
             st.code(A.log_line(v), language=None, wrap_lines=True)
             rec, from_file = st.session_state.get("sv_rec", (None, False))

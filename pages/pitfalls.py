@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
+from specviz.core import fmt as F
 from specviz.core.costmodel import breakeven_alpha
 from specviz.core.sampling import SamplingConfig
 from specviz.engine.methods import encode_prompt
@@ -98,8 +99,7 @@ else:
         st.caption("Heads that accept little on the base checkpoint have little left to lose: the drop shows "
                    "most clearly with heads trained well enough to matter. Whatever the numbers, the heads must "
                    "be re-validated (and usually retrained) for every new checkpoint; lookup needs neither.")
-        shown = [{c: ("–" if v is None else f"{v:.2f}" if isinstance(v, float) else v) for c, v in r.items()}
-                 for r in rows]  # '–' where nothing was measured (e.g. no acceptance rate without drafts)
+        shown = F.cells(rows)  # '–' where nothing was measured (e.g. no acceptance rate without drafts)
         st.dataframe(pd.DataFrame(shown), hide_index=True)
         for what, msg in refusals.items():
             st.warning(f"Loading {what} — {msg}")
@@ -132,7 +132,7 @@ if "pit_ls" in st.session_state:
     need = R.truncation_breakeven(target.model, list(agree), k=4)
     st.dataframe(pd.DataFrame({"first N layers": list(agree), "top-1 agreement": [f"{a:.0%}" for a in agree.values()],
                                "c (its layers + the output layer)": [f"{need[n][0]:.2f}" for n in agree],
-                               "break-even α (k = 4, v = 1)": ["–" if need[n][1] is None else f"{need[n][1]:.2f}"
+                               "break-even α (k = 4, v = 1)": [F.num(need[n][1])
                                                               for n in agree]}),
                  hide_index=True)
     cheap = breakeven_alpha(4, 0.05, 1.0)                                      # the calculator's formula

@@ -3,6 +3,7 @@ import json
 
 import streamlit as st
 
+from specviz.core import fmt as F
 from specviz.engine import workloads
 from specviz.teach import serving as S
 from specviz.teach.guess import Guess
@@ -138,8 +139,8 @@ if "srv_rules" in st.session_state:
               "most recent (specviz)" if a > b else "earliest (vLLM)")
     G.show("srv_rules", RULE_GUESS, {"winner": winner})
     st.dataframe([{"rule": r, "tokens per pass τ": f"{v['tokens_per_pass']:.2f}", "drafted": v["drafted"],
-                   "accepted": v["accepted"], "draft acceptance α̂": "–" if v["draft_acceptance"] is None
-                   else f"{v['draft_acceptance']:.2f}", "target passes": v["passes"]} for r, v in res.items()],
+                   "accepted": v["accepted"], "draft acceptance α̂": F.num(v["draft_acceptance"]),
+                   "target passes": v["passes"]} for r, v in res.items()],
                  hide_index=True)
     st.caption(f"Measured now on {wn}: greedy, k = 4, n from 1 to 4. In a loop or a repeated phrase the most recent "
                "occurrence is usually the one being continued; the earliest can be a stale context.")

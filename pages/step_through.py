@@ -4,6 +4,7 @@ The page lays out the widgets and draws; building and keeping the run, Play and 
 decoding are in specviz/ui/stepping.py (settings: step_settings.py; panels: step_panels.py)."""
 import streamlit as st
 
+from specviz.core import fmt as F
 from specviz.engine.methods import REGISTRY, SELF_SIZED_CAP
 from specviz.teach import anatomy, steps as T
 from specviz.ui import loading, step_panels as SP, step_settings as SS, step_share as SH, stepping as S
@@ -73,9 +74,9 @@ def tally(dec, box):
         c = st.columns(5)
         c[0].metric("Target passes", s.target_passes)
         c[1].metric("Tokens generated", len(s.token_ids))
-        c[2].metric("Tokens per pass τ", f"{s.tokens_per_pass:.2f}" if s.target_passes else "–")
+        c[2].metric("Tokens per pass τ", F.num(s.tokens_per_pass if s.target_passes else None))
         c[3].metric("Draft acceptance rate α̂",
-                    "–" if s.draft_acceptance_rate is None else f"{s.draft_acceptance_rate:.0%}")
+                    F.num(s.draft_acceptance_rate, ".0%"))
         c[4].metric("Accepted / drafted", f"{s.accepted} / {s.drafted}")
         if any(r.is_tree for r in dec.steps):  # α̂ counts every node of a tree: show what the tree kept
             t = st.columns(5)

@@ -11,6 +11,7 @@ import statistics
 
 from specviz.bench.plan import BLOCK
 from specviz.bench.results import RULE, default_choice
+from specviz.core import fmt as F
 from specviz.core.costmodel import alpha_for_tau, speedup_from_tau, tau_needed
 from specviz.core.repetition import repetition
 from specviz.core.roofline import share_of_limit
@@ -435,7 +436,7 @@ def needs_table(res: dict) -> list[str]:
 
 # -- markdown -------------------------------------------------------------------------------------------
 def _f(x, fmt="{:.2f}"):
-    return "–" if x is None else fmt.format(x)
+    return F.DASH if x is None else fmt.format(x)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:

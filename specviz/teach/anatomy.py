@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specviz.core import fmt as F
 from specviz.core.records import StepRecord
 from specviz.core.tree import depths, tree_mask
 
@@ -216,8 +217,8 @@ def drafter_text(a: Anatomy, method: str) -> str:
 
 def tree_tally(s) -> list[tuple[str, str, str]]:
     """For tree methods: α = kept ÷ tested and kept per pass, the numbers that say how well a tree does."""
-    alpha = "–" if s.alpha is None else f"{s.alpha:.0%} ({s.accepted} / {s.tested})"
-    per = f"{s.accepted / s.target_passes:.2f}" if s.target_passes else "–"
+    alpha = F.num(s.alpha, ".0%", f" ({s.accepted} / {s.tested})")
+    per = F.num(s.accepted / s.target_passes if s.target_passes else None)
     return [("Kept ÷ tested α", alpha, "accepted ÷ children tried (a tree tries children in turn until one "
              "is kept): the papers' α"),
             ("Kept per pass", per, "accepted nodes ÷ target passes = τ − 1")]

@@ -2,6 +2,8 @@
 measured (engine/sessions.session_against_plain's rows), formatted for Compare's session panel."""
 from __future__ import annotations
 
+from specviz.core import fmt as F
+
 WHEN_CACHE_PAYS = (
     "**When does a suffix cache pay?** Lookup and suffix decoding copy text the model is about to write again. "
     "Within one request they can only copy this prompt and this output so far. Suffix decoding also keeps the "
@@ -44,7 +46,7 @@ def session_rows(rows: list[dict]) -> list[dict]:
         out.append({"method": r["label"],
                     "cross-request cache": "on" if r["cache"] else "off",
                     "speedup": f"{r['speedup']:.2f}×",
-                    "spread": "–" if r.get("spread") is None else f"{r['spread']:.2f}",
+                    "spread": F.num(r.get("spread")),
                     "τ (tokens per pass)": f"{r['tokens_per_pass']:.2f}",
                     "k̄ (drafted per step)": f"{r['mean_k']:.2f}",
                     "tokens/s": f"{r['tokens_per_s']:.1f}",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import torch
 from transformers import DynamicCache
 
+from specviz.core import fmt as F
 from specviz.core.stats import median
 from specviz.engine import measure
 from specviz.engine.passcost import VTable, measure_v_batch
@@ -144,7 +145,7 @@ def app_rows(rows: list[dict], ex, where: str) -> list[dict]:
     return [{"method": f"{r['method']} (this app)",
              "setting": f"{where}; {r['workload']}; {r['setting']}, {mode}, {ex.new_tokens} new tokens, "
                         f"median of {r['repeats']} of {ex.repeats} repeats",
-             "measured": f"{r['speedup']:.2f}×" if r.get("speedup") is not None else "–"} for r in rows]
+             "measured": F.num(r.get("speedup"), ".2f", "×")} for r in rows]
 
 
 PAPERS = [

@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from typing import Callable
 
+from specviz.core import fmt as F
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median
 from specviz.engine import measure as M
@@ -88,12 +89,12 @@ def markdown(rows: list[dict], title: str) -> str:
     lines = [f"**{title}**", "", "| method | k | workloads | tokens per pass | α (kept ÷ tested) | "
              "α̂ (kept ÷ drafted) | speedup vs plain | median tokens/s | draft ms / step | ms / step |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    f = lambda x: "–" if x is None else f"{x:.2f}"  # noqa: E731
     for r in rows:
-        sp = "–" if r["speedup"] is None else f"{r['speedup']:.2f}×"
+        sp = F.num(r["speedup"], ".2f", "×")
         # tables written before α was recorded carry only "acceptance" (which was α̂)
-        lines.append(f"| {r['method']} | {r['k']} | {r['kind']} | {r['tokens_per_pass']:.2f} | {f(r.get('alpha'))} | "
-                     f"{f(r.get('draft_acceptance_rate', r.get('acceptance')))} | {sp} | {r['tokens_per_s']:.1f} | "
+        lines.append(f"| {r['method']} | {r['k']} | {r['kind']} | {r['tokens_per_pass']:.2f} | "
+                     f"{F.num(r.get('alpha'))} | {F.num(r.get('draft_acceptance_rate', r.get('acceptance')))} | "
+                     f"{sp} | {r['tokens_per_s']:.1f} | "
                      f"{r['draft_ms_per_step']:.1f} | {r['ms_per_step']:.0f} |")
     return "\n".join(lines)
 

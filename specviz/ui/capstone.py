@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from specviz.core import fmt as F
 from specviz.core.errors import InputError
 from specviz.engine.experiment import Experiment
 from specviz.engine.methods import REGISTRY
@@ -147,7 +148,7 @@ def results(res: dict) -> None:
     st.dataframe(pd.DataFrame([{"pool": p, "option": ("your choice: " if i == 0 else "") + r["label"],
                                 "tokens/s": f"{r['tokens_per_s']:.1f}", "speedup": f"{r['speedup']:.2f}×",
                                 "τ": f"{r['tau']:.2f}",
-                                "α̂": "–" if r["alpha_hat"] is None else f"{r['alpha_hat']:.2f}",
+                                "α̂": F.num(r["alpha_hat"]),
                                 "fits the budget alone": "yes" if r["label"] in res["fitting"][p] else "no",
                                 "best": "★" if r["label"] == scores[p]["best"] else ""}
                                for p, rows in res["rows"].items() for i, r in enumerate(rows)]),

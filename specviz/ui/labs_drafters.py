@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from specviz.core import costmodel as be
+from specviz.core import costmodel as be, fmt as F
 from specviz.core.errors import InputError
 from specviz.engine.measure import quote
 from specviz.engine.workloads import NOVEL, of_kind
@@ -70,9 +70,9 @@ def show(rows: list[D.Row], ran: str, k: int, v: be.VCost, v_text: str, guess: G
     st.plotly_chart(vb.drafters_figure({r.drafter.label: (r.c, r.alpha, r.speedup) for r in rows}, k, v),
                     width="stretch", key="ds_fig")
     st.dataframe(pd.DataFrame([{
-        "drafter": r.drafter.label, "α (kept ÷ tested)": "–" if r.alpha is None else f"{r.alpha:.2f}",
-        "c measured": f"{r.c:.2f}", "c priced from its parameters": "–" if r.drafter.priced_c is None
-        else f"{r.drafter.priced_c:.2f}", "τ": f"{r.tau:.2f}", "speedup": quote(r.speedup, r.spread, r.repeats),
+        "drafter": r.drafter.label, "α (kept ÷ tested)": F.num(r.alpha),
+        "c measured": f"{r.c:.2f}", "c priced from its parameters": F.num(r.drafter.priced_c),
+        "τ": f"{r.tau:.2f}", "speedup": quote(r.speedup, r.spread, r.repeats),
         f"break-even α (k = {k})": "never pays" if need[r.drafter.label] is None else f"{need[r.drafter.label]:.2f}"}
         for r in rows]), hide_index=True, width="stretch")
     st.caption(f"The run: {ran}; {loading.target_label()}. c = median draft time per drafted token ÷ the plain step "

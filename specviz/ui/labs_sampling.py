@@ -7,6 +7,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from specviz.core import fmt as F
 from specviz.core.errors import InputError, ModelError
 from specviz.teach.guess import Guess
 from specviz.ui import guess as G, loading
@@ -48,9 +49,8 @@ def temperature_section() -> None:
     first_m, rows, _ = got
     G.show("tt_trend", g, {"trend": TT.trend(rows, first_m)})
     st.plotly_chart(V.alpha_vs_temperature(rows, TT.TEMPS), key="tt_fig")
-    fmt = lambda x: "–" if x is None else f"{x:.2f}"  # noqa: E731 - nothing tested: no α
-    st.dataframe(pd.DataFrame([{"method": r["method"], "T": r["T"], "top-p": r["top_p"], "α": fmt(r["alpha"]),
-                                "α̂": fmt(r["alpha_hat"]), "τ": f"{r['tau']:.2f}", "tested": r["tested"]}
+    st.dataframe(pd.DataFrame([{"method": r["method"], "T": r["T"], "top-p": r["top_p"], "α": F.num(r["alpha"]),
+                                "α̂": F.num(r["alpha_hat"]), "τ": f"{r['tau']:.2f}", "tested": r["tested"]}
                                for r in rows]), hide_index=True, width="stretch")
     said = [f"{m}: no draft tested at one end, so no trend" if TT.trend(rows, m).startswith("not measured")
             else f"{m}'s α **{TT.trend(rows, m)}** from T = 0 to {TT.TEMPS[-1]:g}"

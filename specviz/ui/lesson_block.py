@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from specviz.core import fmt as F
 from specviz.core.errors import InputError
 from specviz.engine.workloads import NOVEL, of_kind
 from specviz.teach import blockverify as B
@@ -97,7 +98,7 @@ def _show(out: dict, g) -> None:
     c = st.columns(3)
     c[0].metric("τ token-wise (median over seeds)", f"{m.tau['token']:.3f}")
     c[1].metric("τ block (median over seeds)", f"{m.tau['block']:.3f}")
-    c[2].metric("block ÷ token-wise", f"{m.tau['block'] / m.tau['token']:.3f}" if m.tau["token"] else "–")
+    c[2].metric("block ÷ token-wise", F.num(m.tau["block"] / m.tau["token"] if m.tau["token"] else None, ".3f"))
     st.plotly_chart(VL.block_runs_figure(m.rows, out["describe"]), key="bv_runs_fig")
     st.dataframe(m.rows, hide_index=True, width="stretch")
     st.caption(f"{out['describe']}. {out['caption']}. Each seed's two runs part after the first step where they "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from specviz.core import fmt as F
 from specviz.core.errors import InputError, ModelError
 from specviz.core.repetition import repetition
 from specviz.proposers.recycle import TREE_NODES
@@ -59,7 +60,7 @@ def _show_run(out: dict, g) -> None:
     m = st.columns(4)
     m[0].metric("Tokens per pass τ", f"{s.tokens_per_pass:.2f}")
     m[1].metric("Nodes read per pass", f"{s.mean_k:.1f} of {out['nodes']}")
-    m[2].metric("Kept ÷ drafted (α̂)", "–" if s.draft_acceptance_rate is None else f"{s.draft_acceptance_rate:.2f}")
+    m[2].metric("Kept ÷ drafted (α̂)", F.num(s.draft_acceptance_rate))
     m[3].metric("Table rows at the end", steps[-1].table_rows if steps else 0)
     st.caption(f"{out['describe']}. {out['caption']}.")
     empty = sum(1 for r in steps if not r.n_drafted)

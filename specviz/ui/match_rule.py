@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from specviz.core import fmt as F
 from specviz.engine.workloads import COPY, of_kind
 from specviz.teach import capstone as C
 from specviz.teach.guess import Guess
@@ -44,7 +45,7 @@ def section() -> None:
     G.show("mr", g, C.match_vs_fixed_truth(rows))
     st.plotly_chart(V.rule_figure(rows), width="stretch", key="mr_fig")
     st.dataframe(pd.DataFrame([{"run": r["run"], "τ (tokens per pass)": f"{r['tau']:.2f}",
-                                "α̂ (kept ÷ drafted)": "–" if r["alpha_hat"] is None else f"{r['alpha_hat']:.2f}",
+                                "α̂ (kept ÷ drafted)": F.num(r["alpha_hat"]),
                                 "k̄ (drafted per pass)": f"{r['mean_k']:.2f}", "target passes": r["passes"],
                                 "tokens/s": f"{r['tokens_per_s']:.1f}", "speedup": f"{r['speedup']:.2f}×"}
                                for r in rows]), hide_index=True, width="stretch",

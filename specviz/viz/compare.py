@@ -4,6 +4,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from specviz.core import fmt as F
+
 DRAFT, VERIFY = "#e4572e", "#4c78a8"
 PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#9d755d", "#eeca3b"]
 METRICS = [("draft_acceptance_rate", "draft acceptance rate α̂"), ("tokens_per_pass", "tokens per pass τ"),
@@ -160,6 +162,4 @@ DASH_WHY = ("–: α where no draft was tested (plain drafts nothing) and α̂ w
 
 def table_rows(rows: list[dict]) -> list[dict]:
     """The comparison table as text: numbers to 2 decimals, '–' where a value does not exist (DASH_WHY)."""
-    def cell(v):
-        return "–" if v is None else f"{v:.2f}" if isinstance(v, float) else v
-    return [{c: cell(r.get(c)) for c in TABLE_COLS} for r in rows]
+    return F.cells(rows, cols=TABLE_COLS)

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
+from specviz.core import fmt as F
 from specviz.core.records import StepRecord
 from specviz.core.verify import residual
 
@@ -140,9 +141,7 @@ def decision_figure(rec: StepRecord, label: Label) -> go.Figure | None:
 
 def as_cells(rows: list[dict]) -> list[dict]:
     """Rows as a static table shows them: numbers to 4 decimals, a missing value as '–' (never a raw None)."""
-    def cell(v):
-        return "–" if v is None else f"{v:.4f}" if isinstance(v, float) else v
-    return [{k: cell(v) for k, v in r.items()} for r in rows]
+    return F.cells(rows, ".4f")
 
 
 def decision_rows(rec: StepRecord, label: Label) -> list[dict]:
