@@ -75,8 +75,7 @@ def tally(dec, box):
         c[0].metric("Target passes", s.target_passes)
         c[1].metric("Tokens generated", len(s.token_ids))
         c[2].metric("Tokens per pass τ", F.num(s.tokens_per_pass if s.target_passes else None))
-        c[3].metric("Draft acceptance rate α̂",
-                    F.num(s.draft_acceptance_rate, ".0%"))
+        c[3].metric("Draft acceptance rate α̂", F.num(s.draft_acceptance_rate, ".0%"))
         c[4].metric("Accepted / drafted", f"{s.accepted} / {s.drafted}")
         if any(r.is_tree for r in dec.steps):  # α̂ counts every node of a tree: show what the tree kept
             t = st.columns(5)
