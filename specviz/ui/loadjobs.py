@@ -27,16 +27,11 @@ def _load(name: str, device: str, dtype: str) -> LoadedModel:
         m.tokenizer = tok
         return m
     try:
-        m = autodtype.load(name, None if device == "auto" else device, dtype, "speculative")
+        return autodtype.load(name, None if device == "auto" else device, dtype, "speculative")
     except ModelError:
         raise
     except Exception as e:  # noqa: BLE001 - e.g. device "cuda" on a machine without one
         raise ModelError(f"could not load '{name}' on {device} as {dtype}: {type(e).__name__}: {e}") from e
-    # The weights' fingerprint (a sha256 over them, 0.6 s for the default model on a 2-core EPYC) keys the server's
-    # run cache and every recording: computed here, in the load a page already waits for, not inside the first
-    # Play on a fresh server (which it made ~1.4 s slower to start).
-    m.fingerprint()
-    return m
 
 
 _JOBS: dict[tuple, dict] = {}
@@ -54,6 +49,10 @@ def job(key: tuple) -> dict:
             def work():
                 try:
                     j["result"] = _load(*key)
+                    # The weights' fingerprint (a sha256 over them, 0.6 s for the default model on a 2-core EPYC)
+                    # keys the server's run cache and every recording: computed here, in the load a page already
+                    # waits for, not inside the first Play on a fresh server (which it made ~1.4 s slower to start).
+                    j["result"].fingerprint()
                 except Exception as e:  # noqa: BLE001 - handed to the waiting page
                     j["error"] = e  # kept: pages show the failure instead of restarting the load on every
                                     # rerun; retry_failed() (the sidebar's Apply) starts it again
