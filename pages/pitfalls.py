@@ -132,8 +132,7 @@ if "pit_ls" in st.session_state:
     need = R.truncation_breakeven(target.model, list(agree), k=4)
     st.dataframe(pd.DataFrame({"first N layers": list(agree), "top-1 agreement": [f"{a:.0%}" for a in agree.values()],
                                "c (its layers + the output layer)": [f"{need[n][0]:.2f}" for n in agree],
-                               "break-even α (k = 4, v = 1)": [F.num(need[n][1])
-                                                              for n in agree]}),
+                               "break-even α (k = 4, v = 1)": [F.num(need[n][1]) for n in agree]}),
                  hide_index=True)
     cheap = breakeven_alpha(4, 0.05, 1.0)                                      # the calculator's formula
     mid = n_layers // 2
