@@ -60,7 +60,17 @@ from specviz.core.costmodel import cost_check, draft_cost, mean_v, passes_speedu
 from specviz.core.errors import InputError
 from specviz.core.sampling import SamplingConfig
 from specviz.core.stats import median, ratio, speedup
-from specviz.engine import artifacts, autodtype, measure, methods as M, packed, peaks, sessions as SE, workloads as W
+from specviz.engine import (
+    artifacts,
+    autodtype,
+    llama,
+    measure,
+    methods as M,
+    packed,
+    peaks,
+    sessions as SE,
+    workloads as W,
+)
 from specviz.engine.device import machine
 from specviz.engine.methods import REGISTRY, encode_prompt, make_proposer
 from specviz.engine.models import DEFAULT, LoadedModel, load_tokenizer, resolve_dtype, tiny_llama
@@ -393,6 +403,7 @@ def run_meta(plan: Plan, env: Env, dtype_name: str, trained: list[str]) -> dict:
     return dict(target=env.target.name, device=str(env.target.device), dtype=dtype_name,
                 machine=machine(env.target.device, env.target.dtype), dtype_reason=env.target.dtype_reason,
                 linears=packed.label(env.target.device),   # F.linear or oneDNN-packed weights (engine/packed.py)
+                body=llama.LABEL,                          # the decoder body module by module (engine/llama.py, 12-08)
                 sole_rule=M.lookup_sole(env.target)[1],    # lookup's sole option on this machine, and why (since 12-07)
                 threads=torch.get_num_threads(), wait_policy=os.environ.get("OMP_WAIT_POLICY") or "default",
                 thread_policy=runtime.describe(),

@@ -35,7 +35,8 @@ def where(m: dict) -> str:
     why = f" ({m['dtype_reason']})" if m.get("dtype_reason") else ""
     linears = f"; linear layers: {m['linears']}" if m.get("linears") else ""   # engine/packed.label (since 2026-12-06)
     sole = f"; lookup here: {m['sole_rule']}" if m.get("sole_rule") else ""     # methods.lookup_sole (since 2026-12-07)
-    return describe_machine(m["machine"]) + why + linears + sole
+    body = f"; decoder body: {m['body']}" if m.get("body") else ""              # engine/llama.LABEL (since 2026-12-08)
+    return describe_machine(m["machine"]) + why + linears + body + sole
 
 
 def threads_line(m: dict) -> str:

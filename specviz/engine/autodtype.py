@@ -54,11 +54,13 @@ def candidates(device: torch.device) -> list[str]:
 
 
 def machine_key(device: torch.device, target: str) -> str:
-    """The cache key: the machine (machine() without dtype), the device type, the target's name and how its
-    linears run (engine/packed.py): a timing taken before the packed linears is not read back."""
-    from specviz.engine import packed
+    """The cache key: the machine (machine() without dtype), the device type, the target's name, how its
+    linears run (engine/packed.py) and how its decoder body runs (engine/llama.py): a timing taken before the
+    packed linears or the module-by-module body is not read back."""
+    from specviz.engine import llama, packed
     m = machine(device)
-    return json.dumps({**m, "device": device.type, "target": target, "linears": packed.label(device)}, sort_keys=True)
+    return json.dumps({**m, "device": device.type, "target": target, "linears": packed.label(device),
+                       "body": llama.LABEL}, sort_keys=True)
 
 
 def read_cache(path: Path) -> dict:

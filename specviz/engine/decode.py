@@ -22,6 +22,7 @@ from specviz.core.records import TOP_N, RunSummary, StepRecord, TopTokens, summa
 from specviz.core.sampling import SamplingConfig, logits_to_probs
 from specviz.core.tree import Tree, TreeVerdict, depths, position_offsets, tree_mask, verify_tree
 from specviz.core.verify import one_hot_q
+from specviz.engine import llama
 from specviz.engine.attention import new_cache
 from specviz.engine.device import sync
 from specviz.engine.models import LoadedModel
@@ -112,7 +113,10 @@ def layer_outputs(body: torch.nn.Module, layers: tuple[int, ...]) -> Iterator[di
 
 def body_pass(body: torch.nn.Module, layers: tuple[int, ...] = (), **kw) -> tuple[torch.Tensor, torch.Tensor | None]:
     """One pass of a decoder body -> (its final normed hidden states (B, t, H), the outputs of `layers`
-    concatenated (B, t, n_layers*H), or None without layers: then no hook is registered at all)."""
+    concatenated (B, t, n_layers*H), or None without layers: then no hook is registered at all). A Llama body
+    under specviz's attention runs its modules directly (engine/llama.py: the same bits, less overhead)."""
+    if llama.supported(body, kw):
+        return llama.body_pass(body, layers, **kw)
     if not layers:
         return body(**kw).last_hidden_state, None
     with layer_outputs(body, layers) as taps:
