@@ -16,6 +16,7 @@ import torch
 
 from specviz.core.errors import InputError, check_choice
 from specviz.core.suffix import MAX_TREE_DEPTH, MIN_TOKEN_PROB, SUFFIX_FACTOR
+from specviz.engine.decode import body_pass
 from specviz.engine.models import LoadedModel, check_same_tokenizer, token_id_count
 from specviz.proposers.base import Plain, Proposer
 from specviz.proposers.draft_model import DraftModel
@@ -113,9 +114,9 @@ def _draft(target, o):
     check_same_tokenizer(target.tokenizer, drafter.tokenizer, target.vocab_size, drafter.vocab_size)
     greedy = bool(o.get("greedy_draft"))
     if target.vocab_size == drafter.vocab_size:
-        return DraftModel(drafter.model, name="draft", greedy_draft=greedy)
+        return DraftModel(drafter.model, name="draft", greedy_draft=greedy, body=body_of(drafter.model))
     return DraftModel(drafter.model, name="draft", vocab=target.vocab_size, n_ids=token_id_count(target.tokenizer),
-                      greedy_draft=greedy)
+                      greedy_draft=greedy, body=body_of(drafter.model))
 
 
 def _self_draft(target, o):
@@ -124,7 +125,14 @@ def _self_draft(target, o):
     from specviz.proposers.draft_model import first_layers
     n = o.get("layers")
     n = max(1, target.model.config.num_hidden_layers // 2) if n is None else n
-    return DraftModel(first_layers(target.model, int(n)), name="self-draft", greedy_draft=bool(o.get("greedy_draft")))
+    model = first_layers(target.model, int(n))
+    return DraftModel(model, name="self-draft", greedy_draft=bool(o.get("greedy_draft")), body=body_of(model))
+
+
+def body_of(model: torch.nn.Module) -> Callable:
+    """A draft model's body pass as the decoder runs the target's (decode.body_pass): (1, t) ids, cache -> (1, t, H)."""
+    dec = model.get_decoder()
+    return lambda x, cache: body_pass(dec, (), input_ids=x, cache=cache, use_cache=True)[0]
 
 
 def _artifact(name: str):

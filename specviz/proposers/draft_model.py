@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import torch
 from transformers import DynamicCache, LlamaForCausalLM
@@ -16,8 +17,12 @@ class DraftModel(Proposer):
     name = "draft"
 
     def __init__(self, model: torch.nn.Module, name: str = "draft", vocab: int | None = None,
-                 n_ids: int | None = None, greedy_draft: bool = False):
+                 n_ids: int | None = None, greedy_draft: bool = False,
+                 body: Callable[[torch.Tensor, DynamicCache], torch.Tensor] | None = None):
         self.model = model
+        # body(ids (1, t), cache) -> the decoder body's final hidden states (1, t, H), as the engine runs the target's
+        # (engine/decode.body_pass: the same bits as model(...), less overhead); None: the model's own forward
+        self.body = body
         # vLLM's draft_sample_method = "greedy": propose q's argmax and give no q, so the verifier treats the draft
         # as one-hot (kept with probability p(x)); False = "probabilistic": sample x ~ q, the full ratio p/q
         self.greedy_draft = greedy_draft
@@ -32,9 +37,11 @@ class DraftModel(Proposer):
     @torch.inference_mode()
     def _forward(self, ids: list[int]) -> torch.Tensor:
         x = torch.tensor([ids], device=self.device)  # (1, t)
-        out = self.model(input_ids=x, cache=self.cache, use_cache=True,
-                         logits_to_keep=1)
-        logits = out.logits[0, -1].float().cpu()  # (V_drafter,)
+        if self.body is not None:   # what model(..., logits_to_keep=1) computes: the output layer on the last row
+            logits = self.model.lm_head(self.body(x, self.cache)[:, -1:])[0, -1].float().cpu()   # (V_drafter,)
+        else:
+            logits = self.model(input_ids=x, cache=self.cache, use_cache=True,
+                                logits_to_keep=1).logits[0, -1].float().cpu()   # (V_drafter,)
         if self.vocab is None:
             return logits
         fitted = torch.full((self.vocab,), float("-inf"))  # (V_target,): padding rows get q = 0

@@ -87,3 +87,26 @@ def test_taken_only_where_it_reproduces_transformers():
         body_pass(body, (), input_ids=ids, cache=new_cache(t.model), use_cache=True)
         h.remove()
     assert len(seen) == 1
+
+
+@pytest.mark.parametrize("method", ["draft", "self-draft"])
+def test_drafters_draft_the_same_either_way(method):
+    """A draft model (and the target cut short) through body_pass drafts the same tokens with the same q as through
+    its own forward."""
+    from specviz.core.sampling import SamplingConfig
+    from specviz.proposers.base import Context
+
+    t = tiny_llama(layers=3, hidden=64, dtype=torch.bfloat16, seed=2)
+    drafter = tiny_llama(layers=1, hidden=32, dtype=torch.bfloat16, seed=5) if method == "draft" else None
+    fast = make_proposer(method, t, 4, drafter=drafter)
+    slow = make_proposer(method, t, 4, drafter=drafter)
+    assert fast.body is not None
+    slow.body = None                                                              # the model's own forward
+    ids = torch.tensor([5, 6, 7, 8, 9, 10, 11])
+    for temp in (0.0, 0.9):
+        drafts = []
+        for p in (fast, slow):
+            p.reset(ids)
+            g = torch.Generator().manual_seed(7)
+            drafts.append(p.propose(Context(ids, None, SamplingConfig(temperature=temp), g), 4))
+        assert torch.equal(drafts[0].tokens, drafts[1].tokens) and torch.equal(drafts[0].q, drafts[1].q)
