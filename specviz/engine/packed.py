@@ -36,6 +36,14 @@ import torch
 import torch.nn.functional as F
 
 MAX_ROWS = 32   # passes of up to this many rows run packed (bfloat16: there oneDNN's result equals F.linear's)
+# A one-row bfloat16 pass runs as two rows (the row twice, the first result kept). On the AVX512-BF16 EPYC without AMX
+# (2026-12-08, docs/profile_plain_step.md) oneDNN computes a one-row pass through the 1536-wide down projection with
+# another summation than any pass of 2 to 48 rows (packed or F.linear): for some inputs a row of a verify pass then
+# differs in its last bit from the one-token step at the same position, and the bench saw greedy copy-recycle leave
+# plain's text at a 3-ulp gap. Every pass of 2 or more rows gave each row the same bits there (random inputs, 1 and 2
+# threads, tests/tiny/test_packed.py); with AMX a one-row pass already matched. A second row costs nothing measurable
+# in a pass that reads the whole weight.
+ONE_AS_TWO = True
 F32_CAPABILITY = "AVX2"   # the CPU capability where float32 packing was measured faster (the docstring)
 
 
@@ -84,6 +92,10 @@ class PackedLinear(torch.nn.Linear):
         if (x.dtype is w.dtype and w.dtype in PACKS and x.device.type == "cpu"
                 and x.numel() <= MAX_ROWS * x.shape[-1]
                 and w.device.type == "cpu" and not (torch.is_grad_enabled() and (x.requires_grad or w.requires_grad))):
+            if ONE_AS_TWO and x.numel() == x.shape[-1] and w.dtype is torch.bfloat16:   # one row as two
+                two = x.reshape(1, -1).expand(2, -1).contiguous()                       # (2, in)
+                out = torch.ops.mkldnn._linear_pointwise(two, self._pack(), self.bias, "none", [], "")[:1]
+                return out.view(*x.shape[:-1], out.shape[-1])                           # (..., out)
             return torch.ops.mkldnn._linear_pointwise(x, self._pack(), self.bias, "none", [], "")
         return F.linear(x, w, self.bias)
 

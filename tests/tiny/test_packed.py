@@ -127,3 +127,25 @@ def test_float32_speculation_on_packed_linears_writes_plain_greedy_text():
     plain = text(None)
     assert torch.equal(text(make_proposer("lookup", m)), plain)
     assert torch.equal(text(make_proposer("recycle", m)), plain)
+
+
+@needs_onednn
+@pytest.mark.parametrize("shape", [(576, 1536), (1536, 576), (576, 576), (192, 576)])   # SmolLM2-135M's layers
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_row_is_the_same_bits_in_a_one_row_pass_and_in_any_longer_one(shape, threads):
+    """What greedy speculation needs of a linear layer: the one-token step's row equals that row inside a verify pass
+    of any length up to MAX_ROWS. Random weights of the default model's shapes. On the AVX512-BF16 EPYC the
+    1536-wide down projection fails this with packed.ONE_AS_TWO off (a lone row summed otherwise; 2026-12-08)."""
+    out, inp = shape
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        lin = layer(out, inp)
+        for seed in range(4):
+            g = torch.Generator().manual_seed(seed)
+            x = (torch.randn(MAX_ROWS, inp, generator=g) * (1 + seed)).to(torch.bfloat16)   # (rows, in)
+            with torch.inference_mode():
+                one = torch.cat([lin(x[j:j + 1]) for j in range(MAX_ROWS)])              # one-token steps
+                assert [m for m in range(2, MAX_ROWS + 1) if not torch.equal(lin(x[:m]), one[:m])] == []
+    finally:
+        torch.set_num_threads(before)
