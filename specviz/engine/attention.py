@@ -5,7 +5,8 @@ plain decoding's own text, row i of the verify pass must equal the one-token ste
 bit. In float32 the two differ only in the last bits; in bfloat16 they differ by whole rounding steps, and at
 a near-tie that flips the argmax (core/neartie.py). Measured on this CPU (torch 2.13, bfloat16, 2 threads):
 the linear layers already give the same row whatever the number of rows, but PyTorch's fused CPU attention
-(`sdpa`) does not, so every row of a 12-token verify pass differed from the one-token steps.
+(`sdpa`) does not, so every row of a 12-token verify pass differed from the one-token steps. (On an AVX512-BF16
+CPU without AMX a linear layer did not either, for a lone row only: engine/packed.py runs one row as two.)
 
 Here attention is two matrix products around a softmax, as in transformers' `eager` attention, all in float64:
 the query heads of one key/value head are stacked instead of copying the keys (`repeat_kv`); the scores, the
