@@ -167,6 +167,7 @@ def kind_v(here: dict | None, tree: bool, root: str | None = None) -> tuple[tupl
     table = {int(k): float(b) for k, b in data["v"].items()}
     if tree:
         table |= {int(k): float(b) for k, b in (data.get("v_tree") or {}).items()}
+    table = {k: max(1.0, b) for k, b in table.items()}   # a pass costs at least a step: v < 1 measured is noise
     m = data.get("meta", {})
     where = f"by the bench of {os.path.basename(os.path.dirname(path))}"
     where += f", {m['started']}" if m.get("started") else ""

@@ -43,7 +43,29 @@ MAX_ROWS = 32   # passes of up to this many rows run packed (bfloat16: there one
 # plain's text at a 3-ulp gap. Every pass of 2 or more rows gave each row the same bits there (random inputs, 1 and 2
 # threads, tests/tiny/test_packed.py); with AMX a one-row pass already matched. A second row costs nothing measurable
 # in a pass that reads the whole weight.
+# Only the shapes where this CPU sums a lone row otherwise are padded (lone_row_differs): padding all 211 layers
+# cost a one-token step ~2 ms of copies (the bench of 2026-12-08 02:30 measured v(1..5) < 1 with it).
 ONE_AS_TWO = True
+_LONE: dict[tuple, bool] = {}
+
+
+def lone_row_differs(shape: tuple[int, int], rows: int = 64) -> bool:
+    """Whether a one-row bfloat16 pass through a packed layer of this (out, in) shape gives other bits than the same
+    row inside a two-row pass, on this CPU: random weights and `rows` random rows, probed once per shape and process
+    (the kernel oneDNN picks depends on the shapes, not the values)."""
+    key = tuple(shape)
+    if key not in _LONE:
+        g = torch.Generator().manual_seed(0)
+        w = (torch.randn(*key, generator=g) * 0.02).to(torch.bfloat16)                     # (out, in)
+        x = torch.randn(rows, key[1], generator=g).to(torch.bfloat16)                      # (rows, in)
+        with torch.inference_mode(False), torch.no_grad():
+            p = torch.ops.mkldnn._reorder_linear_weight(w, 1)
+            one = torch.cat([torch.ops.mkldnn._linear_pointwise(x[j:j + 1], p, None, "none", [], "")
+                             for j in range(rows)])                                         # (rows, out)
+            two = torch.cat([torch.ops.mkldnn._linear_pointwise(x[j:j + 1].expand(2, -1).contiguous(), p, None,
+                                                                "none", [], "")[:1] for j in range(rows)])
+        _LONE[key] = not torch.equal(one, two)
+    return _LONE[key]
 F32_CAPABILITY = "AVX2"   # the CPU capability where float32 packing was measured faster (the docstring)
 
 
@@ -92,7 +114,7 @@ class PackedLinear(torch.nn.Linear):
         if (x.dtype is w.dtype and w.dtype in PACKS and x.device.type == "cpu"
                 and x.numel() <= MAX_ROWS * x.shape[-1]
                 and w.device.type == "cpu" and not (torch.is_grad_enabled() and (x.requires_grad or w.requires_grad))):
-            if ONE_AS_TWO and x.numel() == x.shape[-1] and w.dtype is torch.bfloat16:   # one row as two
+            if ONE_AS_TWO and x.numel() == x.shape[-1] and w.dtype is torch.bfloat16 and lone_row_differs(w.shape):
                 two = x.reshape(1, -1).expand(2, -1).contiguous()                       # (2, in)
                 out = torch.ops.mkldnn._linear_pointwise(two, self._pack(), self.bias, "none", [], "")[:1]
                 return out.view(*x.shape[:-1], out.shape[-1])                           # (..., out)
@@ -127,5 +149,7 @@ def prepack(model: torch.nn.Module) -> int:
     for m in model.modules():
         if isinstance(m, PackedLinear) and m.weight.dtype in PACKS and m.weight.device.type == "cpu":
             m._pack()
+            if ONE_AS_TWO and m.weight.dtype is torch.bfloat16:
+                lone_row_differs(tuple(m.weight.shape))      # probed now, at load, not in the first run
             n += 1
     return n
