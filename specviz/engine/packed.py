@@ -41,10 +41,10 @@ MAX_ROWS = 32   # passes of up to this many rows run packed (bfloat16: there one
 # another summation than any pass of 2 to 48 rows (packed or F.linear): for some inputs a row of a verify pass then
 # differs in its last bit from the one-token step at the same position, and the bench saw greedy copy-recycle leave
 # plain's text at a 3-ulp gap. Every pass of 2 or more rows gave each row the same bits there (random inputs, 1 and 2
-# threads, tests/tiny/test_packed.py); with AMX a one-row pass already matched. A second row costs nothing measurable
-# in a pass that reads the whole weight.
-# Only the shapes where this CPU sums a lone row otherwise are padded (lone_row_differs): padding all 211 layers
-# cost a one-token step ~2 ms of copies (the bench of 2026-12-08 02:30 measured v(1..5) < 1 with it).
+# threads, tests/tiny/test_packed.py); with AMX a one-row pass already matched. The second row costs the matmul
+# little, but the copy that makes it is a few small operators: only the shapes where this CPU sums a lone row
+# otherwise are padded (lone_row_differs); padding all 211 layers made a one-token step dearer than a short verify
+# pass (the bench of 2026-12-08 02:30 measured v(1..5) < 1 with it).
 ONE_AS_TWO = True
 _LONE: dict[tuple, bool] = {}
 
